@@ -1,0 +1,1 @@
+"""engram: an agent-memory system whose every write decision is a typed question with a probability per option."""
