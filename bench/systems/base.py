@@ -1,0 +1,292 @@
+"""The one interface every memory system in the harness implements, and the registry that finds them by name.
+
+A *system* is what an arm's `system = "..."` names: engram, mem0, or a baseline. The runner drives every system the
+same way:
+
+    system = build_system(arm.system, arm.settings, context)   # settings validated against the system's SETTINGS
+    for message in slice.messages:
+        usage = system.write(message)                            # WriteUsage: costs + recorded latencies
+        ...at a checkpoint:
+        retrieval = system.retrieve(question, k)                 # Retrieval: lines shown + the messages they came from
+    system.stats(); system.facts_for_audit(); system.describe()
+    system.close()
+
+Adding a baseline = one module in `bench/systems/` that defines a `System` subclass decorated with
+`@register_system("my-baseline")`, plus one `arms/my-baseline.toml` with `system = "my-baseline"`. Modules in this
+package are discovered automatically (no list to edit). Heavy imports (mem0, torch) belong inside methods so that
+discovery stays fast.
+
+Why the costs and latencies are *recorded* values: every model call goes through `bench.gateway`, which reports the
+latency a call was recorded with (the virtual clock), so a replayed run reproduces write p50 / decision p50 exactly.
+Systems never time model calls with the wall clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from bench.errors import ConfigError
+
+if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
+    from bench.gateway import Gateway
+    from bench.slices import SliceMessage, SliceQuestion
+    from engram.protocols import Embedder
+
+STACKS = ("paper", "offline")
+ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
+
+
+@dataclass(frozen=True)
+class SystemContext:
+    """Everything a system needs from the run, besides its own settings.
+
+    `models` maps each role (see ROLES) to the model id that serves it on this stack, e.g. on the offline stack
+    {"extract": "rules-extractor-standin-v1", "decide": "rules-standin-v1", ...}; a system reads the roles it uses.
+    `embedder` is the process-wide MiniLM (loaded once); None means "use `shared_minilm()`".
+    """
+
+    stack: str
+    models: Mapping[str, str]
+    gateway: Gateway
+    run_dir: Path
+    conversation: str
+    speakers: tuple[str, ...]
+    embedder: Embedder | None = None
+
+    def model_for(self, role: str) -> str:
+        try:
+            return self.models[role]
+        except KeyError:
+            raise ConfigError(
+                f"models.{role}: the {self.stack!r} stack names no model for role {role!r}; "
+                f"found roles {sorted(self.models)}"
+            ) from None
+
+    def get_embedder(self) -> Embedder:
+        return self.embedder if self.embedder is not None else shared_minilm()
+
+
+@dataclass(frozen=True)
+class WriteUsage:
+    """What writing one message cost, from the recorded figures of its model calls.
+
+    extract_* covers fact extraction (mem0's one add() call counts as extraction); decision_* covers every later
+    decision (typed decisions, the LLM decider, escalations). `*_ms` are critical-path latencies of recorded calls
+    (concurrent calls count as their maximum). `facts` = facts the message produced (decision p50 is taken over
+    messages with at least one fact).
+    """
+
+    extract_cost_usd: float = 0.0
+    decision_cost_usd: float = 0.0
+    extract_ms: float = 0.0
+    decision_ms: float = 0.0
+    facts: int = 0
+    calls: int = 0
+
+    @property
+    def cost_usd(self) -> float:
+        return self.extract_cost_usd + self.decision_cost_usd
+
+    @property
+    def write_ms(self) -> float:
+        # Extraction precedes decisions within one message: the two phases add.
+        return self.extract_ms + self.decision_ms
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The lines a system shows the answer model for one question, in rank order.
+
+    `sources[i]` holds the ids of the slice messages line i came from (usually one; a merged same_as cluster may
+    have several; empty if unknown). The runner uses them for evidence recall. `cost_usd`/`latency_ms` are the
+    recorded figures of read-path model calls (engram's reranker); `notes` records anything a reader of the result
+    must know (e.g. {"k_ignored": True} for full-context).
+    """
+
+    lines: tuple[str, ...]
+    sources: tuple[tuple[str, ...], ...]
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.lines) != len(self.sources):
+            raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.sources)} source entries")
+
+    def top(self, k: int) -> Retrieval:
+        """The first k lines (a system retrieved at a larger k; a smaller budget is a prefix for prefix-stable
+        systems)."""
+        return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes)
+
+
+@dataclass(frozen=True)
+class AuditFact:
+    """One stored fact as the update-set scoring sees it (spec §9.8): where it came from and whether it was closed.
+
+    `closed_by` is the id of the slice message whose evidence closed it (None if active or never closed).
+    """
+
+    fact_id: str
+    text: str
+    source_message_id: str | None
+    active: bool
+    closed_reason: str | None = None
+    closed_by: str | None = None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One accepted key of an arm's `settings` table for a system: its type, default and meaning."""
+
+    name: str
+    type: type | tuple[type, ...]
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+
+
+class System(ABC):
+    """A memory system under test. Construct through `build_system`, which validates the settings first."""
+
+    #: registry name, set by @register_system
+    name: ClassVar[str] = ""
+    #: the accepted settings keys; arms.py validates an arm's `settings` table against these
+    SETTINGS: ClassVar[tuple[Setting, ...]] = ()
+    #: True when the lines at a small k are always the first lines at a larger k, so the runner may retrieve once
+    #: at max(k) and cut (a k-sweep from one retrieval). False makes the runner call retrieve() per k.
+    PREFIX_STABLE: ClassVar[bool] = True
+
+    def __init__(self, settings: Mapping[str, Any], context: SystemContext) -> None:
+        self.settings = dict(settings)
+        self.context = context
+
+    @abstractmethod
+    def write(self, message: SliceMessage) -> WriteUsage:
+        """Ingest one conversation turn, in slice order."""
+
+    @abstractmethod
+    def retrieve(self, question: SliceQuestion, k: int) -> Retrieval:
+        """At most k lines for the question (a system that ignores k says so in Retrieval.notes)."""
+
+    @abstractmethod
+    def stats(self) -> dict[str, Any]:
+        """Store figures: at least stored, active, tentative, closes_by_reason, reopens, escalations."""
+
+    def facts_for_audit(self) -> list[AuditFact]:
+        """Every stored fact with its source and closing, for the update-set scoring. Systems that store no
+        facts (full-context, raw-turn-rag) return []."""
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        """Creation parameters recorded in every result (what was built, with which models and modes)."""
+        return {"system": self.name, "stack": self.context.stack, "settings": dict(sorted(self.settings.items()))}
+
+    def close(self) -> None:
+        """Release files and threads (qdrant locks, SQLite handles). Idempotent."""
+
+    @classmethod
+    def validate_settings(cls, settings: Mapping[str, Any], where: str = "settings") -> dict[str, Any]:
+        """Defaults filled in, unknown keys and wrong types refused with one line naming the field."""
+        accepted = {s.name: s for s in cls.SETTINGS}
+        resolved: dict[str, Any] = {}
+        for key, value in settings.items():
+            spec = accepted.get(key)
+            if spec is None:
+                names = ", ".join(sorted(accepted)) or "(none)"
+                raise ConfigError(f"{where}.{key}: unknown setting for system {cls.name!r}; accepted: {names}")
+            resolved[key] = _checked_value(spec, value, f"{where}.{key}")
+        for spec in cls.SETTINGS:
+            resolved.setdefault(spec.name, spec.default)
+        return resolved
+
+
+def _checked_value(spec: Setting, value: Any, where: str) -> Any:
+    expected = spec.type if isinstance(spec.type, tuple) else (spec.type,)
+    # bool is an int in Python; an arm writing `k_floor = true` must not pass as an int.
+    if isinstance(value, bool) and bool not in expected:
+        raise ConfigError(f"{where}: expected {_type_names(expected)}, found boolean {value!r}")
+    if not isinstance(value, expected):
+        raise ConfigError(f"{where}: expected {_type_names(expected)}, found {type(value).__name__} {value!r}")
+    if spec.choices is not None and value not in spec.choices:
+        raise ConfigError(f"{where}: expected one of {list(spec.choices)}, found {value!r}")
+    return value
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    return " or ".join(t.__name__ for t in types)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Registry
+
+_REGISTRY: dict[str, type[System]] = {}
+_DISCOVERY_LOCK = threading.Lock()
+_discovered = False
+
+S = TypeVar("S", bound=type[System])
+
+
+def register_system(name: str) -> Callable[[S], S]:
+    """Class decorator: make a System findable as `system = "<name>"` in an arm file."""
+
+    def decorate(cls: S) -> S:
+        existing = _REGISTRY.get(name)
+        if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
+            raise ConfigError(f"system {name!r}: registered twice ({existing.__module__} and {cls.__module__})")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def _discover() -> None:
+    """Import every module of this package once, so their @register_system decorators run."""
+    global _discovered
+    with _DISCOVERY_LOCK:
+        if _discovered:
+            return
+        import bench.systems as package
+
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.name != "base":
+                importlib.import_module(f"{package.__name__}.{info.name}")
+        _discovered = True
+
+
+def system_names() -> list[str]:
+    _discover()
+    return sorted(_REGISTRY)
+
+
+def get_system(name: str) -> type[System]:
+    """The System class registered under `name`; ConfigError listing the accepted names otherwise."""
+    _discover()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"system: unknown system {name!r}; accepted: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def build_system(name: str, settings: Mapping[str, Any], context: SystemContext, where: str = "settings") -> System:
+    """Validate the arm's settings for the named system and construct it."""
+    if context.stack not in STACKS:
+        raise ConfigError(f"stack: expected one of {list(STACKS)}, found {context.stack!r}")
+    cls = get_system(name)
+    return cls(cls.validate_settings(settings, where), context)
+
+
+@functools.cache
+def shared_minilm() -> Embedder:
+    """The process-wide MiniLM embedder (engram's), loaded on first use only."""
+    from engram.embed import MiniLMEmbedder
+
+    return MiniLMEmbedder()
