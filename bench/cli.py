@@ -24,6 +24,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """Reproducible benchmark harness for the engram memory system (a group: always take a subcommand)."""
+
+
 def _register_commands() -> None:
     for info in sorted(pkgutil.iter_modules(bench.commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"bench.commands.{info.name}")
