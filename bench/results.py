@@ -59,7 +59,7 @@ class Answer:
     scored: bool
     question: str
     gold: str
-    answer: str
+    answer: str | None  # null only when the source did not publish the answer text (some v1 records)
     label: str
     f1: float | None = None
     evidence_recall: float | None = None
@@ -286,8 +286,9 @@ def _tally(c: _Checker, d: Any, path: str) -> Tally:
 
 def _answer(c: _Checker, d: Any, path: str) -> Answer:
     a: Answer = c.dataclass_from(Answer, d, f"{path}.")
-    for name in ("question_id", "conversation", "question", "gold", "answer"):
+    for name in ("question_id", "conversation", "question", "gold"):
         c.typed(getattr(a, name), (str,), f"{path}.{name}", "a string")
+    c.typed(a.answer, (str,), f"{path}.answer", "a string or null", nullable=True)
     if a.category not in CATEGORIES:
         raise c.fail(f"{path}.category", "one of " + "|".join(CATEGORIES), a.category)
     c.typed(a.scored, (bool,), f"{path}.scored", "true or false")
