@@ -13,6 +13,23 @@ from bench.stats.bootstrap import (
     item_bootstrap_draws,
     percentile_interval,
 )
+from bench.stats.calibration import (
+    CalibrationSummary,
+    ProbabilityTable,
+    brier_scores,
+    calibration_summary,
+    confidences,
+    correct,
+    cross_fit_probs,
+    expected_calibration_error,
+    fit_temperature,
+    nll_scores,
+    probability_matrix,
+    score_intervals,
+    with_temperature,
+)
+from bench.stats.escalation import ASSUMED_LLM_ERRORS, THETAS, cost_error_curve, jev_alone_error
+from bench.stats.intervals import minimum_detectable_effect, observed_mde, wilson_interval
 from bench.stats.mcnemar import Discordance, discordance, mcnemar_exact_p
 from bench.stats.paired import (
     Z_95,
@@ -23,24 +40,47 @@ from bench.stats.paired import (
     per_question_ci,
     require_same_questions,
 )
+from bench.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 
 __all__ = [
+    "ASSUMED_LLM_ERRORS",
     "DEFAULT_DRAWS",
+    "THETAS",
     "Z_95",
     "BootstrapInterval",
+    "CalibrationSummary",
     "Discordance",
     "Interval",
+    "ProbabilityTable",
     "QuestionSetMismatch",
+    "TokenMatch",
     "accuracy",
+    "brier_scores",
+    "calibration_summary",
     "cluster_bootstrap",
     "cluster_bootstrap_draws",
     "comparison_seed",
+    "confidences",
+    "correct",
+    "cost_error_curve",
+    "cross_fit_probs",
     "discordance",
+    "expected_calibration_error",
+    "fit_temperature",
     "item_bootstrap",
     "item_bootstrap_draws",
+    "jev_alone_error",
     "mcnemar_exact_p",
+    "minimum_detectable_effect",
+    "nll_scores",
+    "observed_mde",
     "paired_differences",
     "per_question_ci",
     "percentile_interval",
+    "pooled_mean_tokens",
+    "probability_matrix",
     "require_same_questions",
+    "score_intervals",
+    "token_matched_k",
+    "wilson_interval",
 ]

@@ -9,8 +9,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.stats import cluster_bootstrap, comparison_seed, discordance, mcnemar_exact_p, paired_differences
-from bench.stats import per_question_ci
+from bench.stats import (
+    calibration_summary,
+    cluster_bootstrap,
+    comparison_seed,
+    cost_error_curve,
+    discordance,
+    jev_alone_error,
+    mcnemar_exact_p,
+    paired_differences,
+    per_question_ci,
+    pooled_mean_tokens,
+    probability_matrix,
+    token_matched_k,
+)
 from tests.conftest import REPO_ROOT, SHARED_DIR
 
 V1_CANDIDATES = (REPO_ROOT / "data/engram-eval-v1/results", SHARED_DIR / "data/engram-eval-v1/results")
@@ -79,3 +91,46 @@ def test_token_matched_cluster_bootstrap_is_within_the_articles_tolerance() -> N
     assert interval.clusters == 4 and interval.draws == 10_000
     assert interval.low == pytest.approx(2.4, abs=1.0)
     assert interval.high == pytest.approx(14.7, abs=1.0)
+
+
+def _table_arrays(label_set: str, model: str):
+    """Relation-question probabilities of one model on one label set, as (probs, labels) arrays."""
+    items = _v1("calibration_items.json")["label_sets"][label_set]["relation_to_candidate"]["items"]
+    table = probability_matrix([item[model] for item in items], [item["label"] for item in items])
+    return table.probs, table.labels
+
+
+def test_calibration_figures_of_section_7() -> None:
+    gold = calibration_summary(*_table_arrays("B: contradiction pairs (gold)", "jev"))
+    assert (round(gold.ece, 2), round(gold.nll, 2)) == (0.14, 0.57)
+    escalation_jev = calibration_summary(*_table_arrays("A: escalation labels", "jev"))
+    assert escalation_jev.n == 29
+    assert (round(escalation_jev.nll, 2), round(escalation_jev.mean_confidence, 2)) == (3.18, 0.92)
+    escalation_laya = calibration_summary(*_table_arrays("A: escalation labels", "laya"))
+    assert round(escalation_laya.nll, 2) == 2.11
+
+
+def test_escalation_curve_at_theta_085() -> None:
+    pairs = _v1("jev_regression_pairs.json")["pairs"]
+    inputs = _v1("tradeoff_inputs.json")
+    exact = [pair["exact"] for pair in pairs]
+    curve = cost_error_curve([pair["p"] for pair in pairs], exact, inputs["c_J"]["value"], inputs["c_L"]["value"])
+    at = curve[curve["theta"] == 0.85].set_index("eps_llm")
+    assert round(100 * at.loc[0.0, "escalated"], 1) == 32.0
+    assert f"{at.loc[0.0, 'cost']:.6f}" == "0.002368"
+    assert round(100 * at.loc[0.0, "error"], 1) == 6.0
+    assert round(100 * at.loc[0.1, "error"], 1) == 9.2
+    assert round(100 * jev_alone_error(exact), 1) == 10.0
+
+
+def test_token_matched_k_of_section_6() -> None:
+    reference = pooled_mean_tokens(
+        a["retrieved_tokens"]
+        for conv in CONVERSATIONS
+        for a in _v1(f"e4_belief_v2__heldout_{conv}__k3.json")["answers"]
+        if a["category"] != 5
+    )
+    sweep = {int(k): v for k, v in _v1("mem0_token_matched__heldout_pooled__k6.json")["tokens_by_k"].items()}
+    match = token_matched_k(sweep, reference)
+    assert int(reference) == 290
+    assert (match.k, int(match.tokens)) == (6, 315)
