@@ -121,9 +121,11 @@ class Retrieval:
         if len(self.lines) != len(self.sources):
             raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.sources)} source entries")
 
-    def top(self, k: int) -> Retrieval:
+    def top(self, k: int | None) -> Retrieval:
         """The first k lines (a system retrieved at a larger k; a smaller budget is a prefix for prefix-stable
         systems)."""
+        if k is None:
+            return self
         return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes)
 
 
@@ -173,8 +175,9 @@ class System(ABC):
         """Ingest one conversation turn, in slice order."""
 
     @abstractmethod
-    def retrieve(self, question: SliceQuestion, k: int) -> Retrieval:
-        """At most k lines for the question (a system that ignores k says so in Retrieval.notes)."""
+    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+        """At most k lines for the question; k=None means every line the system's read path returns (the article's
+        dev table shows engram's whole read path). A system that ignores k says so in Retrieval.notes."""
 
     @abstractmethod
     def stats(self) -> dict[str, Any]:

@@ -1,0 +1,426 @@
+"""Answering and judging a question, on either stack, plus the LLM-free scores every answer carries.
+
+Paper stack (the article's protocol): claude-sonnet-4-6 answers with mem0's LoCoMo answer prompt and judges with
+mem0's LoCoMo judge prompt (texts in `bench/prompts/`, Apache 2.0, see NOTICE.md there), through the gateway's
+`AnthropicLLM`. Answer: max_tokens 1024, temperature 0.0. Judge: same settings; the reply must hold a JSON object
+with "label" CORRECT or WRONG; anything unparsable is WRONG.
+
+How the answer prompt is filled (part of the scoring protocol, recorded by `prompt_protocol()` in every result):
+mem0's template has one memory list per speaker. Each retrieved line goes to the list of the speaker who said the
+message it came from (a line whose source is unknown goes to the first speaker's list); each list is rendered as
+`json.dumps(lines, indent=4)`, the layout mem0's evaluation used. The template is rendered as the system prompt and
+the question is the user message (Anthropic needs one user turn).
+
+Offline stack (zero keys; STAND-INS, their numbers are not the paper's):
+- `ExtractiveAnswerer` ("extractive-answerer-standin-v1") returns the retrieved line that best matches the question,
+  by content-word overlap plus MiniLM cosine, with its date/quote decorations stripped.
+- `LexicalJudge` ("lexical-judge-standin-v1") marks CORRECT when most of the gold answer's normalised content words
+  appear in the answer (definitions in `lexical_verdict`).
+Both go through the gateway as provider "offline", so they are cached and replayed exactly like a real model.
+
+LLM-free scores: `token_f1` (LoCoMo's token F1) and `evidence_recall` (how many of the question's evidence turns a
+shown line came from).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+import numpy as np
+
+from bench.cache import CallRequest
+from bench.gateway import LiveResponse
+
+if TYPE_CHECKING:
+    from bench.gateway import Gateway
+    from engram.protocols import LLM, Embedder
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"
+JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"
+
+ANSWER_MAX_TOKENS = 1024
+JUDGE_MAX_TOKENS = 1024
+TEMPERATURE = 0.0
+CORRECT, WRONG = "CORRECT", "WRONG"
+
+EXTRACTIVE_ANSWERER_MODEL = "extractive-answerer-standin-v1"
+LEXICAL_JUDGE_MODEL = "lexical-judge-standin-v1"
+NO_MEMORY_ANSWER = "I don't know"  # what the extractive stand-in says when nothing was retrieved
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    model: str
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class Judgement:
+    label: str  # CORRECT | WRONG
+    model: str
+    raw: str = ""  # the judge's reply (LLM) or the lexical evidence (stand-in), for audits
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    cached: bool = False
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The protocol texts
+
+
+@cache
+def _template_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def prompt_protocol() -> dict[str, str]:
+    """Which prompt texts and which filling rule scored a result: recorded in every result file."""
+    return {
+        "answer_prompt_sha256": hashlib.sha256(_template_text(ANSWER_PROMPT_FILE).encode()).hexdigest(),
+        "judge_prompt_sha256": hashlib.sha256(_template_text(JUDGE_PROMPT_FILE).encode()).hexdigest(),
+        "answer_prompt_form": "mem0 two-speaker template; each line under the speaker of its source message",
+    }
+
+
+def memories_by_speaker(
+    lines: Sequence[str], line_speakers: Sequence[str | None] | None, speakers: Sequence[str]
+) -> dict[str, list[str]]:
+    """Split the shown lines into the template's two per-speaker lists, keeping rank order within each."""
+    split: dict[str, list[str]] = {speaker: [] for speaker in speakers}
+    owners = list(line_speakers) if line_speakers is not None else [None] * len(lines)
+    for line, owner in zip(lines, owners, strict=True):
+        split[owner if owner in split else speakers[0]].append(line)
+    return split
+
+
+def render_answer_prompt(question: str, split: Mapping[str, Sequence[str]]) -> str:
+    (speaker_1, lines_1), (speaker_2, lines_2) = list(split.items())[:2]
+    # mem0 renders this template with Jinja2 (double-brace placeholders); autoescape off: it is plain text.
+    template = jinja2.Environment(autoescape=False, keep_trailing_newline=True).from_string(
+        _template_text(ANSWER_PROMPT_FILE)
+    )
+    return template.render(
+        speaker_1_user_id=speaker_1,
+        speaker_1_memories=json.dumps(list(lines_1), indent=4),
+        speaker_2_user_id=speaker_2,
+        speaker_2_memories=json.dumps(list(lines_2), indent=4),
+        question=question,
+    )
+
+
+def render_judge_prompt(question: str, gold: Any, answer: str) -> str:
+    return _template_text(JUDGE_PROMPT_FILE).format(question=question, gold_answer=gold, generated_answer=answer)
+
+
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
+
+
+def parse_label(reply: str) -> str:
+    """The judge's label from its reply: the last JSON object with a "label" key; anything else is WRONG."""
+    for candidate in reversed(_JSON_OBJECT.findall(reply)):
+        try:
+            parsed = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        label = parsed.get("label") if isinstance(parsed, dict) else None
+        if isinstance(label, str) and label.strip().upper() in (CORRECT, WRONG):
+            return label.strip().upper()
+    return WRONG
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Paper stack: an LLM (the gateway's AnthropicLLM) with mem0's LoCoMo prompts
+
+
+class LLMAnswerer:
+    """Answers with mem0's LoCoMo answer prompt on a chat model (claude-sonnet-4-6 on the paper stack)."""
+
+    def __init__(self, llm: LLM, model: str) -> None:
+        self.llm = llm
+        self.model = model
+
+    def answer(
+        self,
+        question: str,
+        lines: Sequence[str],
+        speakers: Sequence[str],
+        line_speakers: Sequence[str | None] | None = None,
+    ) -> Answer:
+        system = render_answer_prompt(question, memories_by_speaker(lines, line_speakers, speakers))
+        reply = self.llm.complete(
+            role="answer",
+            model=self.model,
+            system=system,
+            messages=[{"role": "user", "content": question}],
+            max_tokens=ANSWER_MAX_TOKENS,
+            temperature=TEMPERATURE,
+        )
+        return Answer(reply.text.strip(), reply.model, reply.cost_usd, reply.latency_ms, reply.cached)
+
+
+class LLMJudge:
+    """Judges with mem0's LoCoMo judge prompt; an unparsable reply is WRONG."""
+
+    def __init__(self, llm: LLM, model: str) -> None:
+        self.llm = llm
+        self.model = model
+
+    def judge(self, question: str, gold: Any, answer: str) -> Judgement:
+        reply = self.llm.complete(
+            role="judge",
+            model=self.model,
+            system=None,
+            messages=[{"role": "user", "content": render_judge_prompt(question, gold, answer)}],
+            max_tokens=JUDGE_MAX_TOKENS,
+            temperature=TEMPERATURE,
+        )
+        return Judgement(parse_label(reply.text), reply.model, reply.text, reply.cost_usd, reply.latency_ms,
+                         reply.cached)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Normalisation shared by the lexical stand-ins and LoCoMo's F1
+
+_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”")
+
+
+def normalize_answer(text: Any) -> str:
+    """LoCoMo's answer normalisation: lowercase, drop commas, punctuation and the articles a/an/the (and "and",
+    as LoCoMo's evaluation does), collapse whitespace. Ints (some golds are years) become their decimal text."""
+    lowered = str(text).replace(",", "").lower()
+    return " ".join(_ARTICLES.sub(" ", lowered.translate(_PUNCTUATION)).split())
+
+
+@cache
+def _stemmer() -> Any:
+    from py_rust_stemmers import SnowballStemmer  # ships with fastembed; the Snowball (Porter 2) English stemmer
+
+    return SnowballStemmer("english")
+
+
+def stems(text: Any) -> list[str]:
+    """Normalised, stemmed tokens of a text. LoCoMo stems with NLTK's Porter stemmer; NLTK is not a dependency here,
+    so this uses the Snowball English stemmer (Porter 2), which agrees with Porter on common inflections."""
+    stemmer = _stemmer()
+    return [stemmer.stem_word(token) for token in normalize_answer(text).split()]
+
+
+# spaCy lists these as stop words, but in an answer they are the content: "May" is a month, "two" a count.
+_KEPT_WORDS = frozenset(
+    "may one two three four five six seven eight nine ten eleven twelve fifteen twenty forty fifty sixty hundred "
+    "first second third last".split()
+)
+
+
+@cache
+def _stop_words() -> frozenset[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS  # a word list only; loads no model
+
+    return frozenset(STOP_WORDS) - _KEPT_WORDS
+
+
+def content_stems(text: Any) -> list[str]:
+    """Stems of the words that carry content: stop words removed before stemming, duplicates kept once, in order."""
+    stemmer = _stemmer()
+    stop = _stop_words()
+    words = [w for w in normalize_answer(text).split() if w not in stop]
+    return list(dict.fromkeys(stemmer.stem_word(w) for w in words))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# LLM-free scores
+
+
+def token_f1(prediction: Any, gold: Any) -> float:
+    """LoCoMo's token F1: harmonic mean of token precision and recall over normalised, stemmed tokens, counting
+    repeated tokens as often as they occur in both (multiset overlap)."""
+    predicted, expected = stems(prediction), stems(gold)
+    overlap = sum((Counter(predicted) & Counter(expected)).values())
+    if overlap == 0:
+        return 0.0
+    precision = overlap / len(predicted)
+    recall = overlap / len(expected)
+    return 2 * precision * recall / (precision + recall)
+
+
+def locomo_f1(prediction: Any, gold: Any, category: int) -> float:
+    """LoCoMo's per-category F1: a multi-hop gold (category 1) lists several answers separated by commas, each
+    scored against its best-matching comma-separated part of the prediction, then averaged; an open-domain gold
+    (category 3) is scored on its part before the first ";"; every other category is plain `token_f1`."""
+    if category == 1:
+        golds = [g for g in str(gold).split(",") if g.strip()]
+        parts = [p for p in str(prediction).split(",") if p.strip()] or [str(prediction)]
+        if not golds:
+            return 0.0
+        return float(np.mean([max(token_f1(p, g) for p in parts) for g in golds]))
+    if category == 3:
+        return token_f1(prediction, str(gold).split(";")[0])
+    return token_f1(prediction, gold)
+
+
+def evidence_recall(line_sources: Sequence[Sequence[str]], evidence: Sequence[str]) -> float | None:
+    """Share of the question's evidence turns that at least one shown line came from (so a single-evidence
+    question scores 0 or 1: "did a retrieved line come from the evidence turn?"). None when the question lists no
+    evidence, since there is nothing to recall."""
+    wanted = set(evidence)
+    if not wanted:
+        return None
+    shown = {source for sources in line_sources for source in sources}
+    return len(wanted & shown) / len(wanted)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Offline stand-ins
+
+
+_LINE_DATE_PREFIXES = (
+    re.compile(r"^\[said (?P<date>[^\]]+)\]\s*"),  # engram compact:   [said 2023-05-08] fact - "quote"
+    re.compile(r"^\[(?P<date>[^\]]+)\]\s*"),  # full-context / raw-turn-rag:   [8:56 pm on 20 July, 2023] Speaker: text
+    re.compile(r"^(?P<date>\d{1,2}:\d{2} [ap]m on \d{1,2} \w+, \d{4}):\s*"),  # mem0:   <session date>: memory
+)
+_TRAILING_QUOTE = re.compile(r"\s+-\s+[\"“].*$", re.DOTALL)  # engram's " - "<source quote>" suffix
+_TEMPORAL_QUESTION = re.compile(r"^\s*(when|what (year|month|date|day|time)|how long|which (year|month|day))\b", re.I)
+
+
+def strip_decorations(line: str) -> tuple[str, str | None]:
+    """(the statement a line carries, the date it was said if the line shows one)."""
+    date = None
+    body = line.strip()
+    for pattern in _LINE_DATE_PREFIXES:
+        match = pattern.match(body)
+        if match:
+            date, body = match.group("date"), body[match.end():]
+            break
+    return _TRAILING_QUOTE.sub("", body).strip(), date
+
+
+class ExtractiveAnswerer:
+    """OFFLINE STAND-IN for the answer model: returns the shown line that best matches the question.
+
+    Score of a line = 0.5 × (share of the question's content stems found in the line) + 0.5 × MiniLM cosine between
+    question and line statement; ties go to the higher-ranked line. The answer is the line's statement without its
+    date and quote decorations; for a when/what-year/how-long question the line's date is appended, because the date
+    is then the answer. No lines → "I don't know".
+    """
+
+    model = EXTRACTIVE_ANSWERER_MODEL
+
+    def __init__(self, gateway: Gateway, embedder: Embedder) -> None:
+        self.gateway = gateway
+        self.embedder = embedder
+
+    def answer(
+        self,
+        question: str,
+        lines: Sequence[str],
+        speakers: Sequence[str],
+        line_speakers: Sequence[str | None] | None = None,
+    ) -> Answer:
+        body = {"question": question, "lines": list(lines)}
+        request = CallRequest(provider="offline", endpoint="answer", model=self.model, body=body, purpose="answer")
+        result = self.gateway.call(
+            request, lambda _: LiveResponse({"text": self.best_line_answer(question, body["lines"])})
+        )
+        return Answer(result.body["text"], self.model, result.cost_usd, result.latency_ms, result.cached)
+
+    def best_line_answer(self, question: str, lines: list[str]) -> str:
+        if not lines:
+            return NO_MEMORY_ANSWER
+        parsed = [strip_decorations(line) for line in lines]
+        statements = [statement or line for (statement, _), line in zip(parsed, lines, strict=True)]
+        wanted = set(content_stems(question))
+        overlap = np.array([len(wanted & set(content_stems(s))) / max(len(wanted), 1) for s in statements])
+        vectors = self.embedder.embed([question, *statements])
+        cosine = vectors[1:] @ vectors[0]
+        scores = 0.5 * overlap + 0.5 * cosine
+        best = int(np.argmax(np.round(scores, 6)))  # argmax keeps the first of equal scores: rank breaks ties
+        statement, date = parsed[best][0] or lines[best], parsed[best][1]
+        if date and _TEMPORAL_QUESTION.match(question):
+            return f"{statement} (said {date})"
+        return statement
+
+
+MOST = 0.5  # CORRECT needs at least this share of the gold's content stems (see lexical_verdict)
+
+
+def lexical_verdict(gold: Any, answer: str) -> tuple[str, list[str], list[str]]:
+    """(label, gold stems found, gold stems missing).
+
+    Normalisation: `normalize_answer` (lowercase; punctuation, commas and articles removed; an int gold such as a
+    year becomes its digits), then English stop words (spaCy's list, minus
+    month and number words such as "may", "two", "first") are dropped and the rest Snowball-stemmed, so
+    "adopted"/"adopting" and "kids"/"kid" match. "Most": at least half of the gold's distinct content stems
+    (ceil(n/2) of n) appear among the answer's stems. A gold made only of stop words ("yes", "no" are not stop
+    words, but e.g. "not at all" is) is compared on all its stems instead.
+    """
+    expected = content_stems(gold) or list(dict.fromkeys(stems(gold)))
+    if not expected:
+        return WRONG, [], []
+    present = set(stems(answer))
+    found = [s for s in expected if s in present]
+    missing = [s for s in expected if s not in present]
+    label = CORRECT if len(found) >= math.ceil(MOST * len(expected)) else WRONG
+    return label, found, missing
+
+
+class LexicalJudge:
+    """OFFLINE STAND-IN for the judge model: CORRECT when most of the gold answer's content words are in the
+    answer (see `lexical_verdict`)."""
+
+    model = LEXICAL_JUDGE_MODEL
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    def judge(self, question: str, gold: Any, answer: str) -> Judgement:
+        body = {"question": question, "gold": gold, "answer": answer}
+
+        def compute(_: CallRequest) -> LiveResponse:
+            label, found, missing = lexical_verdict(gold, answer)
+            return LiveResponse({"label": label, "found": found, "missing": missing})
+
+        request = CallRequest(provider="offline", endpoint="judge", model=self.model, body=body, purpose="judge")
+        result = self.gateway.call(request, compute)
+        raw = json.dumps({"found": result.body["found"], "missing": result.body["missing"]})
+        return Judgement(result.body["label"], self.model, raw, result.cost_usd, result.latency_ms, result.cached)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Choosing by stack
+
+
+def make_answerer(models: Mapping[str, str], gateway: Gateway, embedder: Embedder) -> LLMAnswerer | ExtractiveAnswerer:
+    """The answerer the stack's `answer` role names: the extractive stand-in, or a Claude model via the gateway."""
+    model = models["answer"]
+    if model == EXTRACTIVE_ANSWERER_MODEL:
+        return ExtractiveAnswerer(gateway, embedder)
+    return LLMAnswerer(_anthropic(gateway), model)
+
+
+def make_judge(models: Mapping[str, str], gateway: Gateway) -> LLMJudge | LexicalJudge:
+    model = models["judge"]
+    if model == LEXICAL_JUDGE_MODEL:
+        return LexicalJudge(gateway)
+    return LLMJudge(_anthropic(gateway), model)
+
+
+def _anthropic(gateway: Gateway) -> LLM:
+    from bench.clients.anthropic import AnthropicLLM
+
+    return AnthropicLLM(gateway)

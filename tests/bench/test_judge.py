@@ -1,0 +1,201 @@
+"""Answering and judging: the paper protocol's prompts, the offline stand-ins, and the LLM-free scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.errors import CacheMiss
+from bench.gateway import Gateway
+from bench.judge import (
+    ANSWER_PROMPT_FILE,
+    CORRECT,
+    JUDGE_PROMPT_FILE,
+    WRONG,
+    ExtractiveAnswerer,
+    LexicalJudge,
+    LLMAnswerer,
+    LLMJudge,
+    evidence_recall,
+    lexical_verdict,
+    locomo_f1,
+    make_answerer,
+    make_judge,
+    memories_by_speaker,
+    parse_label,
+    prompt_protocol,
+    render_answer_prompt,
+    render_judge_prompt,
+    strip_decorations,
+    token_f1,
+)
+from bench.systems.base import shared_minilm
+from engram.types import Completion
+
+SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "prompts"
+OFFLINE_MODELS = {"answer": "extractive-answerer-standin-v1", "judge": "lexical-judge-standin-v1"}
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Gateway:
+    return Gateway(local=tmp_path / "cache", subsets=[])
+
+
+class RecordingLLM:
+    """A chat model double that remembers what it was asked and replies with a fixed text."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.calls: list[dict] = []
+
+    def complete(self, **request) -> Completion:
+        self.calls.append(request)
+        return Completion(text=self.reply, model=request["model"], cost_usd=0.001, latency_ms=12.0)
+
+
+# -- the protocol texts -------------------------------------------------------------------------------------------
+
+
+def test_prompt_copies_are_byte_identical_to_the_reference_data_and_their_hashes_are_recorded() -> None:
+    if SHARED_PROMPTS.exists():  # the reference folder sits next to the repo on the project machines
+        for path in (ANSWER_PROMPT_FILE, JUDGE_PROMPT_FILE):
+            assert path.read_bytes() == (SHARED_PROMPTS / path.name).read_bytes()
+    protocol = prompt_protocol()
+    assert len(protocol["answer_prompt_sha256"]) == 64 and protocol["answer_prompt_sha256"] != protocol[
+        "judge_prompt_sha256"]
+    assert (ANSWER_PROMPT_FILE.parent / "NOTICE.md").read_text().count("Apache License 2.0") >= 2
+
+
+def test_answer_prompt_puts_each_line_under_the_speaker_who_said_its_source() -> None:
+    lines = ["8 May, 2023: Caroline went to a support group", "Melanie paints sunsets", "unknown source line"]
+    split = memories_by_speaker(lines, ["Caroline", "Melanie", None], ["Caroline", "Melanie"])
+    assert split == {"Caroline": [lines[0], lines[2]], "Melanie": [lines[1]]}
+    prompt = render_answer_prompt("What does Melanie paint?", split)
+    assert "Memories for user Melanie:\n\n    " + json.dumps([lines[1]], indent=4) in prompt
+    assert "Question: What does Melanie paint?" in prompt
+    assert "{{" not in prompt and "}}" not in prompt
+
+
+def test_judge_prompt_carries_question_gold_and_answer_including_an_int_gold() -> None:
+    prompt = render_judge_prompt("Which year did she move?", 2022, "In 2022")
+    assert "Question: Which year did she move?" in prompt
+    assert "Gold answer: 2022" in prompt and "Generated answer: In 2022" in prompt
+
+
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [
+        ('The answer names the same date. {"label": "CORRECT"}', CORRECT),
+        ('```json\n{"reasoning": "different city", "label": "WRONG"}\n```', WRONG),
+        ('{"label": "correct"}', CORRECT),
+        ("CORRECT", WRONG),  # no JSON: unparsable is WRONG, as the protocol says
+        ('{"label": "MAYBE"}', WRONG),
+        ('{"label": CORRECT}', WRONG),  # broken JSON
+    ],
+)
+def test_judge_replies_are_parsed_strictly_and_anything_unparsable_is_wrong(reply: str, label: str) -> None:
+    assert parse_label(reply) == label
+
+
+def test_paper_answerer_sends_the_filled_template_at_temperature_zero() -> None:
+    llm = RecordingLLM("7 May 2023")
+    answer = LLMAnswerer(llm, "claude-sonnet-4-6").answer(
+        "When did Caroline go?", ["1:56 pm on 8 May, 2023: Caroline went to the group"], ["Caroline", "Melanie"],
+        ["Caroline"],
+    )
+    call = llm.calls[0]
+    assert answer.text == "7 May 2023" and answer.cost_usd == 0.001
+    assert call["role"] == "answer" and call["model"] == "claude-sonnet-4-6"
+    assert call["temperature"] == 0.0 and call["max_tokens"] == 1024
+    assert "Caroline went to the group" in call["system"]
+    assert call["messages"] == [{"role": "user", "content": "When did Caroline go?"}]
+
+
+def test_paper_judge_turns_an_unparsable_reply_into_wrong() -> None:
+    verdict = LLMJudge(RecordingLLM("I think it is right"), "claude-sonnet-4-6").judge("Q?", "Paris", "Paris")
+    assert verdict.label == WRONG and verdict.raw == "I think it is right"
+
+
+# -- LLM-free scores ------------------------------------------------------------------------------------------------
+
+
+def test_token_f1_follows_locomo_normalisation() -> None:
+    assert token_f1("7 May, 2023", "7 May 2023") == 1.0  # commas and case do not matter
+    assert token_f1("The sunset paintings", "a sunset painting") == 1.0  # articles dropped, stems match
+    assert token_f1("painting of a sunset", "sunset painting") == pytest.approx(0.8)  # "of" is a token: P 2/3
+    assert token_f1("a lake sunrise", "sunset") == 0.0
+    assert token_f1("she moved in 2022", 2022) == pytest.approx(0.4)  # P 1/4, R 1
+
+
+def test_multi_hop_f1_averages_each_gold_part_against_its_best_prediction_part() -> None:
+    assert locomo_f1("pottery, camping", "camping, pottery", category=1) == 1.0
+    assert locomo_f1("pottery", "camping, pottery", category=1) == 0.5
+    assert locomo_f1("Liberal", "Liberal; because she supports LGBTQ rights", category=3) == 1.0
+
+
+def test_evidence_recall_counts_evidence_turns_that_a_shown_line_came_from() -> None:
+    assert evidence_recall([("D1:3",), ("D2:8",)], ["D1:3"]) == 1.0
+    assert evidence_recall([("D1:4",)], ["D1:3"]) == 0.0
+    assert evidence_recall([("D1:3", "D2:1"), ()], ["D1:3", "D2:8"]) == 0.5
+    assert evidence_recall([("D1:3",)], []) is None
+
+
+# -- offline stand-ins ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer", "label"),
+    [
+        ("7 May 2023", "Caroline went on 7 May 2023", CORRECT),
+        ("7 May 2023", "in June 2021", WRONG),
+        (2022, "She moved there in 2022.", CORRECT),
+        ("Adoption agencies", "Caroline is researching adoption agency options", CORRECT),  # stems match
+        ("mental health, counseling, LGBTQ support", "She wants to work in counseling", WRONG),  # 1 of 4
+        ("mental health, counseling, LGBTQ support", "counseling for mental health", CORRECT),  # 3 of 4
+        ("two", "She has two kids", CORRECT),  # number words are content, not stop words
+    ],
+)
+def test_lexical_judge_needs_most_of_the_golds_content_words(gold: object, answer: str, label: str) -> None:
+    assert lexical_verdict(gold, answer)[0] == label
+
+
+def test_lexical_judge_goes_through_the_gateway_and_replays_from_its_cache(gateway: Gateway, tmp_path: Path) -> None:
+    judge = LexicalJudge(gateway)
+    first = judge.judge("Where did she move?", "Berlin", "She moved to Berlin")
+    again = judge.judge("Where did she move?", "Berlin", "She moved to Berlin")
+    assert (first.label, first.cached, again.cached) == (CORRECT, False, True)
+    assert json.loads(first.raw) == {"found": ["berlin"], "missing": []}
+    gateway.close()
+
+    strict = Gateway(local=tmp_path / "cache", subsets=[], strict=True)
+    assert LexicalJudge(strict).judge("Where did she move?", "Berlin", "She moved to Berlin").cached
+    with pytest.raises(CacheMiss, match="lexical-judge-standin-v1"):
+        LexicalJudge(strict).judge("Where did she move?", "Berlin", "Paris")
+
+
+def test_decorations_of_every_system_line_format_are_stripped() -> None:
+    engram = '[said 2023-05-08] Caroline attended an LGBTQ support group. - "I went to a LGBTQ support group"'
+    assert strip_decorations(engram) == ("Caroline attended an LGBTQ support group.", "2023-05-08")
+    assert strip_decorations("1:56 pm on 8 May, 2023: Caroline is single") == (
+        "Caroline is single", "1:56 pm on 8 May, 2023")
+    assert strip_decorations("[1:56 pm on 8 May, 2023] Melanie: I paint") == ("Melanie: I paint",
+                                                                             "1:56 pm on 8 May, 2023")
+    assert strip_decorations("no decoration") == ("no decoration", None)
+
+
+def test_extractive_answerer_returns_the_line_that_matches_the_question(gateway: Gateway) -> None:
+    answerer = make_answerer(OFFLINE_MODELS, gateway, shared_minilm())
+    assert isinstance(answerer, ExtractiveAnswerer)
+    lines = [
+        "1:56 pm on 8 May, 2023: Caroline is researching adoption agencies",
+        "1:14 pm on 25 May, 2023: Melanie painted a lake sunrise",
+        "1:14 pm on 25 May, 2023: Melanie ran a charity race for mental health",
+    ]
+    answer = answerer.answer("What did Melanie paint?", lines, ["Caroline", "Melanie"])
+    assert answer.text == "Melanie painted a lake sunrise"
+    when = answerer.answer("When did Melanie run a charity race?", lines, ["Caroline", "Melanie"])
+    assert when.text == "Melanie ran a charity race for mental health (said 1:14 pm on 25 May, 2023)"
+    assert answerer.answer("What did Melanie paint?", lines, ["Caroline", "Melanie"]).cached
+    assert answerer.answer("Anything?", [], ["Caroline", "Melanie"]).text == "I don't know"

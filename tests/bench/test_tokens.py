@@ -1,0 +1,66 @@
+"""Retrieved-token counts: the block the answer prompt carries, net of the empty block (spec §6.2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.errors import CacheMiss
+from bench.gateway import Gateway
+from bench.tokens import (
+    EMPTY_BLOCK,
+    LocalTokenCounter,
+    lines_block,
+    make_token_counter,
+    retrieved_tokens,
+    wordpiece_count,
+)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Gateway:
+    return Gateway(local=tmp_path / "cache", subsets=[])
+
+
+class CountingCounter:
+    """Counts characters, so the test can predict the figure exactly."""
+
+    model = "chars"
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.seen.append(text)
+        return len(text)
+
+
+def test_retrieved_tokens_count_the_lines_as_the_prompt_carries_them_minus_the_empty_block() -> None:
+    counter = CountingCounter()
+    lines = ["8 May, 2023: Caroline is single", "Melanie paints"]
+    assert retrieved_tokens(counter, lines) == len(json.dumps(lines, indent=4)) - len("[]")
+    assert counter.seen == [json.dumps(lines, indent=4), EMPTY_BLOCK]
+    assert retrieved_tokens(counter, []) == 0
+
+
+def test_local_counter_is_a_wordpiece_count_that_grows_with_the_context(gateway: Gateway) -> None:
+    counter = make_token_counter({"count_tokens": "local-token-counter-standin-v1"}, gateway)
+    assert isinstance(counter, LocalTokenCounter) and "standin" in counter.model
+    one = retrieved_tokens(counter, ["Caroline went to an LGBTQ support group on 7 May 2023"])
+    three = retrieved_tokens(counter, ["Caroline went to an LGBTQ support group on 7 May 2023"] * 3)
+    assert 10 < one < three
+    # Not truncated at the embedding model's 128-token window.
+    long_block = lines_block(["a fairly long memory line about painting sunsets by the lake"] * 40)
+    assert wordpiece_count(long_block) > 400
+
+
+def test_local_counts_go_through_the_gateway_and_replay_strictly(gateway: Gateway, tmp_path: Path) -> None:
+    counter = LocalTokenCounter(gateway)
+    first = retrieved_tokens(counter, ["Melanie ran a charity race"])
+    gateway.close()
+    strict = Gateway(local=tmp_path / "cache", subsets=[], strict=True)
+    assert retrieved_tokens(LocalTokenCounter(strict), ["Melanie ran a charity race"]) == first
+    with pytest.raises(CacheMiss, match="count_tokens"):
+        LocalTokenCounter(strict).count("never counted before")
