@@ -28,6 +28,7 @@ from bench.stats.calibration import (
     score_intervals,
     with_temperature,
 )
+from bench.stats.comparison import PairedComparison, compare_by_group, compare_paired
 from bench.stats.escalation import ASSUMED_LLM_ERRORS, THETAS, cost_error_curve, jev_alone_error
 from bench.stats.intervals import minimum_detectable_effect, observed_mde, wilson_interval
 from bench.stats.mcnemar import Discordance, discordance, mcnemar_exact_p
@@ -51,6 +52,7 @@ __all__ = [
     "CalibrationSummary",
     "Discordance",
     "Interval",
+    "PairedComparison",
     "ProbabilityTable",
     "QuestionSetMismatch",
     "TokenMatch",
@@ -59,6 +61,8 @@ __all__ = [
     "calibration_summary",
     "cluster_bootstrap",
     "cluster_bootstrap_draws",
+    "compare_by_group",
+    "compare_paired",
     "comparison_seed",
     "confidences",
     "correct",

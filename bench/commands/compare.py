@@ -1,0 +1,254 @@
+"""`engram-bench compare A B [C ...]`: the paired comparison of result sets, question by question.
+
+A result set is one result file, a directory (every result file under it) or a glob (quote it), pooled by question
+id: e.g. the four held-out conversation files of one arm. The first set is compared with each of the others. Only
+scored questions count unless `--all` is given (adversarial questions are unscored in the article's tables).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+import typer
+
+from bench.errors import ResultError
+from bench.results import Result, iter_results, read_result
+from bench.stats import (
+    DEFAULT_DRAWS,
+    PairedComparison,
+    compare_by_group,
+    compare_paired,
+    comparison_seed,
+    require_same_questions,
+    wilson_interval,
+)
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """One side of a comparison: the files it pooled and their answers, one row per question id."""
+
+    spec: str
+    files: tuple[Path, ...]
+    results: tuple[Result, ...]
+    answers: pd.DataFrame  # index question_id; columns conversation, category, scored, correct, retrieved_tokens
+
+    @property
+    def first(self) -> Result:
+        return self.results[0]
+
+    @property
+    def label(self) -> str:
+        k = f" k={self.first.k}" if self.first.k is not None else ""
+        return f"{self.first.arm}{k} [{self.first.stack}]"
+
+    @property
+    def slices(self) -> list[str]:
+        return sorted({r.slice for r in self.results})
+
+    def correct(self, include_unscored: bool) -> pd.Series:
+        rows = self.answers if include_unscored else self.answers[self.answers["scored"]]
+        return rows["correct"]
+
+
+def _files_of(spec: str) -> list[Path]:
+    path = Path(spec)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        return [p for p, _ in iter_results(path)]
+    return [Path(p) for p in sorted(glob.glob(spec, recursive=True)) if Path(p).is_file()]
+
+
+def load_result_set(spec: str) -> ResultSet:
+    """Read and pool the result files a spec names, refusing a set that mixes arms, k or stacks, or answers a
+    question twice."""
+    files = _files_of(spec)
+    if not files:
+        raise ResultError(f"{spec}: expected a result file, a directory of result files or a glob, found no files")
+    results = tuple(read_result(f) for f in files)
+    identities = {(r.arm, r.k, r.stack) for r in results}
+    if len(identities) > 1:
+        shown = " and ".join(f"{arm} k={k} [{stack}]" for arm, k, stack in sorted(identities, key=str)[:2])
+        raise ResultError(f"{spec}: expected one arm, k and stack per result set, found {shown}")
+    rows, seen = [], {}
+    for path, result in zip(files, results, strict=True):
+        for answer in result.answers:
+            if answer.question_id in seen:
+                raise ResultError(
+                    f"{spec}: expected each question once, found {answer.question_id!r} in both "
+                    f"{seen[answer.question_id]} and {path}"
+                )
+            seen[answer.question_id] = path
+            rows.append(
+                {
+                    "question_id": answer.question_id,
+                    "conversation": answer.conversation,
+                    "category": answer.category,
+                    "scored": answer.scored,
+                    "correct": answer.correct,
+                    "retrieved_tokens": answer.retrieved_tokens,
+                }
+            )
+    answers = pd.DataFrame(rows).set_index("question_id").sort_index()
+    return ResultSet(spec=spec, files=tuple(files), results=results, answers=answers)
+
+
+def stack_warnings(a: ResultSet, b: ResultSet) -> list[str]:
+    """What makes the two sides not like-for-like: a different stack, different models, offline stand-ins."""
+    warnings = []
+    if a.first.stack != b.first.stack:
+        warnings.append(
+            f"STACKS DIFFER: A runs on '{a.first.stack}', B on '{b.first.stack}'; the difference mixes the systems "
+            "with their model stacks"
+        )
+    roles = sorted(set(a.first.models) & set(b.first.models))
+    differing = [f"{role}: {a.first.models[role]} vs {b.first.models[role]}" for role in roles
+                 if a.first.models[role] != b.first.models[role]]
+    if differing:
+        warnings.append("MODELS DIFFER: " + "; ".join(differing))
+    if sorted(a.first.standins) != sorted(b.first.standins):
+        warnings.append(
+            f"STAND-INS DIFFER: A {sorted(a.first.standins) or 'none'}, B {sorted(b.first.standins) or 'none'}"
+        )
+    return warnings
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def _p(value: float) -> str:
+    return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
+
+
+def _describe_side(name: str, side: ResultSet, correct: pd.Series) -> list[str]:
+    first = side.first
+    wilson = wilson_interval(int(correct.sum()), int(correct.size)).points()
+    tokens = side.answers.loc[correct.index, "retrieved_tokens"].dropna()
+    token_text = f", {tokens.mean():.0f} retrieved tokens/q" if len(tokens) else ""
+    models = ", ".join(f"{role}={model}" for role, model in sorted(first.models.items())) or "none recorded"
+    standins = ", ".join(first.standins) if first.standins else "none"
+    return [
+        f"{name}: {side.label}  ({len(side.files)} file{'s' if len(side.files) != 1 else ''}; "
+        f"slices {', '.join(side.slices)})",
+        f"   accuracy {int(correct.sum())}/{correct.size} = {wilson.estimate:.1f}% "
+        f"(Wilson 95% [{wilson.low:.1f}, {wilson.high:.1f}]){token_text}",
+        f"   stack {first.stack}; system {first.system}; models {models}; offline stand-ins: {standins}",
+    ]
+
+
+def _group_table(table: pd.DataFrame, title: str) -> list[str]:
+    shown = pd.DataFrame(
+        {
+            title: table["group"],
+            "n": table["n"],
+            "A %": (100 * table["accuracy_a"]).round(1),
+            "B %": (100 * table["accuracy_b"]).round(1),
+            "Δ": table["delta"].map(_points),
+            "95% CI": [f"[{_points(lo)}, {_points(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
+            "A only": table["only_a"],
+            "B only": table["only_b"],
+            "McNemar p": table["mcnemar_p"].map(_p),
+        }
+    )
+    return shown.to_string(index=False).splitlines()
+
+
+def comparison_report(a: ResultSet, b: ResultSet, include_unscored: bool, draws: int, seed: int | None) -> dict:
+    """Compute the comparison of A with B: overall figures plus per-category and per-conversation tables."""
+    side_a = a.correct(include_unscored).rename(f"A ({a.label})")
+    side_b = b.correct(include_unscored).rename(f"B ({b.label})")
+    require_same_questions(side_a, side_b)
+    used_seed = comparison_seed(f"{a.label} vs {b.label}") if seed is None else seed
+    overall = compare_paired(side_a, side_b, a.answers["conversation"], draws=draws, seed=used_seed)
+    return {
+        "a": a,
+        "b": b,
+        "correct_a": side_a,
+        "correct_b": side_b,
+        "overall": overall,
+        "seed": used_seed,
+        "by_category": compare_by_group(side_a, side_b, a.answers["category"]),
+        "by_conversation": compare_by_group(side_a, side_b, a.answers["conversation"]),
+        "warnings": stack_warnings(a, b),
+    }
+
+
+def render_report(report: dict) -> str:
+    overall: PairedComparison = report["overall"]
+    diff = overall.difference
+    lines = [f"!! {w}" for w in report["warnings"]]
+    lines += _describe_side("A", report["a"], report["correct_a"])
+    lines += _describe_side("B", report["b"], report["correct_b"])
+    lines += [
+        f"Δ (A − B) over {overall.n} paired questions: {_points(diff.estimate)} points",
+        f"   per-question 95% CI        [{_points(diff.low)}, {_points(diff.high)}]  (mean d ± 1.96·sd/√n)",
+    ]
+    if overall.cluster is not None:
+        c = overall.cluster
+        lines.append(
+            f"   conversation bootstrap 95% [{_points(c.low)}, {_points(c.high)}]  (G={c.clusters} conversations, "
+            f"{c.draws:,} draws, seed {c.seed}; with few clusters a robustness check, not a primary interval)"
+        )
+    else:
+        lines.append("   conversation bootstrap     not computed (G=1: a single conversation)")
+    u = overall.unclustered
+    lines += [
+        f"   unclustered bootstrap 95%  [{_points(u.low)}, {_points(u.high)}]  (G={u.clusters} questions, "
+        f"{u.draws:,} draws, seed {u.seed})",
+        f"   exact McNemar p = {_p(overall.mcnemar_p)}  (A only {overall.table.only_a}, B only {overall.table.only_b};"
+        f" both right {overall.table.both}, both wrong {overall.table.neither})",
+    ]
+    if overall.mde is not None:
+        lines.append(f"   minimum detectable effect at 80% power: {100 * overall.mde:.1f} points (paired t, observed sd)")
+    lines += ["", "per category:"] + _group_table(report["by_category"], "category")
+    lines += ["", "per conversation:"] + _group_table(report["by_conversation"], "conversation")
+    lines += [f"!! {w}" for w in report["warnings"]]
+    return "\n".join(lines)
+
+
+def report_json(report: dict) -> dict:
+    """The comparison as plain JSON (fractions, not points)."""
+    overall: PairedComparison = report["overall"]
+    return {
+        "a": {"label": report["a"].label, "files": [str(f) for f in report["a"].files]},
+        "b": {"label": report["b"].label, "files": [str(f) for f in report["b"].files]},
+        "overall": asdict(overall),
+        "seed": report["seed"],
+        "by_category": report["by_category"].to_dict(orient="records"),
+        "by_conversation": report["by_conversation"].to_dict(orient="records"),
+        "warnings": report["warnings"],
+    }
+
+
+def compare(
+    sets: list[str] = typer.Argument(..., help="Result sets: a file, a directory or a quoted glob. A vs each other."),
+    include_unscored: bool = typer.Option(False, "--all", help="Also count unscored questions (adversarial)."),
+    draws: int = typer.Option(DEFAULT_DRAWS, help="Bootstrap draws."),
+    seed: int | None = typer.Option(None, help="Bootstrap seed (default: derived from the two labels)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+) -> None:
+    """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
+    if len(sets) < 2:
+        raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
+    if draws < 1:
+        raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
+    loaded = [load_result_set(spec) for spec in sets]
+    reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
+    for report in reports:
+        for warning in report["warnings"]:
+            print(f"engram-bench compare: {warning}", file=sys.stderr)
+    if as_json:
+        typer.echo(json.dumps([report_json(r) for r in reports], indent=2, default=str))
+        return
+    typer.echo("\n\n".join(render_report(r) for r in reports))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)

@@ -1,0 +1,145 @@
+"""A user compares two result sets from the command line: `engram-bench compare A B [C ...]`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+from bench.results import Answer, Provenance, Result, write_result
+from tests.conftest import REPO_ROOT
+
+V1_HELDOUT = REPO_ROOT / "results" / "v1" / "heldout"
+needs_v1 = pytest.mark.skipif(not V1_HELDOUT.is_dir(), reason="results/v1 has not been imported")
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    captured = capsys.readouterr()
+    return exited.value.code or 0, captured.out, captured.err
+
+
+def write_set(path: Path, arm: str, labels: dict[str, bool], stack: str = "offline",
+              standins: tuple[str, ...] = ("answer", "judge"), unscored: dict[str, bool] | None = None) -> Path:
+    """A small result file: questions 'c1:0', 'c2:3'... with the given correctness (conversation = id prefix)."""
+    answers = [
+        Answer(question_id=qid, conversation=qid.split(":")[0], category=category, scored=scored, question="q?",
+               gold="g", answer="a", label="CORRECT" if ok else "WRONG")
+        for group, category, scored in ((labels, "single-hop", True), (unscored or {}, "adversarial", False))
+        for qid, ok in group.items()
+    ]
+    result = Result.build(
+        answers=answers, arm=arm, system=arm.split("-")[0], stack=stack, slice="dev", k=3, arm_hash=None,
+        settings={}, models={"answer": "answer-standin-v1" if stack == "offline" else "claude-sonnet-4-6"},
+        standins=list(standins) if stack == "offline" else [], provenance=Provenance(origin="test"),
+    )
+    return write_result(path, result)
+
+
+@needs_v1
+def test_heldout_engram_k3_against_mem0_k3_reproduces_the_articles_row(capsys, monkeypatch) -> None:
+    code, out, _ = run_cli(
+        ["compare", str(V1_HELDOUT / "*" / "engram__k3.json"), str(V1_HELDOUT / "*" / "mem0__k3.json"), "--json"],
+        capsys, monkeypatch,
+    )
+    assert code == 0
+    [report] = json.loads(out)
+    overall = report["overall"]
+    assert overall["n"] == 610
+    assert round(100 * overall["difference"]["estimate"], 1) == 14.9
+    assert (round(100 * overall["difference"]["low"], 1), round(100 * overall["difference"]["high"], 1)) == (
+        11.2, 18.7)
+    assert f"{overall['mcnemar_p']:.1e}" == "2.4e-14"
+    assert overall["cluster"]["clusters"] == 4 and overall["unclustered"]["clusters"] == 610
+    assert {row["group"] for row in report["by_conversation"]} == {"conv-30", "conv-41", "conv-42", "conv-43"}
+    assert len(report["a"]["files"]) == 4
+
+
+@needs_v1
+def test_text_report_states_g_and_prints_the_unclustered_interval_beside_it(capsys, monkeypatch) -> None:
+    code, out, _ = run_cli(
+        ["compare", str(V1_HELDOUT / "*" / "engram__k3.json"), str(V1_HELDOUT / "*" / "mem0__k6.json")],
+        capsys, monkeypatch,
+    )
+    assert code == 0
+    assert "Δ (A − B) over 610 paired questions: +8.7 points" in out
+    assert "[+5.2, +12.1]" in out and "exact McNemar p = 1.3e-06" in out
+    assert "G=4 conversations" in out and "G=610 questions" in out
+    assert "per category:" in out and "open-domain" in out and "per conversation:" in out
+
+
+def test_a_directory_or_glob_pools_files_by_question_id(tmp_path, capsys, monkeypatch) -> None:
+    write_set(tmp_path / "a" / "c1.json", "engram", {"c1:0": True, "c1:1": True})
+    write_set(tmp_path / "a" / "c2.json", "engram", {"c2:0": True, "c2:1": False})
+    write_set(tmp_path / "b.json", "mem0", {"c1:0": False, "c1:1": True, "c2:0": False, "c2:1": False})
+    code, out, _ = run_cli(["compare", str(tmp_path / "a"), str(tmp_path / "b.json"), "--draws", "200"],
+                           capsys, monkeypatch)
+    assert code == 0
+    assert "2 files" in out and "accuracy 3/4" in out and "accuracy 1/4" in out
+    assert "+50.0 points" in out  # d = [1, 0, 1, 0]
+
+
+def test_unscored_questions_count_only_with_all(tmp_path, capsys, monkeypatch) -> None:
+    a = write_set(tmp_path / "a.json", "engram", {"c1:0": True, "c2:0": True}, unscored={"c1:9": False})
+    b = write_set(tmp_path / "b.json", "mem0", {"c1:0": True, "c2:0": True}, unscored={"c1:9": True})
+    _, scored_only, _ = run_cli(["compare", str(a), str(b), "--draws", "100"], capsys, monkeypatch)
+    _, everything, _ = run_cli(["compare", str(a), str(b), "--draws", "100", "--all"], capsys, monkeypatch)
+    assert "over 2 paired questions: +0.0 points" in scored_only
+    assert "over 3 paired questions: -33.3 points" in everything
+
+
+def test_different_stacks_are_announced_loudly(tmp_path, capsys, monkeypatch) -> None:
+    a = write_set(tmp_path / "a.json", "engram", {"c1:0": True, "c2:0": False}, stack="offline")
+    b = write_set(tmp_path / "b.json", "mem0", {"c1:0": False, "c2:0": False}, stack="paper")
+    code, out, err = run_cli(["compare", str(a), str(b), "--draws", "100"], capsys, monkeypatch)
+    assert code == 0
+    assert out.startswith("!! STACKS DIFFER: A runs on 'offline', B on 'paper'")
+    assert "MODELS DIFFER: answer: answer-standin-v1 vs claude-sonnet-4-6" in out
+    assert "offline stand-ins: answer, judge" in out
+    assert "STACKS DIFFER" in err
+
+
+def test_mismatched_question_sets_exit_2_naming_the_first_differing_id(tmp_path, capsys, monkeypatch) -> None:
+    a = write_set(tmp_path / "a.json", "engram", {"c1:0": True, "c1:1": True, "c1:2": True})
+    b = write_set(tmp_path / "b.json", "mem0", {"c1:0": True, "c1:1": True, "c1:7": True})
+    code, out, err = run_cli(["compare", str(a), str(b)], capsys, monkeypatch)
+    assert code == 2 and out == ""
+    assert "found 'c1:2' in A (engram k=3 [offline]) but not in B (mem0 k=3 [offline])" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("nothing", "found no files"),
+        ("two-arms", "expected one arm, k and stack per result set"),
+        ("duplicate", "expected each question once, found 'c1:0' in both"),
+        ("one-set", "expected at least two result sets"),
+        ("not-a-result", "field schema_version is missing"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(case, expected, tmp_path, capsys, monkeypatch) -> None:
+    good = write_set(tmp_path / "good.json", "mem0", {"c1:0": True})
+    if case == "nothing":
+        args = [str(tmp_path / "missing*.json"), str(good)]
+    elif case == "two-arms":
+        write_set(tmp_path / "mixed" / "x.json", "engram", {"c1:0": True})
+        write_set(tmp_path / "mixed" / "y.json", "mem0", {"c1:1": True})
+        args = [str(tmp_path / "mixed"), str(good)]
+    elif case == "duplicate":
+        write_set(tmp_path / "dup" / "x.json", "engram", {"c1:0": True})
+        write_set(tmp_path / "dup" / "y.json", "engram", {"c1:0": False})
+        args = [str(tmp_path / "dup"), str(good)]
+    elif case == "one-set":
+        args = [str(good)]
+    else:
+        (tmp_path / "other.json").write_text('{"note": "not a result"}', encoding="utf-8")
+        args = [str(tmp_path / "other.json"), str(good)]
+    code, out, err = run_cli(["compare", *args], capsys, monkeypatch)
+    assert code == 2
+    assert expected in err and err.count("\n") == 1
