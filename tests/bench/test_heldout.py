@@ -1,0 +1,100 @@
+"""Held-out runs happen once, under a frozen tag, on a clean tree, and never overwrite a result."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import bench.commands.heldout as heldout_command
+from bench.cli import main
+from bench.commands.heldout import HeldoutRefused, frozen_commit, refuse_overwrites
+from bench.results import result_path
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture()
+def tagged_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "test@example.invalid")
+    git(repo, "config", "user.name", "test")
+    (repo / "engram.py").write_text("FROZEN = True\n")
+    git(repo, "add", "engram.py")
+    git(repo, "commit", "-qm", "frozen configuration")
+    git(repo, "tag", "frozen-v1")
+    return repo
+
+
+def test_a_clean_checkout_of_the_tag_is_accepted(tagged_repo: Path) -> None:
+    assert frozen_commit(tagged_repo, "frozen-v1") == git(tagged_repo, "rev-parse", "HEAD")
+
+
+def test_results_written_during_the_run_do_not_make_the_tree_dirty(tagged_repo: Path) -> None:
+    (tagged_repo / "results" / "offline").mkdir(parents=True)
+    (tagged_repo / "results" / "offline" / "r.json").write_text("{}")
+    assert frozen_commit(tagged_repo, "frozen-v1")
+
+
+def test_a_commit_after_the_tag_is_refused(tagged_repo: Path) -> None:
+    (tagged_repo / "engram.py").write_text("FROZEN = False\n")
+    git(tagged_repo, "commit", "-qam", "tweak after freezing")
+    with pytest.raises(HeldoutRefused, match="expected HEAD at the tagged commit"):
+        frozen_commit(tagged_repo, "frozen-v1")
+
+
+def test_a_modified_file_is_refused(tagged_repo: Path) -> None:
+    (tagged_repo / "engram.py").write_text("FROZEN = 'almost'\n")
+    with pytest.raises(HeldoutRefused, match="expected a clean tree.*engram.py"):
+        frozen_commit(tagged_repo, "frozen-v1")
+
+
+def test_an_untracked_module_is_refused(tagged_repo: Path) -> None:
+    (tagged_repo / "sneaky.py").write_text("x = 1\n")
+    with pytest.raises(HeldoutRefused, match="sneaky.py"):
+        frozen_commit(tagged_repo, "frozen-v1")
+
+
+def test_an_unknown_tag_is_refused(tagged_repo: Path) -> None:
+    with pytest.raises(HeldoutRefused, match="--tag nope: expected an existing git tag"):
+        frozen_commit(tagged_repo, "nope")
+
+
+def test_an_existing_heldout_result_is_never_overwritten(tmp_path: Path) -> None:
+    import json
+
+    from bench.results import Provenance, Result, Tally, write_result
+
+    path = result_path(tmp_path, "offline", "heldout:conv-41", "mem0", 3)
+    write_result(path, Result.build(
+        arm="mem0", system="mem0", stack="offline", slice="heldout:conv-41", k=3, arm_hash=None, settings={},
+        models={}, standins=[], provenance=Provenance(origin="test", git_tag="frozen-v1"), answers=[],
+    ))
+    before = path.read_bytes()
+    with pytest.raises(HeldoutRefused, match="conv-41.*already exists \\(tag frozen-v1\\)"):
+        refuse_overwrites(tmp_path, "offline", "mem0", (3, 20), ("conv-30", "conv-41"))
+    assert path.read_bytes() == before
+    assert json.loads(before)["provenance"]["git_tag"] == "frozen-v1"
+
+
+def test_the_cli_refuses_a_dirty_tree_with_exit_2_and_writes_nothing(
+    tagged_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tagged_repo / "engram.py").write_text("FROZEN = 'edited'\n")
+    results = tmp_path / "results"
+    monkeypatch.setattr(heldout_command, "REPO_ROOT", tagged_repo)
+    monkeypatch.setattr(heldout_command, "RESULTS_ROOT", results)
+
+    monkeypatch.setattr("sys.argv", ["engram-bench", "heldout", "raw-turn-rag", "--tag", "frozen-v1"])
+
+    with pytest.raises(SystemExit) as exited:
+        main()
+
+    assert exited.value.code == 2
+    assert "expected a clean tree" in capsys.readouterr().err
+    assert not results.exists()
