@@ -1,0 +1,184 @@
+"""Local stand-ins for the Anthropic Messages API and TypeSafe Jev: real HTTP on 127.0.0.1, ephemeral ports.
+
+Tests talk to these through real sockets (no patched transports). Behaviour is scriptable per path with a queue of
+canned replies (status, JSON or raw bytes, headers, delay); once a path's queue is empty, the `responder` hook
+answers (`responder(path, body) -> (status, headers, json)`), by default with plausible, deterministic replies.
+Every request is counted, so a test can assert that no network was touched.
+
+    with FakeModelServer() as server:
+        server.script("/v1/systemone", Canned(429, headers={"Retry-After": "1"}))
+        ... os.environ["TYPESAFE_URL"] = server.url ...
+        assert server.count("/v1/systemone") == 2
+
+Fixtures `fake_anthropic` and `fake_jev` (import them into a test module) start a server and point
+$ANTHROPIC_BASE_URL / $TYPESAFE_URL at it for the test.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+Responder = Callable[[str, Any], tuple[int, dict[str, str], Any]]
+MESSAGES, COUNT_TOKENS, SYSTEMONE = "/v1/messages", "/v1/messages/count_tokens", "/v1/systemone"
+
+
+@dataclass(frozen=True)
+class Canned:
+    status: int = 200
+    body: Any = None  # JSON reply; None (and no raw) means "let the responder answer"
+    raw: bytes | None = None  # sent verbatim, e.g. b"{not json"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0  # sleep before replying (to trigger client timeouts)
+
+
+@dataclass(frozen=True)
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def approx_tokens(value: Any) -> int:
+    return max(1, len(json.dumps(value)) // 4)
+
+
+def fake_message(body: Any, text: str = "fake reply") -> dict[str, Any]:
+    return {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "unknown"),
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": approx_tokens(body.get("messages")), "output_tokens": len(text.split())},
+    }
+
+
+def fake_jev_answer(payload: dict[str, Any]) -> dict[str, Any]:
+    """Peaked and valid: the first option at 0.9, the rest sharing 0.1; a yes/no question at P(yes) = 0.9."""
+    if payload.get("type") == "noul":
+        return {"type": "noul", "noul": 0.9}
+    options = list(payload["criteria"])
+    rest = round(0.1 / max(1, len(options) - 1), 6)
+    probabilities = {o: (0.9 if i == 0 else rest) for i, o in enumerate(options)}
+    if len(options) == 1:
+        probabilities = {options[0]: 1.0}
+    return {"probabilities": probabilities, "choice": options[0], "confidence": probabilities[options[0]]}
+
+
+def default_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
+    if path == MESSAGES:
+        return 200, {}, fake_message(body)
+    if path == COUNT_TOKENS:
+        return 200, {}, {"input_tokens": approx_tokens(body.get("messages"))}
+    if path == SYSTEMONE:
+        answers = {key: fake_jev_answer(payload) for key, payload in body.get("questions", {}).items()}
+        usage = {"input_tokens": approx_tokens(body)}
+        return 200, {"x-typesafe-request-id": "req-fake"}, {"answers": answers, "usage": usage,
+                                                            "model": body.get("model")}
+    return 404, {}, {"error": {"type": "not_found", "message": f"no route {path}"}}
+
+
+class FakeModelServer:
+    def __init__(self, responder: Responder = default_responder) -> None:
+        self.responder = responder
+        self.requests: list[Received] = []
+        self._scripts: dict[str, deque[Canned]] = defaultdict(deque)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def script(self, path: str, *replies: Canned) -> None:
+        with self._lock:
+            self._scripts[path].extend(replies)
+
+    def count(self, path: str | None = None) -> int:
+        with self._lock:
+            return sum(1 for r in self.requests if path is None or r.path == path)
+
+    def start(self) -> "FakeModelServer":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "FakeModelServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_reply(self, path: str, body: Any) -> Canned:
+        with self._lock:
+            queue = self._scripts.get(path)
+            canned = queue.popleft() if queue else None
+        if canned is not None and (canned.body is not None or canned.raw is not None or canned.status != 200):
+            return canned
+        status, headers, reply = self.responder(path, body)
+        delay = canned.delay_s if canned else 0.0
+        return Canned(status=status, body=reply, headers={**headers, **(canned.headers if canned else {})},
+                      delay_s=delay)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"null")
+                except ValueError:
+                    body = None
+                path = self.path.split("?", 1)[0]
+                with server._lock:
+                    server.requests.append(Received(path, {k.lower(): v for k, v in self.headers.items()}, body))
+                canned = server._next_reply(path, body)
+                if canned.delay_s:
+                    time.sleep(canned.delay_s)
+                payload = canned.raw if canned.raw is not None else json.dumps(canned.body or {}).encode()
+                try:
+                    self.send_response(canned.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in canned.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+            def log_message(self, *args: object) -> None:  # keep test output quiet
+                pass
+
+        return Handler
+
+
+@pytest.fixture
+def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
+    with FakeModelServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server
+
+
+@pytest.fixture
+def fake_jev(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
+    with FakeModelServer() as server:
+        monkeypatch.setenv("TYPESAFE_URL", server.url)
+        yield server
