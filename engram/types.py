@@ -89,6 +89,7 @@ class Decision:
     target: str | None = None
     fallback: bool = False  # True: a degraded answer holding the question's safe default
     error: str | None = None
+    text: str | None = None  # the merged text an LLM proposed with a "rewrite" (mem0 UPDATE) answer
 
     def p(self, option: str) -> float:
         return float(self.probs.get(option, 0.0))
@@ -156,7 +157,7 @@ class Decision:
             "question": self.question, "options": list(self.options), "probs": dict(self.probs),
             "chosen": self.chosen, "confidence": self.confidence, "backend": self.backend, "model": self.model,
             "latency_ms": self.latency_ms, "cost_usd": self.cost_usd, "target": self.target,
-            "fallback": self.fallback, "error": self.error,
+            "fallback": self.fallback, "error": self.error, "text": self.text,
         }
 
     @classmethod
@@ -166,7 +167,7 @@ class Decision:
             chosen=data["chosen"], confidence=float(data["confidence"]), backend=data["backend"],
             model=data["model"], latency_ms=float(data.get("latency_ms", 0.0)),
             cost_usd=float(data.get("cost_usd", 0.0)), target=data.get("target"),
-            fallback=bool(data.get("fallback", False)), error=data.get("error"),
+            fallback=bool(data.get("fallback", False)), error=data.get("error"), text=data.get("text"),
         )
 
 

@@ -1,0 +1,141 @@
+"""`Engram`: the one public entry point. Other components (the harness, scripts) use only this API."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from engram.flags import Flags
+from engram.protocols import LLM, DecisionBackend, Embedder, Extractor
+from engram.read import ReadPath, Retrieval
+from engram.store import Store
+from engram.types import Fact, Line, Message, WriteReport
+from engram.write import Escalator, Mem0UpdateEscalator, WritePath
+
+OFFLINE_LABEL = "offline stand-ins (rules extractor, rules decider; not the article's models)"
+
+
+def _conversation_time(when: datetime) -> datetime:
+    """One clock for the store: naive UTC, so stated dates and message times always compare."""
+    if when.tzinfo is not None:
+        return when.astimezone(timezone.utc).replace(tzinfo=None)
+    return when
+
+
+class Engram:
+    """Agent memory whose every write decision is a typed question.
+
+    >>> memory = Engram.offline("run/engram.db")                      # doctest: +SKIP
+    >>> memory.add("I live in Paris.", speaker="Ana", when=datetime(2023, 5, 8))   # doctest: +SKIP
+    >>> [line.text for line in memory.search("Where does Ana live?", k=3)]         # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        store_path: str | Path,
+        *,
+        extractor: Extractor,
+        decider: DecisionBackend,
+        embedder: Embedder,
+        escalator: Escalator | LLM | None = None,
+        flags: Flags = Flags(),
+    ) -> None:
+        self.flags = flags
+        self.extractor = extractor
+        self.decider = decider
+        self.embedder = embedder
+        if escalator is not None and not hasattr(escalator, "judge"):
+            escalator = Mem0UpdateEscalator(escalator)  # a bare LLM: escalate with mem0's update prompt
+        self.escalator: Escalator | None = escalator  # type: ignore[assignment]
+        self.store = Store(store_path, embedder.dim)
+        self._paths()
+
+    def _paths(self) -> None:
+        self._write = WritePath(self.store, self.extractor, self.decider, self.embedder, self.escalator, self.flags)
+        self._read = ReadPath(self.store, self.decider, self.embedder, self.flags)
+
+    @classmethod
+    def offline(cls, path: str | Path, *, flags: Flags = Flags(), embedder: Embedder | None = None) -> "Engram":
+        """The offline stack: rules extractor and rules decider (stand-ins) over the real MiniLM embedder."""
+        from engram.deciders.rules import RulesDecider
+        from engram.embed import MiniLMEmbedder
+        from engram.extract import RulesExtractor
+
+        embedder = embedder or MiniLMEmbedder()
+        return cls(path, extractor=RulesExtractor(), decider=RulesDecider(embedder), embedder=embedder, flags=flags)
+
+    # ---- write -----------------------------------------------------------------------------------------------
+
+    def add(self, text: str, *, speaker: str, when: datetime, message_id: str | None = None) -> WriteReport:
+        """Store what one message says. `when` is conversation time; validity is judged against it."""
+        message_id = message_id or f"m{self.store.message_count() + 1}"
+        if self.store.has_message(message_id):
+            raise ValueError(f"message_id {message_id!r}: already stored; expected a new id")
+        message = Message(id=message_id, text=text, speaker=speaker, when=_conversation_time(when))
+        try:
+            with self.store.transaction():
+                return self._write.ingest(message)
+        except BaseException:
+            # The file rolled back; rebuild the in-memory copy from it so the two agree again.
+            self.store.close_db()
+            self.store = Store(self.store.path, self.embedder.dim)
+            self._paths()
+            raise
+
+    # ---- read ------------------------------------------------------------------------------------------------
+
+    def retrieve(self, query: str) -> Retrieval:
+        """The whole read path with its decisions and usage (the harness records the read cost from it)."""
+        return self._read.retrieve(query)
+
+    def search(self, query: str, k: int | None = None) -> list[Line]:
+        """The first k rendered lines of K+(q) (all of them when k is None)."""
+        lines = self.retrieve(query).lines
+        return lines if k is None else lines[:k]
+
+    def facts(self, valid_only: bool = True) -> list[Fact]:
+        """Stored facts in insertion order; by default only those still valid (not closed)."""
+        return [f for f in self.store.all_facts() if f.is_open or not valid_only]
+
+    def explain(self, fact_id: str) -> dict[str, Any]:
+        """A fact, the decisions that shaped it, and its history (insert, belief changes, closes, reopens)."""
+        if fact_id not in self.store:
+            raise KeyError(f"fact_id {fact_id!r}: no such fact in {self.store.path}")
+        fact = self.store.get(fact_id)
+        return {
+            "fact": fact,
+            "decisions": self.store.decisions(fact_id),
+            "history": self.store.events(fact_id),
+            "belief_history": [e for e in self.store.events(fact_id) if e["event"] in ("insert", "belief")],
+            "same_as": [i for i in self.store.same_as_cluster(fact_id) if i != fact_id],
+            "superseded": self.store.superseded_by(fact_id),
+        }
+
+    def stats(self) -> dict[str, Any]:
+        """Counts the harness puts in result files."""
+        facts = self.store.all_facts()
+        events = self.store.event_counts()
+        return {
+            "stored": len(facts),
+            "active": sum(f.is_open for f in facts),
+            "tentative": sum(f.tentative for f in facts),
+            "closes": self.store.close_counts(),
+            "reopens": events.get("reopen", 0),
+            "escalations": events.get("escalation", 0) + events.get("escalation_failed", 0),
+            "escalations_failed": events.get("escalation_failed", 0),
+            "same_as_links": self.store.same_as_count(),
+            "plan_fulfilled_asks": events.get("plan_ask", 0),
+            "ignored_weak": events.get("ignored_weak", 0),
+            "blocked": {
+                "temporal": events.get("blocked_temporal", 0),
+                "cardinality": events.get("blocked_cardinality", 0),
+                "agreement": events.get("blocked_agreement", 0),
+            },
+            "rewrites": events.get("rewrite", 0) + events.get("merge", 0),
+            "failed_requests": events.get("request_failed", 0),
+            "flags": self.flags.describe(),
+        }
+
+    def close(self) -> None:
+        self.store.close_db()

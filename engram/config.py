@@ -1,0 +1,42 @@
+"""Every threshold and cap engram uses, in one file. `tests/engram/test_config_matches_article.py` reads the
+article's text and checks each value against it, so the paper and the code cannot drift apart silently.
+"""
+
+from __future__ import annotations
+
+# The five thresholds of the article's §3.
+THETA_ACT = 0.85  # a decision acts at pi* >= theta_act (also the bar for g_T and g_A)
+THETA_ESC = 0.60  # a superseding relation with pi* < theta_esc is escalated to an LLM
+THETA_REL = 0.5  # a retrieved fact is relevant when rho > theta_rel (strictly greater)
+THETA_CLOSE = 0.25  # an open fact closes when its belief drops below this
+THETA_OPEN = 0.60  # a belief-closed fact reopens when its belief rises above this
+
+# Belief lives in [b_min, b_max] so that log-odds stay finite (§3.1).
+BELIEF_MIN = 0.02
+BELIEF_MAX = 0.98
+INITIAL_TENTATIVE_BELIEF = 0.5  # a fact stored in the "tentative" zone starts undecided
+
+# Write path caps (§3.2).
+CANDIDATE_K = 10  # Top_10 s_cos(f, .)
+GRAPH_CANDIDATE_K = 10  # Top_10 G(f)
+EXTRACT_PREVIOUS_MESSAGES = 10  # m_{t-10} .. m_{t-1}
+EXTRACT_SIMILAR_FACTS = 10  # Top_10 s_cos(m_t, .)
+RARE_ENTITY_MIN_COMMON = 3  # an entity is "common" in >= max(3, 20% of the pool) facts; rare otherwise
+RARE_ENTITY_COMMON_SHARE = 0.2
+
+# Read path caps (§3.3).
+SHORTLIST_K = 30  # A(q) = Top_30 s_cos(q, .)
+FLOOR_K = 10  # the ten closest facts are kept even if judged irrelevant
+RELATION_PULL_K = 10  # currently valid facts of a named relation pulled in
+HISTORY_DEPTH = 5  # how many superseded generations a kept fact brings along
+
+# Models (names only; calls go through the LLM/DecisionBackend protocols).
+EXTRACT_MODEL = "claude-haiku-4-5"
+LLM_MODEL = "claude-sonnet-4-6"  # escalation and the LLM decider
+JEV_MODEL = "jev-1.13.0"
+PINNED_CURRENT_DATE = "2026-09-23"  # the "current date" in extraction prompts, pinned for cache stability
+
+# The mem0 update prompt call as the original made it (escalation and the LLM decider).
+UPDATE_MAX_TOKENS = 2000
+UPDATE_TEMPERATURE = 0.1
+
