@@ -1,0 +1,107 @@
+"""The store keeps everything, persists it in one file, and two runs build identical stores."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram import Flags
+from tests.engram.conftest import day
+from tests.engram.test_write_scenarios import script_move
+
+
+def conversation(memory) -> None:
+    memory.add("Ana lives in Paris. Ana likes jazz.", speaker="Ana", when=day(0), message_id="d1")
+    memory.add("Ana moved to Berlin.", speaker="Ana", when=day(30), message_id="d2")
+
+
+def test_a_reopened_store_holds_the_same_facts_history_and_links(decider, make_memory):
+    script_move(decider)
+    memory = make_memory()
+    conversation(memory)
+    facts, stats = memory.facts(valid_only=False), memory.stats()
+    explained = {f.id: memory.explain(f.id) for f in facts}
+    memory.close()
+
+    again = make_memory()
+    assert again.facts(valid_only=False) == facts
+    assert again.stats() == stats
+    assert {f.id: again.explain(f.id) for f in facts} == explained
+    assert [f.id for f in again.facts()] == ["d1#1", "d2#0"]  # ids derive from message id + index
+
+
+def test_two_runs_build_identical_stores(decider, make_memory):
+    script_move(decider)
+    first, second = make_memory(name="a.db"), make_memory(name="b.db")
+    conversation(first)
+    conversation(second)
+    assert first.facts(valid_only=False) == second.facts(valid_only=False)
+    assert [f.belief for f in first.facts(valid_only=False)] == [f.belief for f in second.facts(valid_only=False)]
+
+
+def test_nothing_is_deleted_and_the_close_is_explained(decider, make_memory):
+    script_move(decider)
+    memory = make_memory()
+    conversation(memory)
+    assert len(memory.facts(valid_only=False)) == 3 and len(memory.facts()) == 2
+    paris = memory.explain("d1#0")
+    assert [e["event"] for e in paris["history"]] == ["insert", "belief", "close"]
+    assert paris["belief_history"][-1]["after"] == paris["fact"].belief
+    assert {d.question for d in paris["decisions"]} >= {"worth_remembering", "edge_type", "temporal_status"}
+    assert memory.explain("d2#0")["superseded"] == ["d1#0"]
+
+
+def test_a_repeated_message_id_is_refused_and_leaves_the_store_unchanged(decider, make_memory):
+    memory = make_memory()
+    memory.add("Ana likes jazz.", speaker="Ana", when=day(0), message_id="x")
+    with pytest.raises(ValueError, match="message_id 'x': already stored"):
+        memory.add("Ana likes rock.", speaker="Ana", when=day(1), message_id="x")
+    assert [f.text for f in memory.facts()] == ["Ana likes jazz"]
+
+
+def test_a_crash_mid_message_leaves_nothing_half_written(decider, make_memory):
+    class Boom(Exception):
+        pass
+
+    memory = make_memory()
+    memory.add("Ana likes jazz.", speaker="Ana", when=day(0))
+    original = memory._write._write_fact
+    calls = []
+
+    def explode_on_second(run, draft, index, vector):
+        calls.append(index)
+        if index == 1:
+            raise Boom()
+        original(run, draft, index, vector)
+
+    memory._write._write_fact = explode_on_second
+    with pytest.raises(Boom):
+        memory.add("Ana likes rock. Ana likes blues.", speaker="Ana", when=day(1))
+    assert calls == [0, 1]
+    assert [f.text for f in memory.facts()] == ["Ana likes jazz"]
+    assert [f.text for f in make_memory().facts()] == ["Ana likes jazz"]
+
+
+def test_validity_uses_conversation_time_not_the_wall_clock(decider, make_memory):
+    script_move(decider)
+    memory = make_memory()
+    conversation(memory)
+    paris = memory.store.get("d1#0")
+    assert paris.valid_until == day(30) and paris.valid_at(day(29)) and not paris.valid_at(day(31))
+
+
+def test_extraction_sees_the_last_ten_messages_and_ten_similar_facts(decider, make_memory):
+    from tests.engram.conftest import SentenceExtractor
+
+    extractor = SentenceExtractor()
+    memory = make_memory(extractor=extractor)
+    for n in range(13):
+        memory.add(f"Ana read book {n}.", speaker="Ana", when=day(n))
+    context = extractor.contexts[-1]
+    assert [m.text for m in context.previous] == [f"Ana read book {n}." for n in range(2, 12)]
+    assert len(context.similar_facts) == 10 and context.current_date == "2026-09-23"
+
+
+def test_flag_presets_describe_themselves():
+    assert Flags.frozen() == Flags() and Flags.frozen().describe()["belief_evidence"] == "argmax_gt_half"
+    assert Flags.original_frozen().describe()["belief_evidence"] == "all"
+    assert Flags.e2().policy == "direct" and Flags.reranking_off().retrieval_rerank is False
