@@ -11,7 +11,7 @@ from engram.protocols import LLM, DecisionBackend, Embedder, Extractor
 from engram.read import ReadPath, Retrieval
 from engram.store import Store
 from engram.types import Fact, Line, Message, WriteReport
-from engram.write import Escalator, Mem0UpdateEscalator, WritePath
+from engram.write import Escalator, Mem0UpdateEscalator, RelationDecider, WritePath
 
 OFFLINE_LABEL = "offline stand-ins (rules extractor, rules decider; not the article's models)"
 
@@ -40,8 +40,10 @@ class Engram:
         embedder: Embedder,
         escalator: Escalator | LLM | None = None,
         flags: Flags = Flags(),
+        relation_decider: RelationDecider | None = None,
     ) -> None:
         self.flags = flags
+        self.relation_decider = relation_decider
         self.extractor = extractor
         self.decider = decider
         self.embedder = embedder
@@ -52,7 +54,8 @@ class Engram:
         self._paths()
 
     def _paths(self) -> None:
-        self._write = WritePath(self.store, self.extractor, self.decider, self.embedder, self.escalator, self.flags)
+        self._write = WritePath(self.store, self.extractor, self.decider, self.embedder, self.escalator, self.flags,
+                                self.relation_decider)
         self._read = ReadPath(self.store, self.decider, self.embedder, self.flags)
 
     @classmethod

@@ -37,6 +37,7 @@ from engram.types import (
 )
 
 ESCALATION_BACKEND = "llm_escalation"
+LLM_BACKENDS = frozenset({ESCALATION_BACKEND, "llm_decider"})  # certain verdicts, never rechecked or escalated
 ACTION_OF_RELATION = {
     "new": "inserted", "duplicate": "inserted", "refinement": "refined", "update": "updated",
     "contradiction": "contradicted", "negates": "negated",
@@ -77,6 +78,18 @@ class Mem0UpdateEscalator:
         usage = (completion.usage("escalate", "llm") if completion is not None
                  else Usage(role="escalate", backend="llm", model=self.model))
         return Escalation(relation=outcome.relation, text=getattr(outcome, "text", None), usage=usage)
+
+
+class RelationDecider(Protocol):
+    """The LLM-decider arm's shape (`engram.deciders.llm.LLMRelationDecider`): one call per extracted fact that
+    judges the new fact against all its candidates at once, instead of one typed relation question per candidate.
+    Its verdict has `.decision` (a certain Decision about at most one candidate, `.target`) and `.text` (the merged
+    text of a rewrite); `.verdict.completion`, when present, carries the call's usage."""
+
+    name: str
+    model: str
+
+    def decide(self, new: str, candidates: Sequence[tuple[str, str]]) -> Any: ...
 
 
 # ---- per-message bookkeeping ----------------------------------------------------------------------------------
@@ -120,8 +133,9 @@ def union_text(kept: str, other: str) -> str:
 
 class WritePath:
     def __init__(self, store: Store, extractor: Extractor, decider: DecisionBackend, embedder: Embedder,
-                 escalator: Escalator | None, flags: Flags) -> None:
+                 escalator: Escalator | None, flags: Flags, relation_decider: RelationDecider | None = None) -> None:
         self.store = store
+        self.relation_decider = relation_decider
         self.extractor = extractor
         self.decider = decider
         self.embedder = embedder
@@ -207,7 +221,9 @@ class WritePath:
         for fact_id in new_ids:
             i = cands.add(fact_id)
             stored = self.store.get(fact_id)
-            asks.append(Ask(relation_key(i), self.relation_question, {"existing_fact": self._ref(stored)}, fact_id))
+            if self.relation_decider is None:  # the LLM decider judges relations in its own call
+                asks.append(Ask(relation_key(i), self.relation_question, {"existing_fact": self._ref(stored)},
+                                fact_id))
             if self.flags.plan_question and stored.is_open and self._is_plan(stored):
                 asks.append(Ask(plan_key(i), PLAN_FULFILLED, {"existing_fact": self._ref(stored)}, fact_id))
         return asks
@@ -278,8 +294,10 @@ class WritePath:
                 if second is not None:  # a failed extra request only loses the extra candidates
                     self._collect(run, cands, second)
 
-        target, r_star, pi_star = self._pick(cands)
         escalated, escalation_failed = False, False
+        if self.relation_decider is not None:
+            escalation_failed = not self._llm_relation(run, cands, draft.text)
+        target, r_star, pi_star = self._pick(cands)
         # escalate, r* <- L(f, u*), if r* in S and pi* < theta_esc
         if (target is not None and r_star in SUPERSEDING and pi_star < config.THETA_ESC
                 and self.flags.escalate and self.escalator is not None):
@@ -321,6 +339,26 @@ class WritePath:
             self._write_belief(run, fact, vector, cands, target, r_star, pi_star, acted, temporal, state,
                                fact_decisions)
         self._apply_fulfilled(run, fact, cands)
+
+    def _llm_relation(self, run: _Run, cands: _Candidates, new_text: str) -> bool:
+        """The LLM-decider arm: one call with every candidate; False when the call failed (fact kept tentative)."""
+        assert self.relation_decider is not None
+        verdict = self.relation_decider.decide(new_text, [(i, self.store.get(i).text) for i in cands.ids])
+        decision: Decision = verdict.decision
+        completion = getattr(getattr(verdict, "verdict", None), "completion", None)
+        if completion is not None or decision.fallback:
+            run.decision_usage.append(Usage(
+                role="decide", backend=self.relation_decider.name, model=self.relation_decider.model,
+                cost_usd=decision.cost_usd, latency_ms=decision.latency_ms,
+                input_tokens=getattr(completion, "input_tokens", 0), output_tokens=getattr(completion, "output_tokens", 0),
+                cached=bool(getattr(completion, "cached", False)),
+            ))
+        if decision.fallback:
+            self.store.log("llm_decider_failed", None, run.message.id, error=decision.error)
+            return False
+        if decision.target is not None:
+            cands.relation[decision.target] = replace(decision, text=getattr(verdict, "text", None))
+        return True
 
     def _pick(self, cands: _Candidates) -> tuple[str | None, str, float]:
         """u* = argmax_{u in C(f)} max_{o in R \\ {new}} P_D(o | f, u, Q_rel); r*, pi* = its r(f, u*) and pi.
@@ -480,7 +518,7 @@ class WritePath:
                     self.store.mark_disputed(cand_id)
                     self.store.mark_disputed(fact.id)
                 continue
-            escalated = decision.backend == ESCALATION_BACKEND  # an LLM verdict is not asked twice
+            escalated = decision.backend in LLM_BACKENDS  # an LLM verdict is not asked twice
             first_against = stored.against_count == 0
             multi_update = (self.flags.recheck_multi_valued_updates and relation == "update"
                             and cardinality(stored.predicate) == "many")
