@@ -143,3 +143,12 @@ def test_bad_input_exits_2_with_one_line(case, expected, tmp_path, capsys, monke
     code, out, err = run_cli(["compare", *args], capsys, monkeypatch)
     assert code == 2
     assert expected in err and err.count("\n") == 1
+
+
+def test_a_single_conversation_has_no_cluster_interval_and_says_why(tmp_path, capsys, monkeypatch) -> None:
+    a = write_set(tmp_path / "a.json", "engram", {"c1:0": True, "c1:1": True, "c1:2": False})
+    b = write_set(tmp_path / "b.json", "mem0", {"c1:0": False, "c1:1": True, "c1:2": False})
+    code, out, _ = run_cli(["compare", str(a), str(b), "--draws", "100", "--seed", "7"], capsys, monkeypatch)
+    assert code == 0
+    assert "conversation bootstrap     not computed (G=1: a single conversation)" in out
+    assert "(G=3 questions, 100 draws, seed 7)" in out
