@@ -1,0 +1,97 @@
+"""The paper build: results/ → numbers.json, tables (Markdown + LaTeX), figures (SVG/PDF/PNG), article.md and the
+appendix index. It reads only the result files of one stack directory under ``results/``.
+
+``compute`` does all the arithmetic and returns a ``Paper``; ``write`` renders and writes its parts (all of them, or
+the one entry an appendix command names), so ``paper check`` can recompute without writing anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.atomic import dumps_json, write_json, write_text
+from bench.errors import BenchError
+from bench.report import calibration, dev, heldout, updates
+from bench.report.article import render_article
+from bench.report.calibration import CalibrationCell
+from bench.report.figures import FigureContext, FigureSpec, available, render_figure
+from bench.report.inputs import ResultSet
+from bench.report.numbers import Numbers
+from bench.report.tables import Table, render
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RESULTS_ROOT = REPO_ROOT / "results"
+PAPER_DIR = REPO_ROOT / "paper"
+APPENDIX_DIR = REPO_ROOT / "appendix_e"
+DEFAULT_STACK_DIR = "v1"
+
+
+class EntryError(BenchError):
+    """An appendix entry name that the build does not produce."""
+
+
+@dataclass
+class Paper:
+    results: ResultSet
+    numbers: Numbers
+    tables: list[Table]
+    figures: list[FigureSpec]
+    calibration: list[CalibrationCell] = field(default_factory=list)
+
+    def entries(self) -> list[str]:
+        return (["numbers"] + [f"table:{t.name}" for t in self.tables] + [f"figure:{f.name}" for f in self.figures]
+                + ["article"])
+
+
+def compute(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR) -> Paper:
+    rs = ResultSet(results_root, stack_dir)
+    numbers = Numbers()
+    tables: list[Table] = []
+    tables += dev.register(rs, numbers)
+    _, heldout_tables = heldout.register(rs, numbers)
+    tables += heldout_tables
+    tables += updates.register(rs, numbers)
+    cells, calibration_tables = calibration.register(rs, numbers)
+    tables += calibration_tables
+    return Paper(rs, numbers, tables, available(numbers, cells), cells)
+
+
+@dataclass
+class BuildReport:
+    written: list[Path]
+    entries: list[str]
+
+
+def build(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR, out_dir: Path = PAPER_DIR,
+          only: str | None = None, appendix_dir: Path | None = APPENDIX_DIR) -> BuildReport:
+    """Compute everything, then write every output (or only the entry ``only`` names). The appendix index is
+    written with a full build when ``appendix_dir`` is given."""
+    paper = compute(results_root, stack_dir)
+    entries = paper.entries()
+    if only is not None and only not in entries:
+        raise EntryError(f"paper build --only: expected one of {', '.join(entries)}, found {only!r}")
+    selected = entries if only is None else [only]
+    written: list[Path] = []
+    ctx = FigureContext(paper.numbers, paper.results.label, paper.calibration)
+    for spec in paper.figures:
+        if f"figure:{spec.name}" in selected:
+            written += render_figure(spec, ctx, out_dir / "figures")
+    for table in paper.tables:
+        if f"table:{table.name}" in selected:
+            for kind in ("md", "tex"):
+                written.append(write_text(out_dir / "tables" / f"{table.name}.{kind}", render(table, kind)))
+    if "numbers" in selected:
+        written.append(write_json(out_dir / "numbers.json", paper.numbers.to_json()))
+    if "article" in selected:
+        written.append(write_text(out_dir / "article.md", render_article(paper)))
+    if only is None and appendix_dir is not None:
+        from bench.report.appendix import write_index  # the index cites this module's entries
+
+        written += write_index(paper, appendix_dir, stack_dir, out_dir)
+    return BuildReport(written, selected)
+
+
+def numbers_text(paper: Paper) -> str:
+    """numbers.json exactly as the build writes it (for the check)."""
+    return dumps_json(paper.numbers.to_json())
