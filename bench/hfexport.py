@@ -175,6 +175,15 @@ def run_rows(results: Sequence[tuple[Path, Result]], root: Path) -> list[dict[st
     return sorted(rows, key=lambda r: r["result_file"])
 
 
+def _json_text(value: Any) -> str | None:
+    """A cell as text: strings unchanged, lists/objects/numbers as JSON, missing (None/NaN) as null."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, (list, dict)) and pd.isna(value):
+        return None
+    return _json(value)
+
+
 def _flat_table(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """Nested objects become `parent_child` columns (pandas.json_normalize); lists and mixed-type columns become
     JSON text, so parquet gets one type per column."""
@@ -183,8 +192,7 @@ def _flat_table(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
         values = frame[column].dropna()
         kinds = {type(v) for v in values}
         if any(k in (list, dict) for k in kinds) or len(kinds) > 1:
-            frame[column] = frame[column].map(lambda v: None if v is None or v is pd.NA else
-                                              (v if isinstance(v, str) else _json(v)))
+            frame[column] = frame[column].map(_json_text)
     return frame
 
 

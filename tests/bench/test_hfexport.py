@@ -69,7 +69,10 @@ def test_export_round_trips_through_disk_offline(results_root, tmp_path, capsys,
     assert loaded["runs"].num_rows == 2
     assert loaded["contradiction_pairs"].num_rows == 50
     assert loaded["update_set1_items"].num_rows == 30
-    assert {"update_set2_messages", "update_set2_questions"} <= set(loaded)
+    assert loaded["update_set2_messages"].num_rows == 28
+    questions = {row["id"]: row for row in loaded["update_set2_questions"]}
+    assert questions["P01"]["chain"] is None  # absent in the source: null, not the text "NaN"
+    assert questions["C01q1"]["chain"] == '["U2:C01.1", "U2:C01.2", "U2:C01.3"]'
     if CALIBRATION_SOURCE.is_file():
         calibration = loaded["calibration_items"].to_pandas()
         assert len(calibration) == 129 and set(calibration["label_set"].str[0]) == {"A", "B"}
