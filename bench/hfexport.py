@@ -220,7 +220,9 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
     """The DatasetDict and the facts the card states (sources, counts, stacks)."""
     results = list(iter_results(results_root))
     if not results:
-        raise ExportError(f"{results_root}: expected result files (run a slice or `engram-bench import-v1`), found none")
+        raise ExportError(
+            f"{results_root}: expected result files (run a slice or `engram-bench import-v1`), found none"
+        )
     tables: dict[str, datasets.Dataset] = {
         "answers": datasets.Dataset.from_list(answer_rows(results, results_root), features=ANSWER_FEATURES),
         "runs": datasets.Dataset.from_list(run_rows(results, results_root), features=RUN_FEATURES),
@@ -346,7 +348,8 @@ DESCRIPTIONS = {
     "(LoCoMo categories 1-4 and the update questions; adversarial questions are unscored), lines shown and retrieved "
     "tokens. `standins` lists roles served by offline stand-ins (empty on the paper stack).",
     "runs": "One row per result file: accuracy, costs per 1,000 messages (nominal USD), latency medians (recorded), "
-    "and the open-ended blocks of the result schema (models, settings, store, updates, extras, provenance) as JSON text.",
+    "and the open-ended blocks of the result schema (models, settings, store, updates, extras, provenance) as JSON "
+    "text.",
     "update_set1_items": "Update set 1 (30 items: 15 easy closes, 10 subtle no-close traps, 5 fulfilled plans); nested "
     "fields flattened with `_` (e.g. `original_fact`, `update_text`).",
     "update_set2_messages": "Update set 2: the 28 messages (chains of changes), in ingestion order.",

@@ -206,7 +206,9 @@ def render_report(report: dict) -> str:
         f" both right {overall.table.both}, both wrong {overall.table.neither})",
     ]
     if overall.mde is not None:
-        lines.append(f"   minimum detectable effect at 80% power: {100 * overall.mde:.1f} points (paired t, observed sd)")
+        lines.append(
+            f"   minimum detectable effect at 80% power: {100 * overall.mde:.1f} points (paired t, observed sd)"
+        )
     lines += ["", "per category:"] + _group_table(report["by_category"], "category")
     lines += ["", "per conversation:"] + _group_table(report["by_conversation"], "conversation")
     lines += [f"!! {w}" for w in report["warnings"]]
