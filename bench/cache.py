@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -289,3 +289,28 @@ def write_keys_file(path: Path, keys: Iterable[str]) -> Path:
     """Sorted and de-duplicated, so two recordings of the same run write the same file."""
     return write_text(path, "".join(f"{key}\n" for key in sorted(set(keys))))
 
+
+
+def find_entry(key: str, subsets: Sequence[ShippedSubset], local: LocalStore | None) -> CacheEntry | None:
+    """The lookup order every reader uses: shipped subsets first (in order), then the local store."""
+    for subset in subsets:
+        entry = subset.get(key)
+        if entry is not None:
+            return entry
+    return local.get(key) if local is not None else None
+
+
+def export_keys(
+    keys: Sequence[str], out_dir: Path, *, source: str, subsets: Sequence[ShippedSubset], local: LocalStore | None
+) -> SubsetManifest:
+    """Write exactly the entries a run read as a shippable subset; refuse if any of them is in no cache."""
+    found, missing = [], []
+    for key in keys:
+        entry = find_entry(key, subsets, local)
+        (found if entry is not None else missing).append(entry if entry is not None else key)
+    if missing:
+        raise CacheError(
+            f"{source}: expected every call the run read to be cached, found {len(missing)} of {len(keys)} missing "
+            f"(first {missing[0]}); re-run it in record mode with the same cache"
+        )
+    return write_subset(found, out_dir, source=source)

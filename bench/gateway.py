@@ -33,6 +33,7 @@ from bench.cache import (
     LocalStore,
     ShippedSubset,
     discover_subsets,
+    find_entry,
     write_keys_file,
 )
 from bench.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
@@ -234,11 +235,7 @@ class Gateway:
     # -- steps -------------------------------------------------------------------------------------------------
 
     def _find(self, key: str) -> CacheEntry | None:
-        for subset in self.subsets:
-            entry = subset.get(key)
-            if entry is not None:
-                return entry
-        return self.local.get(key) if self.local is not None else None
+        return find_entry(key, self.subsets, self.local)
 
     def _lookup(self, requests: Sequence[CallRequest]) -> _Pending:
         keys = [request.key() for request in requests]

@@ -1,0 +1,163 @@
+"""End to end: record a small run against local Anthropic and Jev servers, export the calls it read with the CLI,
+stop the servers, replay from the exported subset alone and get identical output. Then: no secret anywhere."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakeservers import FakeModelServer
+
+from bench.atomic import write_json
+from bench.budget import Budget, Ledger, RunLabels
+from bench.cache import ShippedSubset
+from bench.clients.anthropic import AnthropicLLM
+from bench.clients.jev import JevDecider
+from bench.clients.wrappers import OfflineLLM
+from bench.errors import CacheMiss
+from bench.gateway import Gateway
+from engram.types import Ask, Question
+
+REPO = Path(__file__).resolve().parents[2]
+ANTHROPIC_KEY = "sk-ant-FAKE-0123456789abcdef"
+JEV_KEY = "ts-FAKE-fedcba9876543210"
+TEMPORAL = Question(id="temporal_status", kind="choice", instructions="When is it true?",
+                    criteria={"current": "true now", "planned": "future", "past": "earlier only"}, default="current")
+WORTH = Question(id="worth_remembering", kind="yes_no", instructions="Keep it?",
+                 criteria={"yes": "stable detail", "no": "small talk"}, default="no")
+
+
+class UpperJudge(OfflineLLM):
+    model = "judge-standin-v1"
+
+    def respond(self, *, role, system, messages, max_tokens, temperature) -> str:
+        return "CORRECT" if "boston" in messages[-1]["content"].lower() else "WRONG"
+
+
+def small_run(gateway: Gateway) -> dict:
+    """A miniature paper-stack run: extraction prompt, two typed decisions, an answer, a judge, a token count."""
+    llm, jev = AnthropicLLM(gateway), JevDecider(gateway, requests_per_second=1000)
+    try:
+        out: dict = {}
+        for i, text in enumerate(["I moved to Boston in May.", "We might adopt a dog next year."]):
+            extraction = llm.complete(role="extract", model="claude-haiku-4-5", system="Extract facts.",
+                                      messages=[{"role": "user", "content": text}], max_tokens=2000,
+                                      temperature=0.1)
+            state = {"new_fact": {"text": text, "subject": "caroline", "object": "unspecified"}}
+            decisions = jev.ask(state, [Ask("temporal", TEMPORAL), Ask("worth", WORTH)])
+            out[f"message-{i}"] = {"extraction": _plain(extraction),
+                                   "decisions": {k: d.to_json() for k, d in sorted(decisions.items())}}
+        answer = llm.complete(role="answer", model="claude-sonnet-4-6", system="Answer briefly.",
+                              messages=[{"role": "user", "content": "Where does Caroline live?"}], max_tokens=1024,
+                              temperature=0.0)
+        judged = UpperJudge(gateway).complete(role="judge", model="claude-sonnet-4-6", system=None,
+                                              messages=[{"role": "user", "content": "gold: Boston"}],
+                                              max_tokens=1024, temperature=0.0)
+        out["answer"], out["judge"] = _plain(answer), _plain(judged)
+        out["tokens"] = llm.count_tokens("claude-sonnet-4-6", [{"role": "user", "content": "Caroline: Boston"}])
+        return out
+    finally:
+        llm.close()
+        jev.close()
+
+
+def _plain(completion) -> dict:
+    data = dataclasses.asdict(completion)
+    data.pop("cached")  # the one field that must differ between a recording and its replay
+    return data
+
+
+def _gateway(cache_dir: Path, tmp_path: Path, **kw) -> Gateway:
+    labels = RunLabels("e2e-run", arm="engram", slice_name="dev")
+    return Gateway(local=cache_dir, labels=labels, budget=Budget(Ledger(tmp_path / "ledger.jsonl"), labels), **kw)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bench", *args], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "ENGRAM_CACHE_DIR": "/nonexistent-cache-dir-for-cli-tests"})
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+    """Record the small run live against the fake servers, write its result and key list, export the subset."""
+    caplog.set_level(logging.DEBUG)  # capture every library log line: the secrets test scans them
+    anthropic_server, jev_server = FakeModelServer().start(), FakeModelServer().start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.url)
+    monkeypatch.setenv("TYPESAFE_URL", jev_server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.setenv("TYPESAFE_API_KEY", JEV_KEY)
+    cache_dir, result = tmp_path / "cache-local", tmp_path / "results" / "engram.json"
+    with _gateway(cache_dir, tmp_path, subsets=[], mode="record") as gateway:
+        output = small_run(gateway)
+        write_json(result, output)
+        gateway.write_keys(result.with_suffix(".calls.txt"))
+    sent = anthropic_server.count() + jev_server.count()
+    keys_seen = {v for server in (anthropic_server, jev_server) for r in server.requests for v in r.headers.values()
+                 if ANTHROPIC_KEY in v or JEV_KEY in v}
+    anthropic_server.stop(), jev_server.stop()
+    exported = _cli("cache", "export", "--run", str(result), "--out", str(tmp_path / "subset"),
+                    "--cache-dir", str(cache_dir))
+    assert exported.returncode == 0, exported.stderr
+    (tmp_path / "run.log").write_text(caplog.text + exported.stdout + exported.stderr)
+    monkeypatch.delenv("ANTHROPIC_API_KEY"), monkeypatch.delenv("TYPESAFE_API_KEY")
+    return {"output": output, "result": result, "subset": tmp_path / "subset", "sent": sent, "keys_seen": keys_seen,
+            "cache_dir": cache_dir, "servers": (anthropic_server, jev_server)}
+
+
+def test_a_recorded_run_replays_identically_from_its_exported_subset_with_servers_stopped(
+        recorded, tmp_path: Path) -> None:
+    assert recorded["sent"] == 2 + 2 + 1 + 1  # two extractions, two Jev requests, one answer, one count
+    subset = ShippedSubset(recorded["subset"])
+    assert len(subset) == 2 + 4 + 1 + 1 + 1  # the judge stand-in is in the subset too
+    with _gateway(None, tmp_path, subsets=[recorded["subset"]], strict=True) as replay:
+        assert small_run(replay) == recorded["output"]
+        counts = replay.counts()
+        assert sum(c.misses for c in counts.values()) == 0 and replay.spent_usd == 0.0
+    assert sum(server.count() for server in recorded["servers"]) == recorded["sent"]  # nothing sent on replay
+
+
+def test_re_exporting_the_same_run_is_byte_identical(recorded, tmp_path: Path) -> None:
+    again = _cli("cache", "export", "--run", str(recorded["result"]), "--out", str(tmp_path / "again"),
+                 "--cache-dir", str(recorded["cache_dir"]))
+    assert again.returncode == 0, again.stderr
+    for name in ("calls.jsonl", "manifest.json"):
+        assert (tmp_path / "again" / name).read_bytes() == (recorded["subset"] / name).read_bytes()
+
+
+def test_a_replay_miss_stops_the_run_naming_provider_model_purpose_and_key(recorded, tmp_path: Path) -> None:
+    with _gateway(None, tmp_path, subsets=[recorded["subset"]]) as replay:
+        llm = AnthropicLLM(replay)
+        with pytest.raises(CacheMiss, match=r"anthropic/claude-sonnet-4-6 \(purpose answer, key [0-9a-f]{64}\)"):
+            llm.complete(role="answer", model="claude-sonnet-4-6", system="Answer briefly.",
+                         messages=[{"role": "user", "content": "A question nobody recorded"}], max_tokens=1024)
+
+
+def test_no_api_key_appears_in_the_cache_subset_results_or_logs(recorded, tmp_path: Path) -> None:
+    places = [recorded["cache_dir"], recorded["subset"], recorded["result"].parent, tmp_path / "run.log",
+              tmp_path / "ledger.jsonl"]
+    files = [p for place in places for p in ([place] if place.is_file() else place.rglob("*")) if p.is_file()]
+    assert len(files) >= 6 and (tmp_path / "run.log").stat().st_size > 0
+    assert len(recorded["keys_seen"]) == 2  # the keys really were used on the wire, so a leak was possible
+    for secret in (ANTHROPIC_KEY, JEV_KEY, "FAKE-0123456789", "fedcba9876543210"):
+        hits = [str(p) for p in files if secret.encode() in p.read_bytes()]
+        assert hits == [], f"{secret!r} found in {hits}"
+
+
+def test_cache_stats_shows_entries_size_and_the_last_runs_hits_and_misses(recorded) -> None:
+    shown = _cli("cache", "stats", "--cache-dir", str(recorded["cache_dir"]))
+    assert shown.returncode == 0, shown.stderr
+    assert "9 entries" in shown.stdout and "e2e-run" in shown.stdout
+    assert "0 hits, 9 misses" in shown.stdout and "anthropic" in shown.stdout
+
+
+def test_export_of_an_unrecorded_run_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    failed = _cli("cache", "export", "--run", str(tmp_path / "nothing.json"), "--out", str(tmp_path / "out"))
+    assert failed.returncode == 2
+    assert failed.stderr.strip().count("\n") == 0 and "nothing.calls.txt" in failed.stderr
+    assert not (tmp_path / "out").exists()
