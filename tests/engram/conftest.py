@@ -53,3 +53,11 @@ def make_memory(tmp_path: Path, decider: ScriptedDecider):
                       embedder=HashEmbedder(), flags=flags, **kwargs)
 
     return build
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The real all-MiniLM-L6-v2 embedder, loaded once per test session (it is the offline stack's main cost)."""
+    from engram.embed import MiniLMEmbedder
+
+    return MiniLMEmbedder()
