@@ -340,6 +340,20 @@ class Store:
         rows.sort(key=lambda r: (-float(masked[r]), self._facts[self._ids[r]].text, self._ids[r]))
         return [(self._ids[r], float(masked[r])) for r in rows[:k]]
 
+    def top_among(self, scores: np.ndarray, fact_ids: Iterable[str], k: int) -> list[str]:
+        """The k best of the given facts by score, ties by text then id (numpy selection: G(f) can be large)."""
+        rows = np.fromiter((self._row[i] for i in fact_ids), dtype=np.int64)
+        if rows.size == 0 or k <= 0:
+            return []
+        values = scores[rows]
+        if rows.size > k:
+            kth = np.partition(values, rows.size - k)[rows.size - k]
+            keep = values >= kth  # every row tied with the k-th stays in the running
+            rows, values = rows[keep], values[keep]
+        order = sorted(range(rows.size), key=lambda j: (-float(values[j]), self._facts[self._ids[rows[j]]].text,
+                                                        self._ids[rows[j]]))
+        return [self._ids[rows[j]] for j in order[:k]]
+
     def score_of(self, scores: np.ndarray, fact_id: str) -> float:
         return float(scores[self._row[fact_id]])
 

@@ -261,8 +261,7 @@ class WritePath:
             if len(holders) < common_bar:
                 hits.update(i for i in holders if self.store.is_candidate(i))
         hits -= exclude
-        ranked = sorted(hits, key=lambda i: (-self.store.score_of(scores, i), self.store.get(i).text, i))
-        return ranked[: config.GRAPH_CANDIDATE_K]
+        return self.store.top_among(scores, hits, config.GRAPH_CANDIDATE_K)  # Top_10 G(f), by cosine
 
     # ---- one fact --------------------------------------------------------------------------------------------
 
