@@ -51,9 +51,12 @@ def register(app: typer.Typer) -> None:
                    f"{report.checked_article} match the article (bootstrap intervals within 1.0 point)")
 
     @appendix.command("run")
-    def appendix_run(entry: str = typer.Argument(..., help="an entry of appendix_e/INDEX.md")) -> None:
+    def appendix_run(
+        entry: str = typer.Argument(..., help="an entry of appendix_e/INDEX.md"),
+        out: Path = typer.Option(PAPER_DIR, help="output directory"),
+    ) -> None:
         """Re-execute one appendix entry."""
         from bench.report.appendix import run_entry
 
-        for path in run_entry(entry):
+        for path in run_entry(entry, out):
             typer.echo(str(path))

@@ -81,20 +81,21 @@ def write_index(paper: Paper, appendix_dir: Path, stack_dir: str, out_dir: Path)
             write_json(appendix_dir / "entries.json", {"stack_dir": stack_dir, "entries": entries})]
 
 
-def run_entry(entry: str) -> list[Path]:
+def run_entry(entry: str, out_dir: Path | None = None) -> list[Path]:
     """Re-execute one appendix entry (the command its index line shows) and return the files it wrote."""
-    from bench.report.build import build
+    from bench.report.build import PAPER_DIR, build
 
-    return build(only=entry).written
+    return build(out_dir=out_dir or PAPER_DIR, only=entry).written
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m bench.report.appendix <entry>   (entries: see appendix_e/INDEX.md)", file=sys.stderr)
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--out"):
+        print("usage: python -m bench.report.appendix <entry> [--out DIR]   (entries: appendix_e/INDEX.md)",
+              file=sys.stderr)
         return 2
     try:
-        written = run_entry(args[0])
+        written = run_entry(args[0], Path(args[2]) if len(args) == 3 else None)
     except BenchError as exc:
         print(f"appendix: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.atomic import dumps_json, write_json, write_text
+from bench.atomic import write_json, write_text
 from bench.errors import BenchError
 from bench.report import calibration, dev, heldout, updates
 from bench.report.article import render_article
@@ -40,8 +40,10 @@ class Paper:
     calibration: list[CalibrationCell] = field(default_factory=list)
 
     def entries(self) -> list[str]:
+        # The article's prose cites the article's numbers, so it is built from the paper stack only.
+        article = ["article"] if self.results.stack == "paper" else []
         return (["numbers"] + [f"table:{t.name}" for t in self.tables] + [f"figure:{f.name}" for f in self.figures]
-                + ["article"])
+                + article)
 
 
 def compute(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR) -> Paper:
@@ -67,7 +69,10 @@ def build(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR,
           only: str | None = None, appendix_dir: Path | None = APPENDIX_DIR) -> BuildReport:
     """Compute everything, then write every output (or only the entry ``only`` names). The appendix index is
     written with a full build when ``appendix_dir`` is given."""
-    paper = compute(results_root, stack_dir)
+    return write(compute(results_root, stack_dir), out_dir, only=only, appendix_dir=appendix_dir)
+
+
+def write(paper: Paper, out_dir: Path, only: str | None = None, appendix_dir: Path | None = None) -> BuildReport:
     entries = paper.entries()
     if only is not None and only not in entries:
         raise EntryError(f"paper build --only: expected one of {', '.join(entries)}, found {only!r}")
@@ -88,10 +93,5 @@ def build(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR,
     if only is None and appendix_dir is not None:
         from bench.report.appendix import write_index  # the index cites this module's entries
 
-        written += write_index(paper, appendix_dir, stack_dir, out_dir)
+        written += write_index(paper, appendix_dir, paper.results.stack_dir, out_dir)
     return BuildReport(written, selected)
-
-
-def numbers_text(paper: Paper) -> str:
-    """numbers.json exactly as the build writes it (for the check)."""
-    return dumps_json(paper.numbers.to_json())

@@ -87,14 +87,14 @@ def draw_acc_vs_tokens(ctx: FigureContext) -> Figure:
         ax.annotate(f"{family} k={ctx.display(f'{stem}.k')}", (x, y), textcoords="offset points", xytext=offset,
                     ha=align, fontsize=6, color=COLORS[family])
     ax.set_xscale("log")
-    ticks = [150, 200, 300, 500, 1000, 1500, 2500]
+    ticks = [150, 300, 500, 1000, 1500, 2500]
     ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlim(120, 3200)
     ax.set_xlabel("mean retrieved tokens per question (log scale)")
     ax.set_ylabel("held-out accuracy (%)")
     ax.grid(alpha=0.3)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.subplots_adjust(left=0.15, right=0.97, top=0.96, bottom=0.2)
     _footer(fig, ctx)
     return fig
 
@@ -117,7 +117,7 @@ def draw_per_category(ctx: FigureContext) -> Figure:
     ax.set_ylim(0, 100)
     ax.legend(ncol=len(rows), loc="upper center", bbox_to_anchor=(0.5, 1.15), frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.subplots_adjust(left=0.07, right=0.99, top=0.86, bottom=0.16)
     _footer(fig, ctx)
     return fig
 
@@ -146,7 +146,7 @@ def draw_perconv_diffs(ctx: FigureContext) -> Figure:
     ax.set_ylabel("Δ accuracy, points (95% CI)")
     ax.legend(loc="upper right", frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.subplots_adjust(left=0.08, right=0.99, top=0.97, bottom=0.16)
     _footer(fig, ctx)
     return fig
 
@@ -175,7 +175,7 @@ def draw_reliability(ctx: FigureContext) -> Figure:
         ax.set_xlabel("confidence (bin mean)")
         ax.legend(loc="upper left", frameon=False)
     axes[0][0].set_ylabel("accuracy in bin")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.subplots_adjust(left=0.07, right=0.99, top=0.9, bottom=0.18, wspace=0.25)
     _footer(fig, ctx)
     return fig
 
@@ -201,7 +201,7 @@ def draw_tradeoff(ctx: FigureContext) -> Figure:
         ax.axvline(float(ctx.value(f"tradeoff.theta_{theta_id(theta)}.theta")), color="#999999", linewidth=0.7)
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
     fig.legend(handles, [h.get_label() for h in handles], loc="upper center", ncol=2, frameon=False, fontsize=6)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.86))
+    fig.subplots_adjust(left=0.17, right=0.85, top=0.84, bottom=0.17)
     _footer(fig, ctx)
     return fig
 
@@ -227,7 +227,7 @@ def draw_cost_breakdown(ctx: FigureContext) -> Figure:
     ax.set_xlabel("write cost per 1,000 messages (USD)")
     ax.set_xlim(0, max(ctx.value(f"dev.{a}.cost_per_1k") for a, _ in arms) * 1.25 if arms else 1)
     fig.legend(loc="upper center", ncol=2, frameon=False, fontsize=6)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.84))
+    fig.subplots_adjust(left=0.42, right=0.96, top=0.82, bottom=0.2)
     _footer(fig, ctx)
     return fig
 
