@@ -202,7 +202,7 @@ def _build_arm(name: str, path: Path, data: dict[str, Any], lineage: tuple[str, 
             f"{path}: field 'system' names unknown system {system!r}; expected one of: {', '.join(known_systems)}"
         )
     settings = _field(path, data, "settings", dict, default={})
-    settings = _checked_settings(path, system, settings)
+    _checked_settings(path, system, settings)  # the arm keeps its settings as declared; the system fills defaults
     models, stack_models = _models(path, data.get("models", {}))
     token_match = _token_match(path, data.get("token_match"))
     k = _ks(path, "k", data["k"]) if "k" in data else None
