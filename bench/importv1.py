@@ -384,20 +384,26 @@ def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) ->
     _fold_heldout_extras(results, results_dir, known, locomo)
     _add_token_matched(results, results_dir, known, locomo)
 
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
+    # Write into a sibling directory and swap it in at the end, so a failure never leaves half an import.
+    staging = out_dir.with_name(f".{out_dir.name}.importing")
+    if staging.exists():
+        shutil.rmtree(staging)
     written: list[Path] = []
     for (slice_name, arm, k), result in sorted(results.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)):
-        target = out_dir / slice_dir(slice_name) / file_name(arm, k)
+        target = staging / slice_dir(slice_name) / file_name(arm, k)
         write_result(target, result)
         written.append(target)
-    copies = [(results_dir / name, out_dir / "supplementary" / name) for name in SUPPLEMENTARY]
-    copies.append((source_dir / ARTICLE_NUMBERS, out_dir / ARTICLE_NUMBERS))
+    copies = [(results_dir / name, staging / "supplementary" / name) for name in SUPPLEMENTARY]
+    copies.append((source_dir / ARTICLE_NUMBERS, staging / ARTICLE_NUMBERS))
     for src, dst in copies:
         write_bytes(dst, src.read_bytes())
         written.append(dst)
-    manifest = _write_manifest(out_dir, written, results, copies)
-    return ImportReport(written=written, manifest=manifest)
+    _write_manifest(staging, f"results/{out_dir.name}", written, results, copies)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    staging.rename(out_dir)
+    final = [out_dir / p.relative_to(staging) for p in written]
+    return ImportReport(written=final, manifest=out_dir / "MANIFEST.json")
 
 
 def _fold_heldout_extras(results: dict[tuple[str, str, int | None], Result], results_dir: Path,
@@ -458,13 +464,14 @@ def _add_token_matched(results: dict[tuple[str, str, int | None], Result], resul
             results[key] = scored
 
 
-def _write_manifest(out_dir: Path, written: list[Path], results: dict[Any, Result],
+def _write_manifest(out_dir: Path, cited_as: str, written: list[Path], results: dict[Any, Result],
                     copies: list[tuple[Path, Path]]) -> Path:
+    """MANIFEST.json: each written file as ``<cited_as>/<relative path>`` with its sha256 and its v1 sources."""
     by_target = {dst: [_source(src)] for src, dst in copies}
     for (slice_name, arm, k), result in results.items():
         by_target[out_dir / slice_dir(slice_name) / file_name(arm, k)] = list(result.provenance.sources)
     entries = [
-        {"path": _repo_relative(p), "sha256": sha256_of(p),
+        {"path": f"{cited_as}/{p.relative_to(out_dir).as_posix()}", "sha256": sha256_of(p),
          "sources": [{"path": s.path, "sha256": s.sha256, "license": s.license} for s in by_target[p]]}
         for p in sorted(written)
     ]

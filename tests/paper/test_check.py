@@ -1,0 +1,78 @@
+"""`make paper-check`: the committed numbers and the article's printed numbers recompute from results/, and a
+changed label in one result file makes the check fail naming the number it moved."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.errors import ResultError
+from bench.report.build import PAPER_DIR, Paper
+from bench.report.check import check, compare_article, compare_committed, read_article_numbers
+from bench.report.numbers import load_numbers_json
+from bench.results import Result, read_result, write_result
+
+COMMITTED = PAPER_DIR / "numbers.json"
+ENGRAM_K3_CONV30 = Path("v1/heldout/conv-30/engram__k3.json")
+
+
+def test_committed_numbers_json_recomputes_exactly(paper_v1: Paper) -> None:
+    problems = compare_committed(paper_v1, load_numbers_json(COMMITTED))
+    assert problems == [], "\n".join(map(str, problems[:5]))
+
+
+def test_every_article_number_is_reproduced_with_its_printed_display(paper_v1: Paper) -> None:
+    article = read_article_numbers(paper_v1.results.article_numbers_path())
+    assert len(article) >= 90
+    assert compare_article(paper_v1, article) == []
+    # the spot the reader checks first
+    assert paper_v1.numbers["heldout.mem0-token-matched.delta"].display == article["heldout.mem0-token-matched.delta"]
+
+
+def test_bootstrap_ids_get_one_point_of_tolerance_and_nothing_else_does(paper_v1: Paper) -> None:
+    ours = paper_v1.numbers["heldout.mem0-token-matched.bootstrap_low"].value * 100
+    near = {"heldout.mem0-token-matched.bootstrap_low": f"{ours + 0.9:+.1f}"}
+    far = {"heldout.mem0-token-matched.bootstrap_low": f"{ours + 1.2:+.1f}"}
+    assert compare_article(paper_v1, near) == []
+    assert [p.id for p in compare_article(paper_v1, far)] == ["heldout.mem0-token-matched.bootstrap_low"]
+    off_by_a_tenth = {"heldout.engram-k3.accuracy": "73.4%"}
+    assert [p.id for p in compare_article(paper_v1, off_by_a_tenth)] == ["heldout.engram-k3.accuracy"]
+
+
+def _flip_first_correct_scored_label(path: Path) -> None:
+    """Rewrite the file through the schema so its summaries stay consistent: a tamper the schema cannot see."""
+    result = read_result(path)
+    index = next(i for i, a in enumerate(result.answers) if a.scored and a.correct)
+    answers = list(result.answers)
+    answers[index] = replace(answers[index], label="WRONG")
+    fields = {f: getattr(result, f) for f in Result.__dataclass_fields__ if f not in
+              ("answers", "accuracy", "accuracy_by_category", "schema_version")}
+    write_result(path, Result.build(answers=answers, **fields))
+
+
+def test_one_flipped_label_fails_the_check_naming_the_number(results_copy: Path) -> None:
+    _flip_first_correct_scored_label(results_copy / ENGRAM_K3_CONV30)
+    report = check(results_copy, "v1", COMMITTED)
+    failing = {p.id for p in report.problems}
+    assert "heldout.engram-k3.accuracy" in failing
+    assert "heldout.mem0-k3.delta" in failing
+    message = next(str(p) for p in report.problems if p.id == "heldout.engram-k3.accuracy")
+    assert "article prints 73.3%, results/ give 73.1%" in message or "committed 73.3%" in message
+
+    outcome = CliRunner().invoke(app, ["paper", "check", "--results", str(results_copy)])
+    assert outcome.exit_code == 1
+    assert "paper check: heldout.engram-k3.accuracy:" in outcome.output
+
+
+def test_a_label_flipped_behind_a_stale_summary_is_refused_naming_the_file(results_copy: Path) -> None:
+    path = results_copy / ENGRAM_K3_CONV30
+    data = json.loads(path.read_text())
+    data["answers"][0]["label"] = "WRONG" if data["answers"][0]["label"] == "CORRECT" else "CORRECT"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultError, match=r"engram__k3\.json: field accuracy: expected \d+/81 as counted"):
+        check(results_copy, "v1", COMMITTED)
