@@ -372,11 +372,24 @@ def choose_matched_k(arm: Arm, slice_name: str, stack: str, root: Path) -> tuple
     return chosen, by_k, reference
 
 
+def _run_missing_prerequisites(arm: Arm, slice_name: str, stack: str, options: RunOptions) -> None:
+    """Token matching reads the sweep arm at every k and the reference arm at its k; run whichever is missing
+    (one ingestion per arm and slice), so the matched arm works on any slice with one command."""
+    assert arm.token_match is not None
+    match = arm.token_match
+    for name in _pooled_slices(slice_name):
+        for needed_arm, ks in ((match.sweep_arm, match.ks), (match.reference_arm, (match.reference_k,))):
+            missing = tuple(k for k in ks if not result_path(options.results_root, stack, name, needed_arm, k).is_file())
+            if missing:
+                run_arm(needed_arm, name, replace(options, ks=missing))
+
+
 def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Path:
     """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
     through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
     assert arm.token_match is not None
     started, wall_start = _now(), time.perf_counter()
+    _run_missing_prerequisites(arm, the_slice.name, stack.name, options)
     k, by_k, reference = choose_matched_k(arm, the_slice.name, stack.name, options.results_root)
     sweep = read_result(result_path(options.results_root, stack.name, the_slice.name, arm.token_match.sweep_arm, k))
     if any(a.lines is None for a in sweep.answers):

@@ -137,3 +137,30 @@ def test_k_on_the_command_line_must_be_positive_integers() -> None:
         parse_ks("three")
     with pytest.raises(ConfigError, match="--k"):
         parse_ks("0")
+
+
+def test_token_matched_arm_runs_its_prerequisites_and_answers_at_the_closest_k(workspace: dict[str, Path]) -> None:
+    arms = workspace["arms"]
+    (arms / "sweep.toml").write_text('system = "raw-turn-rag"\nk = [1, 2, 3, 4, 5]\n', encoding="utf-8")
+    (arms / "reference.toml").write_text('system = "raw-turn-rag"\nk = 3\n[settings]\nshow_dates = false\n',
+                                         encoding="utf-8")
+    (arms / "matched.toml").write_text(
+        'extends = "sweep"\n[token_match]\nsweep_arm = "sweep"\nreference_arm = "reference"\nreference_k = 3\n'
+        'ks = [1, 2, 3, 4, 5]\n', encoding="utf-8")
+
+    [path] = run_arm("matched", "dev", options_for(workspace))
+
+    results = workspace["results"] / "offline" / "dev"
+    mean = lambda p: (lambda a: sum(x.retrieved_tokens for x in a) / len(a))(read_result(p).answers)  # noqa: E731
+    reference = mean(results / "reference__k3.json")
+    by_k = {k: mean(results / f"sweep__k{k}.json") for k in range(1, 6)}
+    expected_k = min(by_k, key=lambda k: (abs(by_k[k] - reference), k))
+    matched = read_result(path)
+    assert path.name == f"matched__k{expected_k}.json" and matched.k == expected_k
+    info = matched.extras["token_match"]
+    assert info["k"] == expected_k and info["reference_tokens"] == pytest.approx(reference)
+    assert info["tokens_by_k"][str(expected_k)] == pytest.approx(by_k[expected_k])
+    sweep = read_result(results / f"sweep__k{expected_k}.json")
+    assert [a.label for a in matched.answers] == [a.label for a in sweep.answers]
+    assert [a.evidence_recall for a in matched.answers] == [a.evidence_recall for a in sweep.answers]
+    assert matched.arm_hash != sweep.arm_hash
