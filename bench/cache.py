@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +96,8 @@ class CacheEntry:
     checksum: str = field(default="")
 
     def content(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("checksum")
-        return data
+        # A shallow read of the fields: dataclasses.asdict would deep-copy the response body on every lookup.
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "checksum"}
 
     def computed_checksum(self) -> str:
         return sha256_hex(canonical_json(self.content()))
@@ -110,18 +109,27 @@ class CacheEntry:
         return canonical_json({**self.content(), "checksum": self.checksum or self.computed_checksum()})
 
 
-def parse_entry(text: str, *, key: str, where: str) -> CacheEntry:
-    """Read and verify one stored entry; any damage is a `CacheError` naming the key and where it lives."""
+def parse_entry(text: str, *, key: str, where: str | Callable[[], str]) -> CacheEntry:
+    """Read and verify one stored entry; any damage is a `CacheError` naming the key and where it lives
+    (`where` may be a function: locating an entry costs a query, so it is only done when something is wrong)."""
     try:
         data = json.loads(text)
         entry = CacheEntry(**data)
     except (TypeError, ValueError) as exc:
-        raise CacheError(f"{where}: entry {key} is not a valid cache entry ({exc}); delete it or re-record") from exc
+        raise CacheError(
+            f"{_place(where)}: entry {key} is not a valid cache entry ({exc}); delete it or re-record"
+        ) from exc
     if entry.key != key:
-        raise CacheError(f"{where}: entry stored under {key} says its key is {entry.key}; delete it or re-record")
+        raise CacheError(
+            f"{_place(where)}: entry stored under {key} says its key is {entry.key}; delete it or re-record"
+        )
     if entry.checksum != entry.computed_checksum():
-        raise CacheError(f"{where}: entry {key} fails its checksum (corrupt); delete it or re-record")
+        raise CacheError(f"{_place(where)}: entry {key} fails its checksum (corrupt); delete it or re-record")
     return entry
+
+
+def _place(where: str | Callable[[], str]) -> str:
+    return where if isinstance(where, str) else where()
 
 
 class LocalStore:
@@ -154,7 +162,7 @@ class LocalStore:
             return None
         if not isinstance(text, str):
             raise CacheError(f"{self._where(key)}: entry {key} is not JSON text; delete it or re-record")
-        return parse_entry(text, key=key, where=self._where(key))
+        return parse_entry(text, key=key, where=lambda: self._where(key))
 
     def add(self, entry: CacheEntry) -> CacheEntry:
         """Store if absent (atomic; first writer wins) and return the entry the cache now holds."""
@@ -163,6 +171,22 @@ class LocalStore:
             return sealed
         stored = self.get(sealed.key)
         return stored if stored is not None else sealed
+
+    def add_many(self, entries: Iterable[CacheEntry], chunk: int = 1000) -> None:
+        """`add()` for many entries, one transaction per chunk (one commit instead of one per entry)."""
+        batch: list[CacheEntry] = []
+        for entry in entries:
+            batch.append(entry.sealed())
+            if len(batch) >= chunk:
+                self._add_chunk(batch)
+                batch = []
+        if batch:
+            self._add_chunk(batch)
+
+    def _add_chunk(self, batch: list[CacheEntry]) -> None:
+        with self._cache.transact(retry=True):
+            for entry in batch:
+                self._cache.add(entry.key, entry.to_json_text(), retry=True)
 
     def put_raw(self, key: str, text: str) -> None:
         """Overwrite a value verbatim. For tests that simulate damage and for repairs; never used by the gateway."""
