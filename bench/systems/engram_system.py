@@ -1,0 +1,242 @@
+"""engram under test: `engram.Engram` with the arm's flags, its models wired through the gateway per stack.
+
+Settings (an arm's `[settings]` table):
+- `preset`: the flag set to start from: "E4_FROZEN" (the frozen held-out system, = the article's flags),
+  "E2" (the dev-table decision-layer arms), "ORIGINAL_FROZEN" (E4_FROZEN with the original code's quirks that
+  change results, for replicating v1 numbers);
+- `relation_decider`: "typed" (the decision model answers one relation question per candidate) or "llm_update"
+  (the LLM-decider arm: one mem0 update-prompt call per extracted fact; the six fact questions stay typed);
+- any field of `engram.Flags` (e.g. `retrieval_rerank = false`), overriding the preset.
+
+Who serves each role (the stack's `models`):
+- extract: `claude-*` → `Mem0PromptExtractor` (mem0's additive prompt) on `AnthropicLLM`;
+  `rules-extractor-standin-v1` → engram's `RulesExtractor` (STAND-IN) through `GatewayExtractor`.
+- decide: `jev-*` → `JevDecider`; `rules-standin-v1` → `RulesDecider` (STAND-IN) through `GatewayDecider`;
+  `claude-*` (only with relation_decider "llm_update") → that model decides relations; the typed fact questions
+  then go to Jev (`JEV_FOR_FACT_QUESTIONS`), as in the v1 `e2_llm` arm.
+- escalate: `claude-*` → mem0's update prompt on `AnthropicLLM`; a rules stand-in → `RulesUpdateLLM` (STAND-IN).
+  The LLM decider on the offline stack uses the same stand-in. Both stand-ins reach the model through the gateway.
+
+Lines are engram's rendered lines (`engram.render`), cut to the first k after the whole read path; each line's
+sources are the source messages of its fact and of the facts in its same_as cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import TYPE_CHECKING, Any
+
+from bench.clients.wrappers import GatewayDecider, GatewayExtractor, OfflineLLM
+from bench.errors import ConfigError
+from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
+
+if TYPE_CHECKING:
+    from bench.slices import SliceMessage, SliceQuestion
+    from engram import Engram
+    from engram.protocols import LLM, DecisionBackend, Extractor
+
+JEV_FOR_FACT_QUESTIONS = "jev-1.13.0"
+RULES_EXTRACTOR = "rules-extractor-standin-v1"
+RULES_DECIDER = "rules-standin-v1"
+PRESETS = ("E4_FROZEN", "E2", "ORIGINAL_FROZEN")
+RELATION_DECIDERS = ("typed", "llm_update")
+
+
+def _flag_settings() -> tuple[Setting, ...]:
+    """One setting per `engram.Flags` field; its default None means "the preset's value"."""
+    from engram.flags import Flags
+
+    hints = typing.get_type_hints(Flags)
+    settings = []
+    for field in dataclasses.fields(Flags):
+        hint = hints[field.name]
+        choices = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else None
+        kind = type(choices[0]) if choices else hint
+        settings.append(Setting(field.name, kind, None, f"engram flag (default: the preset's value)", choices))
+    return tuple(settings)
+
+
+def flags_for(settings: dict[str, Any]) -> Any:
+    """The Flags an arm resolves to: the preset, then every flag the arm sets."""
+    from engram.flags import Flags
+
+    preset = {"E4_FROZEN": Flags.frozen, "E2": Flags.e2, "ORIGINAL_FROZEN": Flags.original_frozen}
+    overrides = {s.name: settings[s.name] for s in _flag_settings() if settings.get(s.name) is not None}
+    return preset[settings["preset"]]().but(**overrides)
+
+
+class RulesUpdateStandin(OfflineLLM):
+    """OFFLINE STAND-IN for the chat model that answers mem0's update prompt (escalation, LLM decider): engram's
+    `RulesUpdateLLM`, served through the gateway like every stand-in."""
+
+    model = "rules-update-standin-v1"
+
+    def __init__(self, gateway: Any, decider: DecisionBackend) -> None:
+        super().__init__(gateway)
+        from engram.deciders.llm import RulesUpdateLLM
+
+        self.inner = RulesUpdateLLM(decider)
+
+    def respond(self, *, role: str, system: str | None, messages: list[dict], max_tokens: int,
+                temperature: float | None) -> str:
+        return self.inner.complete(role=role, model=self.model, system=system, messages=messages,
+                                   max_tokens=max_tokens, temperature=temperature).text
+
+
+@register_system("engram")
+class EngramSystem(System):
+    SETTINGS = (
+        Setting("preset", str, "E4_FROZEN", "flag set to start from", PRESETS),
+        Setting("relation_decider", str, "typed", "who decides relations to candidates", RELATION_DECIDERS),
+        *_flag_settings(),
+    )
+
+    def __init__(self, settings: dict[str, Any], context: SystemContext) -> None:
+        super().__init__(settings, context)
+        from engram import Engram
+        from engram.write import Mem0UpdateEscalator
+
+        self.flags = flags_for(self.settings)
+        self._closers: list[Any] = []
+        self._anthropic: Any = None
+        embedder = context.get_embedder()
+        self.decider = self._decider(context.model_for("decide"))
+        self.extractor = self._extractor(context.model_for("extract"))
+        escalate_model = context.model_for("escalate")
+        self.escalator = Mem0UpdateEscalator(self._chat(escalate_model), model=escalate_model)
+        self.relation_decider = self._relation_decider(context.model_for("decide"))
+        context.run_dir.mkdir(parents=True, exist_ok=True)
+        self.engram: Engram = Engram(
+            context.run_dir / "engram.db", extractor=self.extractor, decider=self.decider, embedder=embedder,
+            escalator=self.escalator, flags=self.flags, relation_decider=self.relation_decider,
+        )
+
+    # -- wiring per stack --------------------------------------------------------------------------------------
+
+    def _anthropic_llm(self) -> LLM:
+        if self._anthropic is None:
+            from bench.clients.anthropic import AnthropicLLM
+
+            self._anthropic = AnthropicLLM(self.context.gateway)
+            self._closers.append(self._anthropic)
+        return self._anthropic
+
+    def _rules_decider(self) -> DecisionBackend:
+        from engram.deciders.rules import RulesDecider
+
+        return RulesDecider(self.context.get_embedder())
+
+    def _extractor(self, model: str) -> Extractor:
+        if model == RULES_EXTRACTOR:
+            from engram.extract import RulesExtractor
+
+            return GatewayExtractor(RulesExtractor(), self.context.gateway)
+        if model.startswith("claude-"):
+            from engram.extract import Mem0PromptExtractor
+
+            return Mem0PromptExtractor(self._anthropic_llm(), model)
+        raise ConfigError(f"models.extract: engram runs on {RULES_EXTRACTOR!r} or a claude-* model, found {model!r}")
+
+    def _typed_backend(self, model: str) -> DecisionBackend:
+        if model == RULES_DECIDER:
+            return GatewayDecider(self._rules_decider(), self.context.gateway)
+        if model.startswith("jev-"):
+            from bench.clients.jev import JevDecider
+
+            jev = JevDecider(self.context.gateway, model)
+            self._closers.append(jev)
+            return jev
+        raise ConfigError(f"models.decide: engram's typed questions run on {RULES_DECIDER!r} or a jev-* model, "
+                          f"found {model!r}")
+
+    def _decider(self, model: str) -> DecisionBackend:
+        if model.startswith("claude-"):
+            if self.settings["relation_decider"] != "llm_update":
+                raise ConfigError(f"models.decide: {model!r} can only decide relations (settings.relation_decider "
+                                  f"= \"llm_update\"); found relation_decider {self.settings['relation_decider']!r}")
+            return self._typed_backend(JEV_FOR_FACT_QUESTIONS)
+        return self._typed_backend(model)
+
+    def _chat(self, model: str) -> LLM:
+        """The chat model behind mem0's update prompt: Claude, or the rules stand-in through the gateway."""
+        if model.startswith("claude-"):
+            return self._anthropic_llm()
+        if model.startswith("rules-"):
+            return RulesUpdateStandin(self.context.gateway, self._rules_decider())
+        raise ConfigError(f"models.escalate: expected a claude-* model or a rules stand-in, found {model!r}")
+
+    def _relation_decider(self, decide_model: str) -> Any:
+        if self.settings["relation_decider"] != "llm_update":
+            return None
+        from engram.deciders.llm import LLMRelationDecider
+
+        return LLMRelationDecider(self._chat(decide_model), model=decide_model)
+
+    # -- the System interface ----------------------------------------------------------------------------------
+
+    def write(self, message: SliceMessage) -> WriteUsage:
+        report = self.engram.add(message.text, speaker=message.speaker, when=message.timestamp,
+                                 message_id=message.id)
+        return WriteUsage(
+            extract_cost_usd=report.extract_cost_usd,
+            decision_cost_usd=report.decision_cost_usd,
+            extract_ms=report.extract_ms,
+            decision_ms=report.decide_ms,
+            facts=report.facts_extracted,
+            calls=len(report.extract_usage) + len(report.decision_usage),
+        )
+
+    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+        result = self.engram.retrieve(question.question)
+        shown = result.lines if k is None else result.lines[:k]
+        return Retrieval(
+            lines=tuple(line.text for line in shown),
+            sources=tuple(self._sources(line.fact_id) for line in shown),
+            cost_usd=result.cost_usd,
+            latency_ms=result.latency_ms,
+            notes={"degraded": result.degraded} if result.degraded else {},
+        )
+
+    def _sources(self, fact_id: str) -> tuple[str, ...]:
+        store = self.engram.store
+        cluster = store.same_as_cluster(fact_id)
+        return tuple(dict.fromkeys(store.get(member).source_message_id for member in cluster))
+
+    def stats(self) -> dict[str, Any]:
+        raw = self.engram.stats()
+        return {
+            **{key: value for key, value in raw.items() if key not in ("closes", "flags")},
+            "closes_by_reason": dict(sorted(raw["closes"].items())),
+        }
+
+    def facts_for_audit(self) -> list[AuditFact]:
+        facts = self.engram.facts(valid_only=False)
+        source_of = {f.id: f.source_message_id for f in facts}
+        return [
+            AuditFact(fact_id=f.id, text=f.text, source_message_id=f.source_message_id, active=f.is_open,
+                      closed_reason=f.closed_reason, closed_by=source_of.get(f.closed_by) if f.closed_by else None)
+            for f in facts
+        ]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "flags": self.flags.describe(),
+            "extractor": {"name": self.extractor.name, "model": self.extractor.model},
+            "decider": {"name": self.decider.name, "model": self.decider.model},
+            "relation_decider": (None if self.relation_decider is None
+                                 else {"name": self.relation_decider.name, "model": self.relation_decider.model}),
+            "escalator": {"model": self.escalator.model},
+            "embedder": self.context.get_embedder().name,
+            "line_format": '[said YYYY-MM-DD] <fact> [(no longer true since YYYY-MM-DD)] - "<source quote>"',
+            "hygiene_pass": "not implemented by engram; the v1 frozen arm ran one before its last checkpoint",
+        }
+
+    def close(self) -> None:
+        self.engram.close()
+        for client in self._closers:
+            closer = getattr(client, "close", None)
+            if closer is not None:
+                closer()
+        self._closers = []
