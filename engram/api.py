@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.flags import Flags
+from engram.hygiene import HygieneReport, run_hygiene
 from engram.protocols import LLM, DecisionBackend, Embedder, Extractor
 from engram.read import ReadPath, Retrieval
 from engram.store import Store
@@ -59,14 +60,23 @@ class Engram:
         self._read = ReadPath(self.store, self.decider, self.embedder, self.flags)
 
     @classmethod
-    def offline(cls, path: str | Path, *, flags: Flags = Flags(), embedder: Embedder | None = None) -> "Engram":
-        """The offline stack: rules extractor and rules decider (stand-ins) over the real MiniLM embedder."""
+    def offline(cls, path: str | Path, *, flags: Flags = Flags(), embedder: Embedder | None = None,
+                escalate: bool = False) -> "Engram":
+        """The offline stack: rules extractor and rules decider (stand-ins) over the real MiniLM embedder; with
+        `escalate`, escalations go to mem0's update prompt answered by the rules stand-in chat model."""
         from engram.deciders.rules import RulesDecider
         from engram.embed import MiniLMEmbedder
         from engram.extract import RulesExtractor
 
         embedder = embedder or MiniLMEmbedder()
-        return cls(path, extractor=RulesExtractor(), decider=RulesDecider(embedder), embedder=embedder, flags=flags)
+        decider = RulesDecider(embedder)
+        escalator = None
+        if escalate:
+            from engram.deciders.llm import RulesUpdateLLM
+
+            escalator = Mem0UpdateEscalator(RulesUpdateLLM(decider))
+        return cls(path, extractor=RulesExtractor(), decider=decider, embedder=embedder, escalator=escalator,
+                   flags=flags)
 
     # ---- write -----------------------------------------------------------------------------------------------
 
@@ -139,6 +149,11 @@ class Engram:
             "failed_requests": events.get("request_failed", 0),
             "flags": self.flags.describe(),
         }
+
+    def hygiene(self) -> HygieneReport:
+        """Link duplicates among facts sharing subject and relation (same_fact question); deletes nothing."""
+        with self.store.transaction():
+            return run_hygiene(self.store, self.decider)
 
     def close(self) -> None:
         self.store.close_db()

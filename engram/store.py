@@ -391,6 +391,9 @@ class Store:
         self._same_as[a].discard(b)
         self._same_as[b].discard(a)
 
+    def directly_linked(self, a: str, b: str) -> bool:
+        return b in self._same_as.get(a, ())
+
     def same_as_cluster(self, fact_id: str) -> list[str]:
         seen, frontier = {fact_id}, [fact_id]
         while frontier:

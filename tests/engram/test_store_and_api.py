@@ -105,3 +105,17 @@ def test_flag_presets_describe_themselves():
     assert Flags.frozen() == Flags() and Flags.frozen().describe()["belief_evidence"] == "argmax_gt_half"
     assert Flags.original_frozen().describe()["belief_evidence"] == "all"
     assert Flags.e2().policy == "direct" and Flags.reranking_off().retrieval_rerank is False
+
+
+def test_hygiene_links_duplicates_within_subject_and_relation_and_can_undo_them(decider, make_memory):
+    decider.on("edge_type", {"hobby": 0.95}, new="jazz")
+    memory = make_memory()
+    memory.add("Ana likes jazz.", speaker="Ana", when=day(0))
+    memory.add("Ana enjoys jazz music.", speaker="Ana", when=day(1))
+    memory.add("Ben likes jazz.", speaker="Ben", when=day(2))  # another subject: never compared with Ana's
+    decider.on("same_fact", 0.9)
+    report = memory.hygiene()
+    assert (report.groups, report.pairs, report.links) == (1, 1, 1)
+    assert memory.stats()["same_as_links"] == 1 and len(memory.facts()) == 3  # linked, nothing deleted
+    decider.on("same_fact", 0.1)
+    assert memory.hygiene().drops == 1 and memory.stats()["same_as_links"] == 0
