@@ -16,7 +16,6 @@ Store behaviour on the update slices follows the original harness's rules (spec 
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from bench import data
+from bench.clock import p50_ms
 from bench.systems import AuditFact, WriteUsage
 from engram.protocols import Embedder
 
@@ -62,8 +62,8 @@ def write_figures(usages: Sequence[WriteUsage], has_decision_layer: bool) -> Wri
         cost_per_1k=1000.0 * sum(u.cost_usd for u in usages) / n,
         extract_cost_per_1k=1000.0 * sum(u.extract_cost_usd for u in usages) / n,
         decision_cost_per_1k=(1000.0 * sum(u.decision_cost_usd for u in usages) / n) if has_decision_layer else None,
-        write_p50_ms=float(statistics.median(u.write_ms for u in usages)),
-        decision_p50_ms=float(statistics.median(deciding)) if has_decision_layer and deciding else None,
+        write_p50_ms=p50_ms([u.write_ms for u in usages]),
+        decision_p50_ms=p50_ms(deciding) if has_decision_layer else None,
     )
 
 
