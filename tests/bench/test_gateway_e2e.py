@@ -3,11 +3,10 @@ stop the servers, replay from the exported subset alone and get identical output
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import json
+import io
 import logging
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -78,40 +77,65 @@ def _gateway(cache_dir: Path, tmp_path: Path, **kw) -> Gateway:
     return Gateway(local=cache_dir, labels=labels, budget=Budget(Ledger(tmp_path / "ledger.jsonl"), labels), **kw)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bench", *args], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, "ENGRAM_CACHE_DIR": "/nonexistent-cache-dir-for-cli-tests"})
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """`engram-bench ...` in this process (the CLI's imports are paid once per session): (exit code, out, err)."""
+    import bench.cli
+
+    out, err, argv = io.StringIO(), io.StringIO(), sys.argv
+    sys.argv = ["engram-bench", *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            bench.cli.main()
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.argv = argv
+    return code, out.getvalue(), err.getvalue()
 
 
-@pytest.fixture
-def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
-    """Record the small run live against the fake servers, write its result and key list, export the subset."""
-    caplog.set_level(logging.DEBUG)  # capture every library log line: the secrets test scans them
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory):
+    """Record the small run live against the fake servers, write its result and key list, export the subset.
+    Recorded once for the module: every test below reads these artefacts and never changes them."""
+    tmp_path = tmp_path_factory.mktemp("e2e")
+    log_path = tmp_path / "run.log"
+    handler = logging.FileHandler(log_path)  # every library log line, at every level: the secrets test scans it
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler), root.setLevel(logging.DEBUG)
     anthropic_server, jev_server = FakeModelServer().start(), FakeModelServer().start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.url)
-    monkeypatch.setenv("TYPESAFE_URL", jev_server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-    monkeypatch.setenv("TYPESAFE_API_KEY", JEV_KEY)
-    cache_dir, result = tmp_path / "cache-local", tmp_path / "results" / "engram.json"
-    with _gateway(cache_dir, tmp_path, subsets=[], mode="record") as gateway:
-        output = small_run(gateway)
-        write_json(result, output)
-        gateway.write_keys(result.with_suffix(".calls.txt"))
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("ANTHROPIC_BASE_URL", anthropic_server.url)
+            env.setenv("TYPESAFE_URL", jev_server.url)
+            env.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+            env.setenv("TYPESAFE_API_KEY", JEV_KEY)
+            cache_dir, result = tmp_path / "cache-local", tmp_path / "results" / "engram.json"
+            with _gateway(cache_dir, tmp_path, subsets=[], mode="record") as gateway:
+                output = small_run(gateway)
+                write_json(result, output)
+                gateway.write_keys(result.with_suffix(".calls.txt"))
+    finally:
+        anthropic_server.stop(), jev_server.stop()
+        root.removeHandler(handler), root.setLevel(old_level)
+        handler.close()
     sent = anthropic_server.count() + jev_server.count()
     keys_seen = {v for server in (anthropic_server, jev_server) for r in server.requests for v in r.headers.values()
                  if ANTHROPIC_KEY in v or JEV_KEY in v}
-    anthropic_server.stop(), jev_server.stop()
-    exported = _cli("cache", "export", "--run", str(result), "--out", str(tmp_path / "subset"),
-                    "--cache-dir", str(cache_dir))
-    assert exported.returncode == 0, exported.stderr
-    (tmp_path / "run.log").write_text(caplog.text + exported.stdout + exported.stderr)
-    monkeypatch.delenv("ANTHROPIC_API_KEY"), monkeypatch.delenv("TYPESAFE_API_KEY")
+    code, out, err = run_cli("cache", "export", "--run", str(result), "--out", str(tmp_path / "subset"),
+                             "--cache-dir", str(cache_dir))
+    assert code == 0, err
+    with log_path.open("a") as log:
+        log.write(out + err)
     return {"output": output, "result": result, "subset": tmp_path / "subset", "sent": sent, "keys_seen": keys_seen,
-            "cache_dir": cache_dir, "servers": (anthropic_server, jev_server)}
+            "cache_dir": cache_dir, "servers": (anthropic_server, jev_server), "tmp": tmp_path}
 
 
 def test_a_recorded_run_replays_identically_from_its_exported_subset_with_servers_stopped(
-        recorded, tmp_path: Path) -> None:
+        recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("ANTHROPIC_API_KEY", "TYPESAFE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
     assert recorded["sent"] == 2 + 2 + 1 + 1  # two extractions, two Jev requests, one answer, one count
     subset = ShippedSubset(recorded["subset"])
     assert len(subset) == 2 + 4 + 1 + 1 + 1  # the judge stand-in is in the subset too
@@ -123,9 +147,9 @@ def test_a_recorded_run_replays_identically_from_its_exported_subset_with_server
 
 
 def test_re_exporting_the_same_run_is_byte_identical(recorded, tmp_path: Path) -> None:
-    again = _cli("cache", "export", "--run", str(recorded["result"]), "--out", str(tmp_path / "again"),
-                 "--cache-dir", str(recorded["cache_dir"]))
-    assert again.returncode == 0, again.stderr
+    code, _, err = run_cli("cache", "export", "--run", str(recorded["result"]), "--out", str(tmp_path / "again"),
+                           "--cache-dir", str(recorded["cache_dir"]))
+    assert code == 0, err
     for name in ("calls.jsonl", "manifest.json"):
         assert (tmp_path / "again" / name).read_bytes() == (recorded["subset"] / name).read_bytes()
 
@@ -138,7 +162,8 @@ def test_a_replay_miss_stops_the_run_naming_provider_model_purpose_and_key(recor
                          messages=[{"role": "user", "content": "A question nobody recorded"}], max_tokens=1024)
 
 
-def test_no_api_key_appears_in_the_cache_subset_results_or_logs(recorded, tmp_path: Path) -> None:
+def test_no_api_key_appears_in_the_cache_subset_results_or_logs(recorded) -> None:
+    tmp_path = recorded["tmp"]
     places = [recorded["cache_dir"], recorded["subset"], recorded["result"].parent, tmp_path / "run.log",
               tmp_path / "ledger.jsonl"]
     files = [p for place in places for p in ([place] if place.is_file() else place.rglob("*")) if p.is_file()]
@@ -150,14 +175,14 @@ def test_no_api_key_appears_in_the_cache_subset_results_or_logs(recorded, tmp_pa
 
 
 def test_cache_stats_shows_entries_size_and_the_last_runs_hits_and_misses(recorded) -> None:
-    shown = _cli("cache", "stats", "--cache-dir", str(recorded["cache_dir"]))
-    assert shown.returncode == 0, shown.stderr
-    assert "9 entries" in shown.stdout and "e2e-run" in shown.stdout
-    assert "0 hits, 9 misses" in shown.stdout and "anthropic" in shown.stdout
+    code, out, err = run_cli("cache", "stats", "--cache-dir", str(recorded["cache_dir"]))
+    assert code == 0, err
+    assert "9 entries" in out and "e2e-run" in out
+    assert "0 hits, 9 misses" in out and "anthropic" in out
 
 
 def test_export_of_an_unrecorded_run_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
-    failed = _cli("cache", "export", "--run", str(tmp_path / "nothing.json"), "--out", str(tmp_path / "out"))
-    assert failed.returncode == 2
-    assert failed.stderr.strip().count("\n") == 0 and "nothing.calls.txt" in failed.stderr
+    code, _, err = run_cli("cache", "export", "--run", str(tmp_path / "nothing.json"), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "nothing.calls.txt" in err
     assert not (tmp_path / "out").exists()
