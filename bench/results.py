@@ -18,6 +18,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -250,17 +251,15 @@ class _Checker:
     def dataclass_from(self, cls: type, d: Any, path: str, nested: Mapping[str, Any] | None = None) -> Any:
         if not isinstance(d, Mapping):
             raise self.fail(path.rstrip("."), "an object", d)
-        names = {f.name for f in fields(cls)}
+        names = _field_names(cls)
         unknown = sorted(set(d) - names)
         if unknown:
             raise ResultError(f"{self.where}: field {path}{unknown[0]} is not in schema v{SCHEMA_VERSION}")
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name not in d:
-                continue
-            raw = d[f.name]
-            convert = (nested or {}).get(f.name)
-            values[f.name] = convert(raw, f"{path}{f.name}") if convert else raw
+        values: dict[str, Any] = dict(d) if not nested else {}
+        if nested:
+            for name, raw in d.items():
+                convert = nested.get(name)
+                values[name] = convert(raw, f"{path}{name}") if convert else raw
         try:
             return cls(**values)
         except TypeError as exc:  # a required field is missing
@@ -269,6 +268,11 @@ class _Checker:
 
 
 _NUM = (int, float)
+
+
+@cache
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls))
 
 
 def _tally(c: _Checker, d: Any, path: str) -> Tally:

@@ -225,7 +225,8 @@ def draw_cost_breakdown(ctx: FigureContext) -> Figure:
         ax.text(total, i, " " + ctx.display(f"dev.{arm}.cost_per_1k"), va="center", fontsize=7)
     ax.set_yticks(range(len(arms)), [label for _, label in arms])
     ax.set_xlabel("write cost per 1,000 messages (USD)")
-    ax.set_xlim(0, max(ctx.value(f"dev.{a}.cost_per_1k") for a, _ in arms) * 1.25 if arms else 1)
+    largest = max((ctx.value(f"dev.{a}.cost_per_1k") for a, _ in arms), default=0.0)
+    ax.set_xlim(0, largest * 1.25 if largest > 0 else 1.0)  # stand-in runs cost $0
     fig.legend(loc="upper center", ncol=2, frameon=False, fontsize=6)
     fig.subplots_adjust(left=0.42, right=0.96, top=0.82, bottom=0.2)
     _footer(fig, ctx)

@@ -36,11 +36,13 @@ class Row:
 
 @dataclass(frozen=True)
 class Comparison:
-    """a − b, paired per question; ``prefix`` is the id stem the article uses for it."""
+    """a − b, paired per question; ``prefix`` is the id stem the article uses for it. ``bootstrap``: also the
+    conversation-cluster interval (the three system comparisons the original reported it for)."""
 
     prefix: str
     a: str
     b: str
+    bootstrap: bool = False
 
 
 @dataclass
@@ -95,10 +97,10 @@ def _frame(files: list[Loaded]) -> pd.DataFrame:
 
 
 COMPARISONS = [
-    Comparison("heldout.mem0-k3", "engram-k3", "mem0-k3"),
+    Comparison("heldout.mem0-k3", "engram-k3", "mem0-k3", bootstrap=True),
     Comparison("heldout.engram-reranking-off-k3", "engram-k3", "engram-reranking-off-k3"),
-    Comparison("heldout.mem0-token-matched", "engram-k3", "mem0-token-matched"),
-    Comparison("heldout.mem0-k20", "engram-k20", "mem0-k20"),
+    Comparison("heldout.mem0-token-matched", "engram-k3", "mem0-token-matched", bootstrap=True),
+    Comparison("heldout.mem0-k20", "engram-k20", "mem0-k20", bootstrap=True),
     Comparison("heldout.reranking-off_vs_token-matched", "engram-reranking-off-k3", "mem0-token-matched"),
 ]
 # The per-conversation comparisons (compare.<a>_vs_<b>.conv.<conv>.*).
@@ -113,7 +115,7 @@ def register(rs: ResultSet, numbers: Numbers) -> tuple[dict[str, HeldoutRow], li
     _register_rows(rows, numbers)
     for comp in COMPARISONS:
         if comp.a in rows and comp.b in rows:
-            _register_comparison(comp.prefix, rows[comp.a], rows[comp.b], numbers, bootstrap=True)
+            _register_comparison(comp.prefix, rows[comp.a], rows[comp.b], numbers, bootstrap=comp.bootstrap)
     if "heldout.mem0-k3.delta" in numbers and "heldout.mem0-token-matched.delta" in numbers:
         k3, tm = numbers["heldout.mem0-k3.delta"], numbers["heldout.mem0-token-matched.delta"]
         src = [s for r in ("engram-k3", "mem0-k3", "mem0-token-matched") for s in rows[r].sources]
