@@ -114,6 +114,7 @@ class _Candidates:
     index: dict[str, int] = field(default_factory=dict)  # candidate id -> i of relation_to_candidate__i
     relation: dict[str, Decision] = field(default_factory=dict)
     plan: dict[str, Decision] = field(default_factory=dict)
+    llm_new: Decision | None = None  # the LLM decider's "new" about no candidate in particular
 
     def add(self, fact_id: str) -> int:
         self.index[fact_id] = len(self.ids)
@@ -349,7 +350,8 @@ class WritePath:
             run.decision_usage.append(Usage(
                 role="decide", backend=self.relation_decider.name, model=self.relation_decider.model,
                 cost_usd=decision.cost_usd, latency_ms=decision.latency_ms,
-                input_tokens=getattr(completion, "input_tokens", 0), output_tokens=getattr(completion, "output_tokens", 0),
+                input_tokens=getattr(completion, "input_tokens", 0),
+                output_tokens=getattr(completion, "output_tokens", 0),
                 cached=bool(getattr(completion, "cached", False)),
             ))
         if decision.fallback:
@@ -357,6 +359,8 @@ class WritePath:
             return False
         if decision.target is not None:
             cands.relation[decision.target] = replace(decision, text=getattr(verdict, "text", None))
+        else:
+            cands.llm_new = decision
         return True
 
     def _pick(self, cands: _Candidates) -> tuple[str | None, str, float]:
@@ -371,7 +375,11 @@ class WritePath:
             if non_new > best_score:
                 best, best_score = fact_id, non_new
         if best is None:
-            return None, "new", 1.0  # nothing stored to compare with: a new fact, certainly
+            if not cands.ids:
+                return None, "new", 1.0  # nothing stored to compare with: a new fact, certainly
+            if cands.llm_new is not None:
+                return None, "new", cands.llm_new.confidence
+            return None, "new", 0.0  # candidates, but no usable answer about any: keep the fact tentative
         decision = cands.relation[best]
         return best, decision.chosen, decision.confidence
 

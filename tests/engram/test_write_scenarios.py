@@ -282,3 +282,12 @@ def test_the_e2_policy_closes_at_once_on_a_confident_current_update(decider, mak
     report = memory.add("Ana moved to Berlin Mitte.", speaker="Ana", when=day(31))
     assert report.actions == ["merged"] and len(memory.facts()) == 1
     assert "Mitte" in memory.facts()[0].text
+
+
+def test_when_no_candidate_gets_a_usable_answer_the_new_fact_is_tentative(decider, make_memory):
+    decider.on("relation_to_candidate", Raw("garbled"), new="Lisbon")
+    memory = make_memory()
+    memory.add("Ana lives in Paris.", speaker="Ana", when=day(0))
+    report = memory.add("Ana lives in Lisbon.", speaker="Ana", when=day(9))
+    assert report.outcomes[0].tentative and report.outcomes[0].relation == "new"
+    assert only(memory.facts(), "Paris").belief == config.BELIEF_MAX
