@@ -230,9 +230,17 @@ _KEPT_WORDS = frozenset(
 
 @cache
 def _stop_words() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS  # a word list only; loads no model
+    """spaCy's English stop-word list, read from its data module without importing spaCy itself (the package
+    import takes seconds; the list is a plain Python set literal with no imports)."""
+    import importlib.util
 
-    return frozenset(STOP_WORDS) - _KEPT_WORDS
+    spec = importlib.util.find_spec("spacy")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("spaCy is not installed: the lexical judge needs its English stop-word list")
+    path = Path(spec.origin).parent / "lang" / "en" / "stop_words.py"
+    namespace: dict[str, Any] = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+    return frozenset(namespace["STOP_WORDS"]) - _KEPT_WORDS
 
 
 def content_stems(text: Any) -> list[str]:
@@ -405,19 +413,22 @@ class LexicalJudge:
 # Choosing by stack
 
 
-def make_answerer(models: Mapping[str, str], gateway: Gateway, embedder: Embedder) -> LLMAnswerer | ExtractiveAnswerer:
-    """The answerer the stack's `answer` role names: the extractive stand-in, or a Claude model via the gateway."""
+def make_answerer(
+    models: Mapping[str, str], gateway: Gateway, embedder: Embedder, llm: LLM | None = None
+) -> LLMAnswerer | ExtractiveAnswerer:
+    """The answerer the stack's `answer` role names: the extractive stand-in, or a Claude model through the
+    gateway (pass the run's `AnthropicLLM` as `llm` to share one client)."""
     model = models["answer"]
     if model == EXTRACTIVE_ANSWERER_MODEL:
         return ExtractiveAnswerer(gateway, embedder)
-    return LLMAnswerer(_anthropic(gateway), model)
+    return LLMAnswerer(llm if llm is not None else _anthropic(gateway), model)
 
 
-def make_judge(models: Mapping[str, str], gateway: Gateway) -> LLMJudge | LexicalJudge:
+def make_judge(models: Mapping[str, str], gateway: Gateway, llm: LLM | None = None) -> LLMJudge | LexicalJudge:
     model = models["judge"]
     if model == LEXICAL_JUDGE_MODEL:
         return LexicalJudge(gateway)
-    return LLMJudge(_anthropic(gateway), model)
+    return LLMJudge(llm if llm is not None else _anthropic(gateway), model)
 
 
 def _anthropic(gateway: Gateway) -> LLM:

@@ -5,7 +5,7 @@ JSON block the answer prompt carries, minus the count of an empty block, so the 
 
 Two counters, chosen by the stack's `count_tokens` role:
 - paper: Anthropic's token-count endpoint for claude-sonnet-4-6 (the block as one user message), through the
-  gateway's `AnthropicLLM.count_tokens`, so counts are cached and replayed like any call;
+  gateway's `AnthropicTokenCounter`, so counts are cached and replayed like any call;
 - offline: `LocalTokenCounter`, a STAND-IN ("local-token-counter-standin-v1"): the number of WordPiece tokens of
   the block under MiniLM's tokenizer (shipped with the embedding model, no download). It tracks Claude's counts
   roughly (both are subword counts) but is not the paper's figure. It goes through the gateway as provider
@@ -77,22 +77,12 @@ class LocalTokenCounter:
         return int(result.body["tokens"])
 
 
-class AnthropicTokenCounter:
-    """Anthropic's count endpoint for the block as one user message (claude-sonnet-4-6 on the paper stack)."""
-
-    def __init__(self, gateway: Gateway, model: str) -> None:
-        from bench.clients.anthropic import AnthropicLLM
-
-        self.llm = AnthropicLLM(gateway)
-        self.model = model
-
-    def count(self, text: str) -> int:
-        return int(self.llm.count_tokens(self.model, [{"role": "user", "content": text}]))
-
-
-def make_token_counter(models: Mapping[str, str], gateway: Gateway) -> TokenCounter:
-    """The counter the stack's `count_tokens` role names."""
+def make_token_counter(models: Mapping[str, str], gateway: Gateway, llm: Any = None) -> TokenCounter:
+    """The counter the stack's `count_tokens` role names: the local stand-in, or Anthropic's count endpoint
+    (the gateway's `AnthropicTokenCounter`; pass the run's `AnthropicLLM` as `llm` to share its connection)."""
     model = models["count_tokens"]
     if model == LOCAL_COUNTER_MODEL:
         return LocalTokenCounter(gateway)
-    return AnthropicTokenCounter(gateway, model)
+    from bench.clients.anthropic import AnthropicLLM, AnthropicTokenCounter
+
+    return AnthropicTokenCounter(llm if llm is not None else AnthropicLLM(gateway), model)

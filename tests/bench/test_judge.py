@@ -199,3 +199,13 @@ def test_extractive_answerer_returns_the_line_that_matches_the_question(gateway:
     assert when.text == "Melanie ran a charity race for mental health (said 1:14 pm on 25 May, 2023)"
     assert answerer.answer("What did Melanie paint?", lines, ["Caroline", "Melanie"]).cached
     assert answerer.answer("Anything?", [], ["Caroline", "Melanie"]).text == "I don't know"
+
+
+def test_the_stack_decides_between_stand_ins_and_real_models(gateway: Gateway) -> None:
+    assert isinstance(make_judge(OFFLINE_MODELS, gateway), LexicalJudge)
+    llm = RecordingLLM('{"label": "CORRECT"}')
+    paper_judge = make_judge({"judge": "claude-sonnet-4-6"}, gateway, llm=llm)
+    assert isinstance(paper_judge, LLMJudge) and paper_judge.model == "claude-sonnet-4-6"
+    assert paper_judge.judge("Q?", "Paris", "Paris").label == CORRECT
+    paper_answerer = make_answerer({"answer": "claude-sonnet-4-6"}, gateway, shared_minilm(), llm=llm)
+    assert isinstance(paper_answerer, LLMAnswerer)
