@@ -247,6 +247,19 @@ class ShippedSubset:
             raise CacheError(f"{manifest_path}: expected {manifest.entries} entries, found {len(self._entries)}")
         self.manifest = manifest
 
+    @classmethod
+    def open(cls, directory: Path) -> "ShippedSubset":
+        """A verified subset, read once per process while its files are unchanged (subsets are read-only, and
+        verifying tens of thousands of entries for every gateway a test suite builds would be wasted work)."""
+        directory = Path(directory).resolve()
+        stamp = tuple(_file_stamp(directory / name) for name in (SUBSET_MANIFEST_FILE, SUBSET_ENTRIES_FILE))
+        cached = _OPENED_SUBSETS.get(directory)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        subset = cls(directory)
+        _OPENED_SUBSETS[directory] = (stamp, subset)
+        return subset
+
     def get(self, key: str) -> CacheEntry | None:
         return self._entries.get(key)
 
@@ -255,6 +268,17 @@ class ShippedSubset:
 
     def keys(self) -> Iterable[str]:
         return self._entries.keys()
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+_OPENED_SUBSETS: dict[Path, tuple[tuple[tuple[int, int] | None, ...], ShippedSubset]] = {}
 
 
 def _line_key(line: str, *, where: str) -> str:

@@ -135,7 +135,7 @@ class Gateway:
         self.replay_latency: ReplayLatency = replay_latency
         self.local = LocalStore(local) if local is not None else None
         subset_dirs = discover_subsets(exclude=[local] if local else []) if subsets is None else list(subsets)
-        self.subsets = [ShippedSubset(path) for path in subset_dirs]
+        self.subsets = [ShippedSubset.open(path) for path in subset_dirs]
         self.modes: dict[str, Mode] = {
             provider: mode if mode is not None else ("live" if env.get(var) else "replay")
             for provider, var in API_KEY_ENV.items()
@@ -254,8 +254,8 @@ class Gateway:
         return pending
 
     def _refuse_if_not_allowed(self, request: CallRequest, key: str) -> None:
-        where = ", ".join([str(s.directory) for s in self.subsets] + ([str(self.local.directory)] if self.local else []))
-        where = where or "no cache"
+        places = [str(s.directory) for s in self.subsets] + ([str(self.local.directory)] if self.local else [])
+        where = ", ".join(places) or "no cache"
         if self.strict:
             raise CacheMiss(
                 f"strict replay: no cached response for {request.provider}/{request.model} "

@@ -17,7 +17,7 @@ import math
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -95,16 +95,23 @@ def decision_from_result(ask: Ask, result: CallResult) -> Decision:
 class RateLimiter:
     """Spaces request starts at least 1/rps apart (client-side pacing; created inside the client's loop)."""
 
-    def __init__(self, per_second: float) -> None:
+    def __init__(
+        self,
+        per_second: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._interval = 1.0 / per_second if per_second > 0 else 0.0
+        self._clock = clock
+        self._sleep = sleep
         self._next = 0.0
         self._lock = asyncio.Lock()
 
     async def wait(self) -> None:
         async with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             if self._next > now:
-                await asyncio.sleep(self._next - now)
+                await self._sleep(self._next - now)
                 now = self._next
             self._next = now + self._interval
 

@@ -27,7 +27,7 @@ def export_run(run: str, out: Path, cache_dir: Path | None = None,
     subset_dirs = discover_subsets(exclude=[local_dir]) if subsets is None else subsets
     local = LocalStore(local_dir) if local_dir.exists() else None
     try:
-        return export_keys(keys, out, source=keys_path.name, subsets=[ShippedSubset(p) for p in subset_dirs],
+        return export_keys(keys, out, source=keys_path.name, subsets=[ShippedSubset.open(p) for p in subset_dirs],
                            local=local)
     finally:
         if local is not None:
@@ -48,7 +48,7 @@ def cache_stats(cache_dir: Path | None = None) -> dict:
             except ValueError as exc:
                 raise CacheError(f"{last}: expected the last run's counters as JSON, found unreadable text") from exc
     for path in discover_subsets(exclude=[local_dir]):
-        stats["subsets"][path.name] = len(ShippedSubset(path))
+        stats["subsets"][path.name] = len(ShippedSubset.open(path))
     return stats
 
 

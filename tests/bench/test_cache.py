@@ -90,7 +90,8 @@ def test_two_processes_build_the_same_key_for_the_same_request() -> None:
     keys = set()
     for seed in ("1", "2"):  # different hash seeds: dict/set iteration order may differ between processes
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([PYTHON, "-c", script, json.dumps(BASE.body)], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run([PYTHON, "-c", script, json.dumps(BASE.body)], cwd=REPO, env=env, capture_output=True,
+                             text=True, check=True)
         keys.add(out.stdout.strip())
     assert keys == {BASE.key()}
 

@@ -165,3 +165,33 @@ def test_jev_rounding_within_a_hundredth_is_accepted() -> None:
     assert validate_answer(WORTH, {"noul": 0.3})[1] == "no"
     with pytest.raises(ValueError):
         validate_answer(WORTH, {"noul": True})
+
+
+def test_connection_errors_are_retried_then_fail_the_request(gateway, sleeps) -> None:
+    with FakeModelServer() as server:
+        closed_url = server.url  # a port that nothing listens on once the server has stopped
+    decider = JevDecider(gateway, base_url=closed_url, retry=RetryPolicy(sleep=sleeps), requests_per_second=1000)
+    with pytest.raises(JevUnavailable, match=r"connection, connection, connection"):
+        decider.ask(STATE, asks())
+    assert sleeps.delays == [0.25, 0.5] and len(gateway.local) == 0
+
+
+def test_request_starts_are_paced_to_the_configured_rate() -> None:
+    import asyncio
+
+    from bench.clients.jev import RateLimiter
+
+    now = [100.0]
+    waits: list[float] = []
+
+    async def virtual_sleep(seconds: float) -> None:  # a virtual clock: sleeping advances it, nothing waits
+        waits.append(round(seconds, 6))
+        now[0] += seconds
+
+    async def five_starts() -> None:
+        limiter = RateLimiter(per_second=15, clock=lambda: now[0], sleep=virtual_sleep)
+        for _ in range(5):
+            await limiter.wait()
+
+    asyncio.run(five_starts())
+    assert waits == [round(1 / 15, 6)] * 4  # the first start is free, each later one waits 1/15 s
