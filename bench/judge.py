@@ -57,6 +57,10 @@ CORRECT, WRONG = "CORRECT", "WRONG"
 
 EXTRACTIVE_ANSWERER_MODEL = "extractive-answerer-standin-v1"
 LEXICAL_JUDGE_MODEL = "lexical-judge-standin-v1"
+# Bump a stand-in's rules revision whenever its behaviour changes: it is part of the request body, so cached
+# verdicts of the old rules are never served for the new ones.
+EXTRACTIVE_ANSWERER_RULES = 1
+LEXICAL_JUDGE_RULES = 2
 NO_MEMORY_ANSWER = "I don't know"  # what the extractive stand-in says when nothing was retrieved
 
 
@@ -340,7 +344,7 @@ class ExtractiveAnswerer:
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
     ) -> Answer:
-        body = {"question": question, "lines": list(lines)}
+        body = {"question": question, "lines": list(lines), "rules": EXTRACTIVE_ANSWERER_RULES}
         request = CallRequest(provider="offline", endpoint="answer", model=self.model, body=body, purpose="answer")
         result = self.gateway.call(
             request, lambda _: LiveResponse({"text": self.best_line_answer(question, body["lines"])})
@@ -371,11 +375,13 @@ def lexical_verdict(gold: Any, answer: str) -> tuple[str, list[str], list[str]]:
     """(label, gold stems found, gold stems missing).
 
     Normalisation: `normalize_answer` (lowercase; punctuation, commas and articles removed; an int gold such as a
-    year becomes its digits), then English stop words (spaCy's list, minus
-    month and number words such as "may", "two", "first") are dropped and the rest Snowball-stemmed, so
-    "adopted"/"adopting" and "kids"/"kid" match. "Most": at least half of the gold's distinct content stems
-    (ceil(n/2) of n) appear among the answer's stems. A gold made only of stop words ("yes", "no" are not stop
-    words, but e.g. "not at all" is) is compared on all its stems instead.
+    year becomes its digits), then English stop words (spaCy's list, minus month and number words such as "may",
+    "two", "first") are dropped and the rest Snowball-stemmed, so "adopted"/"adopting" and "kids"/"kid" match.
+    CORRECT needs both:
+    - "most": at least half of the gold's distinct content stems (ceil(n/2) of n) appear among the answer's stems;
+    - every number written in digits in the gold (a day, a year, a count) appears in the answer, because an answer
+      with the wrong day or year is wrong however many other words it shares ("8 May 2023" for "7 May 2023").
+    A gold made only of stop words (e.g. "not at all") is compared on all its stems instead.
     """
     expected = content_stems(gold) or list(dict.fromkeys(stems(gold)))
     if not expected:
@@ -383,7 +389,8 @@ def lexical_verdict(gold: Any, answer: str) -> tuple[str, list[str], list[str]]:
     present = set(stems(answer))
     found = [s for s in expected if s in present]
     missing = [s for s in expected if s not in present]
-    label = CORRECT if len(found) >= math.ceil(MOST * len(expected)) else WRONG
+    numbers_present = all(s in present for s in expected if s.isdigit())
+    label = CORRECT if numbers_present and len(found) >= math.ceil(MOST * len(expected)) else WRONG
     return label, found, missing
 
 
@@ -397,7 +404,7 @@ class LexicalJudge:
         self.gateway = gateway
 
     def judge(self, question: str, gold: Any, answer: str) -> Judgement:
-        body = {"question": question, "gold": gold, "answer": answer}
+        body = {"question": question, "gold": gold, "answer": answer, "rules": LEXICAL_JUDGE_RULES}
 
         def compute(_: CallRequest) -> LiveResponse:
             label, found, missing = lexical_verdict(gold, answer)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from bench.gateway import Gateway
 
 LOCAL_COUNTER_MODEL = "local-token-counter-standin-v1"
+COUNTER_RULES = 1  # part of the request body: bump when the counting changes, so old counts are not served
 EMPTY_BLOCK = json.dumps([], indent=4)
 
 
@@ -71,8 +72,8 @@ class LocalTokenCounter:
         self.gateway = gateway
 
     def count(self, text: str) -> int:
-        request = CallRequest(provider="offline", endpoint="count_tokens", model=self.model, body={"text": text},
-                              purpose="count_tokens")
+        request = CallRequest(provider="offline", endpoint="count_tokens", model=self.model,
+                              body={"text": text, "rules": COUNTER_RULES}, purpose="count_tokens")
         result = self.gateway.call(request, lambda _: LiveResponse({"tokens": wordpiece_count(text)}))
         return int(result.body["tokens"])
 

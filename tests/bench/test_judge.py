@@ -150,6 +150,8 @@ def test_evidence_recall_counts_evidence_turns_that_a_shown_line_came_from() -> 
     [
         ("7 May 2023", "Caroline went on 7 May 2023", CORRECT),
         ("7 May 2023", "in June 2021", WRONG),
+        ("7 May 2023", "said 1:56 pm on 8 May, 2023", WRONG),  # most words, but the wrong day
+        ("2022", "Paris", WRONG),
         (2022, "She moved there in 2022.", CORRECT),
         ("Adoption agencies", "Caroline is researching adoption agency options", CORRECT),  # stems match
         ("mental health, counseling, LGBTQ support", "She wants to work in counseling", WRONG),  # 1 of 4
