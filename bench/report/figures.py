@@ -243,7 +243,7 @@ FIGURES = [
     FigureSpec("reliability", "Reliability diagrams of Jev and the zero-shot open model (laya): accuracy against "
                "mean confidence in 10 equal-width bins, with each model's ECE.", draw_reliability),
     FigureSpec("tradeoff", "Escalation cost/error curve on the gold contradiction pairs: cost per decision C(θ), "
-               "error E(θ) for assumed LLM error 0 and 0.1, and Jev's error on the decisions it keeps; vertical "
+               "error E(θ) for the two assumed LLM error rates ε_L, and Jev's error on the decisions it keeps; vertical "
                "lines at the production and act thresholds.", draw_tradeoff),
     FigureSpec("cost_breakdown", "Write cost per 1,000 messages on the dev slice, split into extraction and the "
                "decision layer (mem0's calls are not split).", draw_cost_breakdown),

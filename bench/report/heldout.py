@@ -222,7 +222,8 @@ def _heldout_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) ->
     if "heldout.mem0-token-matched.bootstrap_low" in numbers:
         t.note("Token-matched Δ, conversation-cluster bootstrap 95% interval: "
                + t.interval("heldout.mem0-token-matched.bootstrap_low", "heldout.mem0-token-matched.bootstrap_high")
-               + "; " + BOOTSTRAP_NOTE + ".")
+               + f" (resampling the {t.num('heldout.conversations')} conversations, then questions within them; "
+               "recomputed with fresh draws, so it may differ from the article's interval by up to 1.0 point).")
     return t.table
 
 
