@@ -278,6 +278,12 @@ def present_tense(text: str) -> bool:
     return any("Pres" in t.morph.get("Tense") and "Fin" in t.morph.get("VerbForm") for t in heads)
 
 
+def completed_changes(text: str) -> list[str]:
+    """Lemmas of past-tense change verbs ("moved", "switched", "got", "sold"): reports of a change that happened."""
+    return [t.lemma_.lower() for t in parse(text)
+            if t.lemma_.lower() in CHANGE_VERBS and "Past" in t.morph.get("Tense") and t.pos_ == "VERB"]
+
+
 def sentences(text: str) -> list[str]:
     """spaCy's sentence split, stripped, empties dropped."""
     return [s.text.strip() for s in parse(text).sents if s.text.strip()]

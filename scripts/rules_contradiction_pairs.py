@@ -12,8 +12,11 @@ options, incl. `negates`) and temporal_status (v2), exactly as the write path wo
   P(current) + P(past) >= theta_act) on a pair whose expected relation is not superseding.
 
 Anchors from the article: Jev 90.0% / 94.0% / 0 false closes; a zero-shot 421M open model at most 48.0% accepted.
-The rules were written from the question rubrics and general cues before this script was first run; they are
-not tuned on these pairs. Run: `.venv/bin/python scripts/rules_contradiction_pairs.py [--details]`.
+How overfitting was avoided: the rules were written from the question rubrics and general cue lists, then scored
+here once (rules-standin-v1: 52.0% / 92.0% / 0, 2026-12-02). v2 changed general rules only, checked against 24
+made-up rubric scenarios about a different person (tests/engram/test_rules_rubric_scenarios.py), never against
+these pairs' texts; it was then scored here once (rules-standin-v2: 50.0% / 92.0% / 0). No rule names a word or
+value that occurs only in these pairs. Run: `.venv/bin/python scripts/rules_contradiction_pairs.py [--details]`.
 """
 
 from __future__ import annotations

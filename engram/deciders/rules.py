@@ -24,16 +24,22 @@ from engram.protocols import Embedder
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
 from engram.types import NO, YES, Ask, Decision
 
-MODEL_VERSION = "rules-standin-v1"
+MODEL_VERSION = "rules-standin-v2"
 TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
+PRIOR = -1.0  # the score of a relation option that no rule speaks for
 
 # Relations whose object cannot change over a life: a different value is a contradiction, not an update.
 PERMANENT_RELATIONS = frozenset({"born_in"})
+# What says a new value took an old one's place, as opposed to being added beside it.
+REPLACEMENT_CUES = ("now", "instead", "anymore", "no longer", "these days", "nowadays", "new", "switched",
+                    "replaced", "changed", "swapped", "traded", "upgraded", "moved")
+REPLACE_VERBS = frozenset({"switch", "change", "replace", "move", "transfer", "upgrade", "swap", "trade",
+                           "convert", "relocate"})
 # Verbs that end, lose or undo what the existing fact states ("sold the Civic", "quit the band").
 UNDOING_CUES = (
     "no longer", "not anymore", "anymore", "any more", "stopped", "quit", "gave up", "given up", "ended",
     "broke up", "split up", "divorced", "lost", "sold", "cancelled", "canceled", "dropped out", "retired",
-    "moved out", "got rid of", "left", "gone", "over", "used to",
+    "moved out", "got rid of", "left", "gone", "over", "passed away", "died", "ran away", "stopped",
 )
 OPINION_CUES = ("think", "believe", "feel that", "feels that", "should", "in my opinion", "important", "overrated")
 DATE_CUES = ("today", "tonight", "this week", "this weekend", "this morning", "yesterday", "tomorrow", "last night")
@@ -414,6 +420,35 @@ class _Pair:
             return self.message_weight
         return 0.0
 
+    def _change_weight(self) -> float:
+        """Evidence that the new fact reports a change: a change phrase, or a change verb in the past tense."""
+        if lexical.cues_in(self.new_text, lexical.CHANGE_CUES) or lexical.completed_changes(self.new_text):
+            return 1.0
+        if self.message and (lexical.cues_in(self.message, lexical.CHANGE_CUES)
+                             or lexical.completed_changes(self.message)):
+            return self.message_weight
+        return 0.0
+
+    def _replacement_weight(self) -> float:
+        """Evidence that a new value took the old one's place ("switched", "instead", "now", "replaced"): what
+        an update needs on a relation that can hold several values at once."""
+        cues = REPLACEMENT_CUES
+        if lexical.cues_in(self.new_text, cues) or set(lexical.completed_changes(self.new_text)) & REPLACE_VERBS:
+            return 1.0
+        if self.message and (lexical.cues_in(self.message, cues)
+                             or set(lexical.completed_changes(self.message)) & REPLACE_VERBS):
+            return self.message_weight
+        return 0.0
+
+    @cached_property
+    def undoes_old_object(self) -> bool:
+        """The new fact names what the old one is about (as subject or object): "Rex passed away" vs "has a dog
+        named Rex", "quit tennis" vs "plays tennis". Read from content words, not the parse, which can fail."""
+        people = {self.new.subject, self.old.subject, self.new_subject, self.old_subject} | lexical.GENERIC_SUBJECTS
+        old_content = lexical.content_lemmas(self.old_text) - people - lexical.FUNCTION_LEMMAS
+        new_content = lexical.content_lemmas(self.new_text) - people - lexical.FUNCTION_LEMMAS
+        return bool(old_content & new_content)
+
     @cached_property
     def same_subject(self) -> bool:
         generic = lexical.GENERIC_SUBJECTS
@@ -453,51 +488,60 @@ class _Pair:
         return lexical.jaccard(self.new.object, self.old.object)
 
     def scores(self) -> dict[str, float]:
-        change = self._cue_weight(lexical.CHANGE_CUES)
+        change = self._change_weight()
+        replacement = self._replacement_weight()
         undoing = self._cue_weight(UNDOING_CUES)
         single = cardinality(self.new_edge) == "one" or cardinality(self.old_edge) == "one"
         permanent = self.new_edge in PERMANENT_RELATIONS or self.old_edge in PERMANENT_RELATIONS
         not_yet = self.temporal["planned"] + self.temporal["hypothetical"]  # a plan or a wish replaces nothing
+        only_then = self.temporal["past"]  # "used to live in Porto" says nothing about now
         related = self.same_subject and self.same_relation
         antonyms = {self.new_edge, self.old_edge} == {"prefers", "dislikes"} and self.object_overlap > 0
+        undone = undoing > 0 and self.undoes_old_object and not self.old.negated
 
-        new = 0.5 + 2.0 * (1.0 - self.cosine) + 2.5 * not_yet
-        new += 0.0 if self.same_subject else 2.0
-        new += 0.0 if related or self.polarity_flip or antonyms else 1.5
-        if related and not single and self.objects_differ and change == 0.0:
+        # An option starts at PRIOR and only evidence for it raises it, so options nothing speaks for stay unlikely.
+        new = 0.5 + 2.0 * (1.0 - self.cosine) + 2.5 * not_yet + 1.5 * only_then
+        new += 0.0 if self.same_subject or undone else 2.0
+        new += 0.0 if related or self.polarity_flip or antonyms or undone else 1.5
+        if related and not single and self.objects_differ and replacement == 0.0:
             new += 1.0  # "likes painting" beside "likes hiking": both can hold
 
         duplicate = 6.0 * (self.cosine - 0.85)
         duplicate += 2.0 if related and self.new.object == self.old.object and self.new.object else 0.0
         duplicate += 3.0 * max(0.0, lexical.jaccard(lexical.content_lemmas(self.new_text),
                                                     lexical.content_lemmas(self.old_text)) - 0.7)
-        duplicate -= 3.0 if self.polarity_flip else 0.0
+        duplicate -= 3.0 if self.polarity_flip or undone else 0.0
         duplicate -= 2.0 if self.objects_differ else 0.0
 
-        refinement = 0.0
-        if not self.polarity_flip and (related or self.cosine >= 0.6):
-            refinement += 2.0 if self.adds_detail else 0.0
+        refinement = PRIOR
+        if not self.polarity_flip and not undone and (related or self.cosine >= 0.6):
+            refinement += 2.5 if self.adds_detail else 0.0
             refinement += 1.0 if related and self.old.object and self.old.object < self.new.object else 0.0
 
-        update = -1.0
+        update = PRIOR
         if related and self.objects_differ and not self.polarity_flip:
-            update = 0.5 + 1.5 * single + 1.5 * change + 0.5 * self.cosine - (2.5 if permanent else 0.0)
-        update -= 3.0 * not_yet
+            # One value at a time: any reported change counts. Several at a time: only a replacement does
+            # ("bought a car" beside "owns a bike" adds a value; "switched to a Mac" replaces Windows).
+            evidence_of_change = change if single else replacement
+            update = 0.5 + 1.5 * single + 1.5 * evidence_of_change + 0.5 * self.cosine - (2.5 if permanent else 0.0)
+        update -= 3.0 * not_yet + 2.5 * only_then
 
-        contradiction = 0.0
+        contradiction = PRIOR
         if related and self.objects_differ and not self.polarity_flip:
-            contradiction += 2.0 if permanent else 0.0
-            contradiction += 0.5 if single and change == 0.0 else 0.0
+            contradiction += 2.5 if permanent else 0.0
+            contradiction += 1.0 if single and change == 0.0 else 0.0
         if antonyms:
-            contradiction += 2.5
+            contradiction += 3.0
         if self.polarity_flip and self.object_overlap > 0 and undoing == 0.0 and change == 0.0:
-            contradiction += 1.5  # "is allergic to nuts" vs "is not allergic to nuts", with no sign of a change
+            contradiction += 2.0  # "is allergic to nuts" vs "is not allergic to nuts", with no sign of a change
         contradiction -= 2.0 * not_yet
 
-        negates = 0.0
-        if self.same_subject and self.object_overlap > 0 and not self.old.negated:
-            negates += 3.0 * (1.0 if self.new.negated else 0.0) * max(undoing, change, 0.5)
-            negates += 2.0 * undoing if not self.new.negated else 0.0  # "sold the Civic" vs "drives a Civic"
+        negates = PRIOR
+        shares_object = self.object_overlap > 0 or self.undoes_old_object
+        if shares_object and not self.old.negated and (self.new.negated or undone):
+            # "no longer eats meat" vs "eats meat"; "sold the Civic" vs "drives a Civic"; "quit tennis" vs
+            # "plays tennis". A bare "not" with no sign of an ending counts for half.
+            negates += 3.5 * max(undoing, change, 0.5 if self.new.negated else 0.0)
         negates -= 3.0 * not_yet
 
         return {"new": new, "duplicate": duplicate, "refinement": refinement, "update": update,
