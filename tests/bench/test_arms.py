@@ -170,3 +170,21 @@ def test_shipped_arms_say_what_the_article_ran() -> None:
     assert matched.token_match is not None
     assert (matched.token_match.sweep_arm, matched.token_match.reference_arm) == ("mem0", "engram")
     assert matched.token_match.reference_k == 3
+
+
+def test_arms_json_lists_every_arm_with_its_resolved_settings_and_hash(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from bench.cli import main
+
+    monkeypatch.setattr("sys.argv", ["engram-bench", "arms", "--json"])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 0
+    listing = {arm["name"]: arm for arm in json.loads(capsys.readouterr().out)}
+    assert SHIPPED <= set(listing)
+    assert listing["engram-reranking-off"]["settings"] == {"preset": "E4_FROZEN", "retrieval_rerank": False}
+    assert listing["engram-reranking-off"]["extends"] == ["engram"]
+    assert listing["engram"]["hash"] == load_arm("engram").hash
