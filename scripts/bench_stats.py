@@ -7,6 +7,7 @@ and the calibration bootstrap for reference.
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import time
@@ -39,7 +40,8 @@ def main() -> None:
     unclustered = _median_seconds(lambda: item_bootstrap(d, draws=10_000, seed=1))
     scores = rng.random(50)
     calibration = _median_seconds(lambda: item_bootstrap(scores, draws=10_000, seed=1))
-    print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, numpy {np.__version__}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load:.1f}, numpy {np.__version__}")
     print(f"cluster bootstrap, 10,000 draws, {clusters.size} questions, G=4: {clustered:.3f} s "
           f"(median of {REPEATS}; target < {TARGET_S} s) {'OK' if clustered < TARGET_S else 'TOO SLOW'}")
     print(f"item bootstrap, 10,000 draws, {clusters.size} questions: {unclustered:.3f} s")
