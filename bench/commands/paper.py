@@ -48,7 +48,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"paper check: FAILED, {len(report.problems)} numbers differ", err=True)
             raise typer.Exit(1)
         typer.echo(f"paper check: ok, {report.checked_committed} numbers match numbers.json and "
-                   f"{report.checked_article} match the article (bootstrap intervals within 1.0 point)")
+                   f"{report.checked_article} match the article (bootstrap intervals within 1.0 point); "
+                   "tables and article.md are current")
 
     @appendix.command("run")
     def appendix_run(

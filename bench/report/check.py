@@ -15,7 +15,9 @@ from typing import Any
 
 from bench.errors import ResultError
 from bench.report.build import DEFAULT_STACK_DIR, PAPER_DIR, RESULTS_ROOT, Paper, compute
+from bench.report.article import render_article
 from bench.report.numbers import load_numbers_json
+from bench.report.tables import render
 
 BOOTSTRAP_TOLERANCE_POINTS = 1.0
 
@@ -85,6 +87,21 @@ def compare_article(paper: Paper, article: dict[str, str]) -> list[Problem]:
     return problems
 
 
+def compare_rendered(paper: Paper, paper_dir: Path) -> list[Problem]:
+    """Committed tables and article text against a fresh render (figures are left to `make paper`: drawing them
+    is most of a build's cost, and their plotted values are numbers checked above)."""
+    expected = {f"tables/{t.name}.{kind}": render(t, kind) for t in paper.tables for kind in ("md", "tex")}
+    if "article" in paper.entries():
+        expected["article.md"] = render_article(paper)
+    problems = []
+    for relative, text in sorted(expected.items()):
+        path = paper_dir / relative
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            state = "missing" if not path.is_file() else "out of date"
+            problems.append(Problem(f"file:{relative}", f"{state} against results/: run `make paper` and commit"))
+    return problems
+
+
 @dataclass
 class CheckReport:
     problems: list[Problem]
@@ -99,4 +116,5 @@ def check(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR,
     problems = compare_committed(paper, committed)
     article = read_article_numbers(paper.results.article_numbers_path())
     problems += compare_article(paper, article)
+    problems += compare_rendered(paper, numbers_path.parent)
     return CheckReport(problems, len(committed), len(article))

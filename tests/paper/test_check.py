@@ -13,7 +13,13 @@ from typer.testing import CliRunner
 from bench.cli import app
 from bench.errors import ResultError
 from bench.report.build import PAPER_DIR, Paper
-from bench.report.check import check, compare_article, compare_committed, read_article_numbers
+from bench.report.check import (
+    check,
+    compare_article,
+    compare_committed,
+    compare_rendered,
+    read_article_numbers,
+)
 from bench.report.numbers import load_numbers_json
 from bench.results import Result, read_result, write_result
 
@@ -32,6 +38,16 @@ def test_every_article_number_is_reproduced_with_its_printed_display(paper_v1: P
     assert compare_article(paper_v1, article) == []
     # the spot the reader checks first
     assert paper_v1.numbers["heldout.mem0-token-matched.delta"].display == article["heldout.mem0-token-matched.delta"]
+
+
+def test_committed_tables_and_article_are_the_current_render(paper_v1: Paper, tmp_path: Path) -> None:
+    assert compare_rendered(paper_v1, PAPER_DIR) == []
+    stale = tmp_path / "paper"
+    (stale / "tables").mkdir(parents=True)
+    (stale / "tables" / "heldout.md").write_text("old table\n")
+    problems = {p.id: p.message for p in compare_rendered(paper_v1, stale)}
+    assert problems["file:tables/heldout.md"].startswith("out of date")
+    assert problems["file:article.md"].startswith("missing")
 
 
 def test_bootstrap_ids_get_one_point_of_tolerance_and_nothing_else_does(paper_v1: Paper) -> None:
