@@ -7,10 +7,6 @@ statistic is the mean of all sampled d. With G = 4 this is a robustness check, n
 printed cluster interval states G and is shown beside the unclustered one (the ordinary item bootstrap, which is the same
 resample with every question its own cluster).
 
-Speed: a paired 0/1 comparison has at most three distinct differences, so stage two samples how many of each value
-a resampled conversation holds (multinomial) instead of every index; values with many distinct levels take the
-general index sampler. Both sample the same distribution (tested against each other).
-
 Percentile interval: the original sorted the 10,000 draws and took elements [250] and [9749]; `np.quantile` with
 method "higher" at α/2 and "lower" at 1 − α/2 gives exactly those order statistics, and the generalisation to other
 draw counts.
@@ -31,10 +27,8 @@ import pandas as pd
 from bench.errors import ResultError
 
 DEFAULT_DRAWS = 10_000
-# The general sampler draws every resampled index, in chunks of about this many so memory stays bounded.
-_CHUNK_ITEMS = 1_000_000
-# Up to this many distinct values per cluster, stage two samples counts per distinct value instead (much faster).
-_MAX_DISTINCT_FOR_COUNTS = 16
+# Draws are generated in chunks so memory stays bounded (~610 questions × 1,000 draws of int64 per chunk).
+_CHUNK_DRAWS = 1_000
 
 
 @dataclass(frozen=True)
@@ -76,49 +70,25 @@ def _cluster_layout(values: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarra
     return values[order], starts, sizes
 
 
-def _pick_sums_by_counts(
-    grouped: np.ndarray, starts: np.ndarray, sizes: np.ndarray, picked: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """Stage two for clusters with few distinct values (paired 0/1 differences have at most three): resampling n_g
-    questions of cluster g with replacement and summing them is Multinomial(n_g, value shares) · distinct values."""
-    sums = np.empty(picked.size)
-    for g, (start, size) in enumerate(zip(starts, sizes, strict=True)):
-        where = np.flatnonzero(picked == g)
-        if where.size:
-            distinct, counts = np.unique(grouped[start : start + size], return_counts=True)
-            sums[where] = rng.multinomial(size, counts / size, size=where.size) @ distinct
-    return sums
-
-
-def _pick_sums_by_index(
-    grouped: np.ndarray, starts: np.ndarray, sizes: np.ndarray, picked: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """Stage two in general: draw every resampled question's index, in chunks so memory stays bounded."""
-    sums = np.empty(picked.size)
-    chunk = max(1, _CHUNK_ITEMS // int(sizes.max()))
-    for first in range(0, picked.size, chunk):
-        part = picked[first : first + chunk]
-        part_sizes = sizes[part]
-        offsets = np.repeat(starts[part], part_sizes)
-        spans = np.repeat(part_sizes, part_sizes)
-        positions = offsets + (rng.random(offsets.size) * spans).astype(np.int64)
-        owner = np.repeat(np.arange(part.size), part_sizes)
-        sums[first : first + part.size] = np.bincount(owner, weights=grouped[positions], minlength=part.size)
-    return sums
-
-
 def _cluster_draw_means(
     grouped: np.ndarray, starts: np.ndarray, sizes: np.ndarray, draws: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Means of `draws` two-stage resamples: stage one picks G clusters per draw, stage two sums each pick's
-    resampled questions; a draw's statistic is the mean of all its sampled values."""
+    """Means of `draws` two-stage resamples, vectorised: one flat array of sampled question indices per chunk."""
     n_clusters = sizes.size
-    picked = rng.integers(0, n_clusters, size=draws * n_clusters)
-    distinct_per_cluster = max(np.unique(grouped[s : s + n]).size for s, n in zip(starts, sizes, strict=True))
-    stage_two = _pick_sums_by_counts if distinct_per_cluster <= _MAX_DISTINCT_FOR_COUNTS else _pick_sums_by_index
-    sums = stage_two(grouped, starts, sizes, picked, rng).reshape(draws, n_clusters).sum(axis=1)
-    totals = sizes[picked].reshape(draws, n_clusters).sum(axis=1)
-    return sums / totals
+    means = np.empty(draws)
+    for first in range(0, draws, _CHUNK_DRAWS):
+        count = min(_CHUNK_DRAWS, draws - first)
+        picked = rng.integers(0, n_clusters, size=(count, n_clusters)).ravel()
+        picked_sizes = sizes[picked]
+        # Stage two: for each picked cluster, as many uniform positions inside it as it has questions.
+        offsets = np.repeat(starts[picked], picked_sizes)
+        spans = np.repeat(picked_sizes, picked_sizes)
+        positions = offsets + (rng.random(offsets.size) * spans).astype(np.int64)
+        per_draw_total = picked_sizes.reshape(count, n_clusters).sum(axis=1)
+        draw_ids = np.repeat(np.arange(count), per_draw_total)
+        sums = np.bincount(draw_ids, weights=grouped[positions], minlength=count)
+        means[first : first + count] = sums / per_draw_total
+    return means
 
 
 def cluster_bootstrap_draws(
@@ -152,17 +122,13 @@ def cluster_bootstrap(
 
 
 def item_bootstrap_draws(values: np.ndarray | pd.Series, draws: int = DEFAULT_DRAWS, seed: int = 0) -> np.ndarray:
-    """The bootstrap distribution of a mean over item resamples (n items drawn with replacement), vectorised.
-    With few distinct values (paired 0/1 differences) it samples counts per value, as the cluster bootstrap does."""
+    """The bootstrap distribution of a mean over item resamples (n items drawn with replacement), vectorised."""
     vals = np.asarray(values, dtype=float)
     if vals.size == 0:
         raise ResultError("item bootstrap: expected at least one value, found none")
     rng = np.random.default_rng(seed)
-    distinct, counts = np.unique(vals, return_counts=True)
-    if distinct.size <= _MAX_DISTINCT_FOR_COUNTS:
-        return rng.multinomial(vals.size, counts / vals.size, size=draws) @ distinct / vals.size
     means = np.empty(draws)
-    chunk = max(1, min(draws, _CHUNK_ITEMS // vals.size))
+    chunk = max(1, min(draws, 5_000_000 // vals.size))
     for first in range(0, draws, chunk):
         count = min(chunk, draws - first)
         means[first : first + count] = vals[rng.integers(0, vals.size, size=(count, vals.size))].mean(axis=1)

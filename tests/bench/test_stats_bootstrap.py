@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import bench.stats.bootstrap as bootstrap_module
 from bench.errors import BenchError
 from bench.stats import (
     cluster_bootstrap,
@@ -83,24 +82,3 @@ def test_comparison_seeds_are_stable_and_distinct() -> None:
 def test_mismatched_labels_are_refused() -> None:
     with pytest.raises(BenchError, match="one cluster label per value"):
         cluster_bootstrap(np.ones(3), np.array(["a", "b"]))
-
-
-@pytest.mark.parametrize("draw", [cluster_bootstrap_draws, "item"])
-def test_the_fast_count_sampler_and_the_general_index_sampler_agree(draw, monkeypatch) -> None:
-    # Few distinct values take the multinomial-count path; forcing the general path must give the same distribution.
-    rng = np.random.default_rng(8)
-    values = rng.choice([-1.0, 0.0, 1.0], size=300, p=[0.15, 0.6, 0.25])
-    clusters = np.repeat(["a", "b", "c", "d", "e"], [30, 50, 60, 70, 90])
-
-    def sample() -> np.ndarray:
-        if draw == "item":
-            return bootstrap_module.item_bootstrap_draws(values, draws=20_000, seed=2)
-        return cluster_bootstrap_draws(values, clusters, draws=20_000, seed=2)
-
-    fast = sample()
-    monkeypatch.setattr(bootstrap_module, "_MAX_DISTINCT_FOR_COUNTS", 0)
-    general = sample()
-    assert not np.array_equal(fast, general)
-    assert fast.mean() == pytest.approx(general.mean(), abs=0.003)
-    assert fast.std() == pytest.approx(general.std(), rel=0.05)
-    assert np.quantile(fast, [0.025, 0.975]) == pytest.approx(np.quantile(general, [0.025, 0.975]), abs=0.01)
