@@ -80,14 +80,15 @@ def _cluster_draw_means(
         count = min(_CHUNK_DRAWS, draws - first)
         picked = rng.integers(0, n_clusters, size=(count, n_clusters)).ravel()
         picked_sizes = sizes[picked]
-        # Stage two: for each picked cluster, as many uniform positions inside it as it has questions.
-        offsets = np.repeat(starts[picked], picked_sizes)
-        spans = np.repeat(picked_sizes, picked_sizes)
-        positions = offsets + (rng.random(offsets.size) * spans).astype(np.int64)
+        # Stage two: for each picked cluster, as many uniform positions inside it as it has questions
+        # (in place, and summed per draw with reduceat: the same numbers as the plain version, faster).
+        positions = rng.random(int(picked_sizes.sum()))
+        positions *= np.repeat(picked_sizes.astype(float), picked_sizes)
+        index = positions.astype(np.int64)
+        index += np.repeat(starts[picked], picked_sizes)
         per_draw_total = picked_sizes.reshape(count, n_clusters).sum(axis=1)
-        draw_ids = np.repeat(np.arange(count), per_draw_total)
-        sums = np.bincount(draw_ids, weights=grouped[positions], minlength=count)
-        means[first : first + count] = sums / per_draw_total
+        draw_bounds = np.concatenate(([0], np.cumsum(per_draw_total)[:-1]))
+        means[first : first + count] = np.add.reduceat(grouped[index], draw_bounds) / per_draw_total
     return means
 
 
