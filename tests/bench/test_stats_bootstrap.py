@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import bench.stats.bootstrap as bootstrap_module
 from bench.errors import BenchError
 from bench.stats import (
     cluster_bootstrap,
@@ -82,3 +83,16 @@ def test_comparison_seeds_are_stable_and_distinct() -> None:
 def test_mismatched_labels_are_refused() -> None:
     with pytest.raises(BenchError, match="one cluster label per value"):
         cluster_bootstrap(np.ones(3), np.array(["a", "b"]))
+
+
+def test_seeded_draws_stay_the_same_across_versions() -> None:
+    # The paper commits bootstrap intervals computed with these samplers (paper/numbers.json); a change that draws
+    # different resamples for the same seed silently changes committed numbers, so it must show up here first.
+    rng = np.random.default_rng(0)
+    values = rng.choice([-1.0, 0.0, 1.0], size=60, p=[0.2, 0.5, 0.3])
+    clusters = np.repeat(["a", "b", "c"], [10, 20, 30])
+    cluster_draws = cluster_bootstrap_draws(values, clusters, draws=1000, seed=5)
+    assert cluster_draws[:3] == pytest.approx([1 / 7, 2 / 35, -1 / 60])
+    assert float(cluster_draws.sum()) == pytest.approx(105.10257936507936, abs=1e-9)
+    item_draws = bootstrap_module.item_bootstrap_draws(rng.random(20), draws=1000, seed=5)
+    assert float(item_draws.sum()) == pytest.approx(537.3622670229695, abs=1e-9)
