@@ -53,10 +53,15 @@ HYPOTHETICAL_CUES = (
     "toying with", "unless", "imagine", "in case", "whether",
 )
 PAST_CUES = (
-    "used to", "years ago", "ago", "as a kid", "as a child", "as a teen", "when i was", "when she was",
-    "when he was", "back then", "back in", "in college", "in high school", "growing up", "previously", "formerly",
-    "once", "last year", "last month", "last week", "last summer", "yesterday", "childhood", "at the time",
-    "in the past", "before",
+    "used to", "as a kid", "as a child", "as a teen", "when i was", "when she was", "when he was", "back then",
+    "back in", "in college", "in high school", "growing up", "previously", "formerly", "childhood",
+    "at the time", "in the past",
+)
+# Time adverbials that date an event; they make a report about the past unless it reports a completed change
+# ("moved to Berlin last month" dates the move; the new home holds now).
+PAST_TIME_CUES = (
+    "years ago", "ago", "once", "last year", "last month", "last week", "last summer", "last weekend",
+    "last night", "yesterday", "before",
 )
 SMALL_TALK = (
     "hi", "hello", "hey", "thanks", "thank you", "bye", "goodbye", "see you", "see ya", "good morning",
@@ -318,26 +323,60 @@ _FILLER_WORDS = frozenset({
 })
 
 
+_FIRST_PERSON_SUBJECTS = frozenset({"i", "we"})
+_FIRST_PERSON_OBJECTS = frozenset({"me", "us", "myself", "ourselves"})
+_FIRST_PERSON_POSSESSIVES = frozenset({"my", "our", "mine", "ours"})
+_CLITIC_VERBS = {"'m": "is", "'re": "is", "'ve": "has", "'d": "would", "'ll": "will", "am": "is", "are": "is",
+                 "have": "has", "do": "does", "was": "was", "were": "was"}
+
+
+def third_person(verb: str) -> str:
+    """The third-person singular present of a base-form verb: "live" -> "lives", "go" -> "goes", "try" -> "tries"."""
+    lowered = verb.lower()
+    if lowered in _CLITIC_VERBS:
+        return _CLITIC_VERBS[lowered]
+    if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(lowered) > 1 and lowered.endswith("y") and lowered[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
 def first_person_to(sentence: str, speaker: str) -> str:
-    """Rewrite first-person references to the speaker: "I moved to Berlin" -> "Caroline moved to Berlin".
+    """Rewrite first person as the speaker, third person: "I love my dog" -> "Caroline loves Caroline's dog".
 
-    Verb agreement after "I" is repaired for the common cases ("I am" -> "is", "I have" -> "has", "I'm", "I've",
-    "I'd", "I'll"); other verbs keep their form, since the decider reads lemmas.
+    "we"/"us"/"our" are read as the speaker too (the stand-in cannot tell who else is meant). Verbs whose subject
+    was "I" or "we" are put in the third person ("I'm" -> "Caroline is", "we don't" -> "Caroline doesn't").
     """
-    replacements = (
-        (r"\bI am\b", f"{speaker} is"), (r"\bI'm\b", f"{speaker} is"), (r"\bI was\b", f"{speaker} was"),
-        (r"\bI have\b", f"{speaker} has"), (r"\bI've\b", f"{speaker} has"), (r"\bI'd\b", f"{speaker} would"),
-        (r"\bI'll\b", f"{speaker} will"), (r"\b[Ww]e are\b", f"{speaker} is"), (r"\b[Ww]e're\b", f"{speaker} is"),
-        (r"\b[Ww]e've\b", f"{speaker} has"), (r"\b[Ww]e have\b", f"{speaker} has"), (r"\b[Ww]e'll\b", f"{speaker} will"),
-        (r"\bI\b", speaker), (r"\bmyself\b", speaker), (r"\b[Mm]y\b", f"{speaker}'s"), (r"\b[Mm]ine\b", f"{speaker}'s"),
-        (r"\bme\b", speaker), (r"\b[Ww]e\b", speaker), (r"\b[Oo]ur\b", f"{speaker}'s"), (r"\bus\b", speaker),
-    )
-    out = sentence.replace("\u2019", "'")
-    # Contracted and auxiliary forms first (they need agreement), then the bare pronouns.
-    for pattern, replacement in replacements:
-        out = re.sub(pattern, replacement, out)
-    return out
-
+    doc = parse(sentence.replace("\u2019", "'"))
+    agreeing = {
+        t.head.i for t in doc
+        if t.lower_ in _FIRST_PERSON_SUBJECTS and t.dep_ in {"nsubj", "nsubjpass"}
+    }
+    # Auxiliaries carry the agreement when there is one ("I don't like", "I have been"); otherwise the verb does,
+    # and so does a verb joined to it that has no subject of its own ("I go to the gym and try yoga").
+    for head in list(agreeing):
+        auxiliaries = [c.i for c in doc[head].children if c.dep_ in {"aux", "auxpass"}]
+        if auxiliaries:
+            agreeing.discard(head)
+            agreeing.add(auxiliaries[0])
+            continue
+        agreeing |= {c.i for c in doc[head].children
+                     if c.dep_ == "conj" and c.tag_ in {"VBP", "VB"} and not any(g.dep_ == "nsubj" for g in c.children)}
+    out: list[str] = []
+    for token in doc:
+        text, lowered = token.text, token.lower_
+        if lowered in _FIRST_PERSON_SUBJECTS or lowered in _FIRST_PERSON_OBJECTS:
+            text = speaker
+        elif lowered in _FIRST_PERSON_POSSESSIVES:
+            text = f"{speaker}'s"
+        elif token.i in agreeing and token.tag_ in {"VBP", "VB", "MD", "VBD"}:
+            replaced = third_person(text) if token.tag_ in {"VBP", "VB"} else _CLITIC_VERBS.get(lowered, text)
+            if text.startswith("'"):
+                replaced = " " + replaced  # "I'm" -> "Caroline is"
+            text = replaced
+        out.append(text + token.whitespace_)
+    return "".join(out).strip()
 
 # Relation-type cues: lemmas (matched on the fact's lemmas) per edge type of engram.questions.EDGE_TYPES. Written
 # from the edge rubrics; a lemma may point at several relations, and the decider weighs the counts.

@@ -15,7 +15,9 @@ Anchors from the article: Jev 90.0% / 94.0% / 0 false closes; a zero-shot 421M o
 How overfitting was avoided: the rules were written from the question rubrics and general cue lists, then scored
 here once (rules-standin-v1: 52.0% / 92.0% / 0, 2026-12-02). v2 changed general rules only, checked against 24
 made-up rubric scenarios about a different person (tests/engram/test_rules_rubric_scenarios.py), never against
-these pairs' texts; it was then scored here once (rules-standin-v2: 50.0% / 92.0% / 0). Caveat, so the figure is
+these pairs' texts; it was then scored here once (rules-standin-v2: 50.0% / 92.0% / 0). v3 (a date on a completed
+change no longer makes the fact "past", per the temporal v2 rubric; found on an offline end-to-end run, not here)
+scored 50.0% / 90.0% / 0. Caveat, so the figure is
 not oversold: while checking the file's format, before writing any rule, the rules' author read the first 14 pairs
 (all easy-tier updates), and a few cue words also occur in them ("promoted", "transferred", "engaged", "studio",
 "iPhone", "Pixel", "cut"); the easy tier is therefore not fully blind. Run: `.venv/bin/python scripts/rules_contradiction_pairs.py [--details]`.

@@ -24,7 +24,7 @@ from engram.protocols import Embedder
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
 from engram.types import NO, YES, Ask, Decision
 
-MODEL_VERSION = "rules-standin-v2"
+MODEL_VERSION = "rules-standin-v3"
 TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
 PRIOR = -1.0  # the score of a relation option that no rule speaks for
 
@@ -220,12 +220,15 @@ class RulesDecider:
             hypothetical += sum(m in lexical.HYPOTHETICAL_MODALS for m in modals)
             planned = len(lexical.cues_in(source, lexical.PLAN_CUES))
             planned += sum(m in lexical.PLAN_MODALS for m in modals)
+            fact = lexical.frame(source)
+            completed_change = fact.past_tense and fact.verb in lexical.CHANGE_VERBS
             past_cues = lexical.cues_in(source, lexical.PAST_CUES)
+            if not completed_change:  # a date on a completed change dates the change; the new state holds now
+                past_cues += lexical.cues_in(source, lexical.PAST_TIME_CUES)
             scores["hypothetical"] += weight * 2.5 * min(hypothetical, 2)
             scores["planned"] += weight * 2.5 * min(planned, 2)
             scores["past"] += weight * (2.0 * min(len(past_cues), 2) + (1.0 if "used to" in past_cues else 0.0))
-            fact = lexical.frame(source)
-            if fact.past_tense and fact.verb in lexical.CHANGE_VERBS:
+            if completed_change:
                 # v2 rubric: a completed change reports the new state, which holds now, and is never hypothetical.
                 scores["current"] += weight * 1.5
                 scores["hypothetical"] -= weight * 1.0

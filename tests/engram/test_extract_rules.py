@@ -36,7 +36,7 @@ def test_the_rules_extractor_is_deterministic_and_labelled_a_stand_in():
     assert extractor.extract(message, NO_CONTEXT) == extractor.extract(message, NO_CONTEXT)
     assert "standin" in extractor.model and extractor.name == "rules"
     texts = [f.text for f in extractor.extract(message, NO_CONTEXT).facts]
-    assert texts == ["Caroline is thinking of getting a dog", "Caroline love hiking on weekends"]
+    assert texts == ["Caroline is thinking of getting a dog", "Caroline loves hiking on weekends"]
 
 
 def test_a_message_of_pure_small_talk_yields_nothing():

@@ -46,6 +46,8 @@ TEMPORAL_SCENARIOS = [
     ("Ana quit smoking", "I quit smoking.", "current"),
     ("Ana is thinking about adopting a cat", "I'm thinking about adopting a cat.", "hypothetical"),
     ("Ana lived in Porto as a child", "I lived in Porto as a kid.", "past"),
+    ("Ana moved to Madrid last month", "Big news: I moved to Madrid last month!", "current"),  # the date dates the move
+    ("Ana went hiking last weekend", "I went hiking last weekend.", "past"),
 ]
 
 
