@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime
 from typing import Any
 
@@ -122,7 +123,15 @@ class Mem0PromptExtractor:
 # --------------------------------------------------------------------------------------------------------------
 
 # Sentences opening like these talk to or about the listener, not about the speaker's life.
-_SECOND_PERSON_SUBJECTS = frozenset({"you", "your", "yours", "u"})
+_SECOND_PERSON = frozenset({"you", "your", "yours", "u", "yourself"})
+# Subjects the stand-in cannot resolve without the conversation ("It's special to me", "That was fun").
+_UNRESOLVED_SUBJECTS = frozenset({"it", "that", "this", "these", "those", "they", "he", "she", "there"})
+# Interjections that open a statement without being part of it ("Yeah, I painted that lake").
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:yeah|yep|yes|wow|well|oh|so|hey|haha|lol|ok|okay|um|btw|by the way|anyway|actually|honestly)"
+    r"[,!.]*\s+)+",
+    re.IGNORECASE,
+)
 
 
 def states_something(sentence: str) -> bool:
@@ -131,10 +140,11 @@ def states_something(sentence: str) -> bool:
         return False
     doc = lexical.parse(sentence)
     has_verb = any(t.pos_ in {"VERB", "AUX"} for t in doc)
-    subjects = [t.lower_ for t in doc if t.dep_ in {"nsubj", "nsubjpass"}]
+    subjects = [t for t in doc if t.dep_ in {"nsubj", "nsubjpass"}]
     if not has_verb or not subjects:
         return False  # fragments ("Oh wow, the beach!") and imperatives state nothing about anyone
-    if subjects[0] in _SECOND_PERSON_SUBJECTS:
+    subject_words = {t.lower_ for t in subjects[0].subtree}
+    if subject_words & _SECOND_PERSON or subjects[0].lower_ in _UNRESOLVED_SUBJECTS:
         return False
     return bool(lexical.content_lemmas(sentence))
 
@@ -163,7 +173,7 @@ class RulesExtractor:
     """
 
     name = "rules"
-    model = "rules-extractor-standin-v1"
+    model = "rules-extractor-standin-v2"
 
     def extract(self, message: Message, context: ExtractionContext) -> Extraction:
         drafts: list[ExtractedFact] = []
@@ -171,7 +181,8 @@ class RulesExtractor:
         for sentence in lexical.sentences(message.text):
             if not states_something(sentence):
                 continue
-            text = lexical.first_person_to(sentence, message.speaker).rstrip(" .!;,")
+            stated = _LEADING_FILLER.sub("", sentence).strip()
+            text = lexical.first_person_to(stated[:1].upper() + stated[1:], message.speaker).rstrip(" .!;,")
             if text.lower() in seen:
                 continue
             seen.add(text.lower())

@@ -320,6 +320,7 @@ _FILLER_WORDS = frozenset({
     "dear", "buddy", "friend", "s", "t", "d", "ll", "re", "ve", "m", "its", "see", "sweet", "kind", "mean",
     "means", "lot", "appreciate", "it", "thats", "you're", "youre", "yours", "sounds", "seems", "super", "pretty",
     "wish", "luck", "best", "same", "too", "oh", "ah", "hmm", "yay", "great", "glad", "cool", "by", "way",
+    "that's", "it's", "what's", "you've", "you'll", "you'd", "that'd", "really", "truly",
 })
 
 

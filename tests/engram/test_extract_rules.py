@@ -97,3 +97,10 @@ def test_a_failing_chat_model_surfaces_as_an_llm_error():
 
     with pytest.raises(LLMError):
         Mem0PromptExtractor(Down()).extract(say("I moved to Berlin."), NO_CONTEXT)
+
+
+def test_openers_unresolved_pronouns_and_talk_about_the_listener_are_left_out():
+    message = say("Yeah, I painted that lake sunrise last year! It's special to me. "
+                  "Your empathy will really help people. That's really cool.", speaker="Melanie")
+    assert [f.text for f in RulesExtractor().extract(message, NO_CONTEXT).facts] == [
+        "Melanie painted that lake sunrise last year"]
