@@ -53,7 +53,7 @@ def _flag_settings() -> tuple[Setting, ...]:
         hint = hints[field.name]
         choices = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else None
         kind = type(choices[0]) if choices else hint
-        settings.append(Setting(field.name, kind, None, f"engram flag (default: the preset's value)", choices))
+        settings.append(Setting(field.name, kind, None, "engram flag (default: the preset's value)", choices))
     return tuple(settings)
 
 
