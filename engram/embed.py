@@ -62,6 +62,11 @@ class MiniLMEmbedder:
             rows = [known[t] for t in texts]
         return np.stack(rows).astype(np.float32, copy=False)
 
+    def clear_cache(self) -> None:
+        """Forget every cached vector (benchmarks use it to time cold requests)."""
+        with self._lock:
+            self._cache.clear()
+
     def cosine(self, a: str, b: str) -> float:
         """Cosine similarity of two texts."""
         vectors = self.embed([a, b])
