@@ -108,7 +108,9 @@ class FakeModelServer:
             return sum(1 for r in self.requests if path is None or r.path == path)
 
     def start(self) -> "FakeModelServer":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model-server", daemon=True)
+        # A short poll interval: shutdown() waits for the serving loop to notice, 0.5 s by default.
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="fake-model-server", daemon=True)
         self._thread.start()
         return self
 

@@ -89,9 +89,11 @@ def test_500_then_success(llm, fake_anthropic, sleeps) -> None:
 
 
 def test_timeouts_exhaust_the_retries_as_an_llm_error(llm, fake_anthropic, sleeps) -> None:
-    fake_anthropic.script(MESSAGES, *[Canned(delay_s=1.0)] * 3)
+    fake_anthropic.script(MESSAGES, *[Canned(delay_s=0.5)] * 3)
+    impatient = AnthropicLLM(llm.gateway, timeout_s=0.15, retry=llm.retry)
     with pytest.raises(AnthropicUnavailable, match="timeout, timeout, timeout") as caught:
-        answer(llm)
+        answer(impatient)
+    impatient.close()
     assert isinstance(caught.value, LLMError) and fake_anthropic.count() == 3
 
 
