@@ -224,3 +224,24 @@ def test_a_run_killed_halfway_reuses_every_call_it_already_made(tmp_path: Path) 
     # The second run makes exactly the calls that were never stored, each once, and none it already paid for.
     assert sorted(made_after) == sorted(set(range(total)) - stored_questions)
     assert second.stdout.splitlines()[-1] == f"finished {total - len(stored_questions)}"
+
+
+def test_calls_in_flight_count_against_the_budget_at_their_estimate(tmp_path: Path) -> None:
+    budget = Budget(Ledger(tmp_path / "ledger.jsonl"), RunLabels("run-1"), run_limit_usd=0.05)
+    request = answer_request("Where?")
+    held = budget.reserve(request, 0.03)
+    with pytest.raises(BudgetExceeded, match=r"\$0\.0600, over the \$0\.05 limit"):
+        budget.reserve(request, 0.03)  # the first call has not returned yet: both could spend in full
+    budget.settle(held, request, 0.01, request.key())
+    budget.reserve(request, 0.03)  # now only the real $0.01 is spent
+    assert budget.spent_usd == pytest.approx(0.01)
+
+
+def test_a_damaged_local_entry_stops_the_call_instead_of_being_served(tmp_path: Path) -> None:
+    from bench.errors import CacheError
+
+    gateway = make_gateway(tmp_path, mode="live")
+    stored = gateway.call(offline_request(5), lambda r: LiveResponse(body={"text": "right"}))
+    gateway.local.put_raw(stored.key, gateway.local.get(stored.key).to_json_text().replace("right", "wrong"))
+    with pytest.raises(CacheError, match=f"{stored.key} fails its checksum"):
+        gateway.call(offline_request(5), must_not_call)
