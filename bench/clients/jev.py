@@ -169,7 +169,8 @@ class JevDecider:
 
     def _ensure_client(self) -> None:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout_s)
+            # HTTP/2 as the original client used (negotiated over TLS; plain-HTTP test servers get HTTP/1.1).
+            self._client = httpx.AsyncClient(timeout=self.timeout_s, http2=True)
             self._semaphore = asyncio.Semaphore(self._max_concurrency)
             self._limiter = RateLimiter(self._rps)
 
