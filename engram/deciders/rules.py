@@ -24,7 +24,7 @@ from engram.protocols import Embedder
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
 from engram.types import NO, YES, Ask, Decision
 
-MODEL_VERSION = "rules-standin-v3"
+MODEL_VERSION = "rules-standin-v4"
 TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
 PRIOR = -1.0  # the score of a relation option that no rule speaks for
 
@@ -484,7 +484,12 @@ class _Pair:
 
     @cached_property
     def polarity_flip(self) -> bool:
-        return self.new.negated != self.old.negated
+        """One fact says something holds and the other that it stopped or does not ("sold my bike" vs "has a
+        bike"), whichever of the two is the new one."""
+        def ended(text: str, fact: lexical.Frame) -> bool:
+            return fact.negated or bool(lexical.cues_in(text, UNDOING_CUES))
+
+        return ended(self.new_text, self.new) != ended(self.old_text, self.old)
 
     @cached_property
     def object_overlap(self) -> float:
@@ -513,7 +518,7 @@ class _Pair:
         duplicate += 2.0 if related and self.new.object == self.old.object and self.new.object else 0.0
         duplicate += 3.0 * max(0.0, lexical.jaccard(lexical.content_lemmas(self.new_text),
                                                     lexical.content_lemmas(self.old_text)) - 0.7)
-        duplicate -= 3.0 if self.polarity_flip or undone else 0.0
+        duplicate -= 4.0 if self.polarity_flip or undone else 0.0  # a statement and its denial are never the same
         duplicate -= 2.0 if self.objects_differ else 0.0
 
         refinement = PRIOR
@@ -536,7 +541,7 @@ class _Pair:
         if antonyms:
             contradiction += 3.0
         if self.polarity_flip and self.object_overlap > 0 and undoing == 0.0 and change == 0.0:
-            contradiction += 2.0  # "is allergic to nuts" vs "is not allergic to nuts", with no sign of a change
+            contradiction += 2.5  # "is allergic to nuts" vs "is not allergic to nuts", with no sign of a change
         contradiction -= 2.0 * not_yet
 
         negates = PRIOR

@@ -31,6 +31,8 @@ RELATION_SCENARIOS = [
     ("Ana works as a nurse", "Ana works as a paramedic now", "I'm a paramedic now.", {"update"}),
     ("Ana's sister lives in Rome", "Ana lives in Madrid", "I live in Madrid.", {"new"}),
     ("Ana speaks French", "Ana is learning German", "I'm learning German.", {"new"}),
+    ("Ana is allergic to nuts", "Ana is not allergic to nuts", "I'm not allergic to nuts.", {"contradiction"}),
+    ("Ana sold her bike", "Ana has a bike", "I have a bike.", {"contradiction", "update", "new"}),  # never duplicate
     pytest.param("Ana is 30 years old", "Ana turned 31", "I turned 31 today!", {"update"},
                  marks=pytest.mark.xfail(strict=True, reason="known gap: no rule reads ages or numbers as values")),
 ]
