@@ -18,7 +18,8 @@ made-up rubric scenarios about a different person (tests/engram/test_rules_rubri
 these pairs' texts; it was then scored here once (rules-standin-v2: 50.0% / 92.0% / 0). v3 (a date on a completed
 change no longer makes the fact "past", per the temporal v2 rubric; found on an offline end-to-end run, not here)
 scored 50.0% / 90.0% / 0. v4 (a statement and its denial, or a "sold/quit" report, are never duplicates; found on
-an offline end-to-end run) scored 50.0% / 90.0% / 0. Caveat, so the figure is
+an offline end-to-end run) scored 50.0% / 90.0% / 0; v5 (scipy's softmax, "over" dropped from the undoing cues)
+scored 50.0% / 90.0% / 0. Caveat, so the figure is
 not oversold: while checking the file's format, before writing any rule, the rules' author read the first 14 pairs
 (all easy-tier updates), and a few cue words also occur in them ("promoted", "transferred", "engaged", "studio",
 "iPhone", "Pixel", "cut"); the easy tier is therefore not fully blind. Run: `.venv/bin/python scripts/rules_contradiction_pairs.py [--details]`.
