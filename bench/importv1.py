@@ -279,8 +279,12 @@ def _models(raw: dict[str, Any]) -> dict[str, str]:
     models = dict(PAPER_MODELS)
     flags = raw.get("flags") or {}
     if raw.get("system") == "engram":
-        decider = flags.get("relation_decider", "jev")
-        models["decide"] = "claude-sonnet-4-6" if decider == "llm" else "jev-1.13.0"
+        # v1 spelled the LLM decider "llm_update" (mem0's update prompt); its six fact questions still went to Jev.
+        if flags.get("relation_decider", "jev") in ("llm", "llm_update"):
+            models["decide"] = "claude-sonnet-4-6"
+            models["decide_fact_questions"] = "jev-1.13.0"
+        else:
+            models["decide"] = "jev-1.13.0"
         models["escalate"] = "claude-sonnet-4-6"
     else:
         models["update"] = "claude-haiku-4-5"
