@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.clients.wrappers import OfflineLLM
-from bench.errors import ConfigError
+from bench.errors import BenchError, ConfigError
 from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
 
 if TYPE_CHECKING:
@@ -306,7 +306,7 @@ class Mem0System(System):
             self._standin.current = Message(message.id, message.text, message.speaker, message.timestamp)
         self._pending_usage = []
         content = f"[{message.session_date}] {message.speaker}: {message.text}"
-        with self._ids_for(message.id):
+        with self._ids_for(message.id), _harness_errors_unwrapped():
             outcome = self.memory.add(
                 [{"role": "user", "content": content}],
                 user_id=self.user_id,
@@ -374,3 +374,19 @@ class Mem0System(System):
         if closer is not None and self._standin is None:
             closer()
 
+
+@contextlib.contextmanager
+def _harness_errors_unwrapped() -> Iterator[None]:
+    """mem0 re-raises any LLM failure as its own error; a cache miss or a refused budget must still reach the user
+    as the harness's one-line message, so find it in the exception chain and raise it as itself."""
+    try:
+        yield
+    except BenchError:
+        raise
+    except Exception as exc:
+        cause: BaseException | None = exc
+        while cause is not None:
+            if isinstance(cause, BenchError):
+                raise cause from None
+            cause = cause.__cause__ or cause.__context__
+        raise

@@ -89,3 +89,15 @@ def test_a_second_run_replays_every_call_and_builds_the_same_store(ingested) -> 
         assert replay.retrieve(question, 5).lines == system.retrieve(question, 5).lines
     finally:
         replay.close()
+
+
+def test_a_replay_miss_inside_mem0_reaches_the_user_as_the_harness_cache_miss(ingested) -> None:
+    from bench.errors import CacheMiss
+
+    _, _, dev, root = ingested
+    empty_cache_strict = build_system("mem0", {}, _context(root / "run3", root / "empty-cache", strict=True))
+    try:
+        with pytest.raises(CacheMiss, match="offline"):
+            empty_cache_strict.write(dev.messages[0])  # mem0 wraps LLM errors; the miss must come out unwrapped
+    finally:
+        empty_cache_strict.close()
