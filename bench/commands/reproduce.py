@@ -102,7 +102,7 @@ def reproduce(subset: Path = SHIPPED_SUBSET, committed_root: Path = RESULTS_ROOT
               v1_root: Path = V1_DIR, console: Console | None = None, arms: tuple[str, ...] = ARMS,
               base_options: RunOptions | None = None) -> bool:
     """Replay, compare, print; True when every cell matches. (`arms`/`base_options` let tests use small arms.)"""
-    console = console or Console()
+    console = console or Console(width=120)  # the six columns wrap unreadably at a pipe's default 80
     if not (subset / "manifest.json").is_file():
         raise ReproduceError(f"{subset}/manifest.json: expected the shipped dev call subset, found no file")
     console.print(
