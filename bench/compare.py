@@ -1,4 +1,4 @@
-"""`engram-bench compare A B [C ...]`: the paired comparison of result sets, question by question.
+"""The paired comparison of result sets, question by question (behind `engram-bench compare A B [C ...]`).
 
 A result set is one result file, a directory (every result file under it) or a glob (quote it), pooled by question
 id: e.g. the four held-out conversation files of one arm. The first set is compared with each of the others. Only
@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
-import typer
 
 from bench.errors import ResultError
 from bench.results import Result, iter_results, read_result
@@ -227,30 +226,3 @@ def report_json(report: dict) -> dict:
         "by_conversation": report["by_conversation"].to_dict(orient="records"),
         "warnings": report["warnings"],
     }
-
-
-def compare(
-    sets: list[str] = typer.Argument(..., help="Result sets: a file, a directory or a quoted glob. A vs each other."),
-    include_unscored: bool = typer.Option(False, "--all", help="Also count unscored questions (adversarial)."),
-    draws: int = typer.Option(DEFAULT_DRAWS, help="Bootstrap draws."),
-    seed: int | None = typer.Option(None, help="Bootstrap seed (default: derived from the two labels)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
-) -> None:
-    """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
-    if len(sets) < 2:
-        raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
-    if draws < 1:
-        raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
-    loaded = [load_result_set(spec) for spec in sets]
-    reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
-    for report in reports:
-        for warning in report["warnings"]:
-            print(f"engram-bench compare: {warning}", file=sys.stderr)
-    if as_json:
-        typer.echo(json.dumps([report_json(r) for r in reports], indent=2, default=str))
-        return
-    typer.echo("\n\n".join(render_report(r) for r in reports))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("compare")(compare)

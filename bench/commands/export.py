@@ -8,7 +8,6 @@ import typer
 
 from bench.data import REPO_ROOT
 from bench.errors import ConfigError
-from bench.hfexport import export_hf, push_export
 
 
 def export(
@@ -17,6 +16,8 @@ def export(
     results: Path = typer.Option(REPO_ROOT / "results", help="The results folder to export."),
 ) -> None:
     """Export every result's per-question answers, the update sets, the contradiction pairs and calibration items."""
+    from bench.hfexport import export_hf, push_export  # loads `datasets`: only when exporting
+
     if hf is None:
         raise ConfigError("export: expected --hf OUT_DIR (the only export format), found no --hf option")
     if not results.is_dir():

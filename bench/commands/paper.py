@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from bench.report.build import APPENDIX_DIR, DEFAULT_STACK_DIR, PAPER_DIR, RESULTS_ROOT, build
+from bench.report.paths import APPENDIX_DIR, DEFAULT_STACK_DIR, PAPER_DIR, RESULTS_ROOT
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +25,8 @@ def register(app: typer.Typer) -> None:
         results: Path = typer.Option(RESULTS_ROOT, help="the results root"),
     ) -> None:
         """Write numbers.json, tables, figures, article.md and the appendix index."""
+        from bench.report.build import build  # the build loads matplotlib and the stats stack: only when asked
+
         started = time.perf_counter()
         default_stack = stack == DEFAULT_STACK_DIR
         out_dir = out or (PAPER_DIR if default_stack else PAPER_DIR / stack)

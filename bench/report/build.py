@@ -20,11 +20,7 @@ from bench.report.inputs import ResultSet
 from bench.report.numbers import Numbers
 from bench.report.tables import Table, render
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-RESULTS_ROOT = REPO_ROOT / "results"
-PAPER_DIR = REPO_ROOT / "paper"
-APPENDIX_DIR = REPO_ROOT / "appendix_e"
-DEFAULT_STACK_DIR = "v1"
+from bench.report.paths import APPENDIX_DIR, DEFAULT_STACK_DIR, PAPER_DIR, REPO_ROOT, RESULTS_ROOT  # noqa: F401
 
 
 class EntryError(BenchError):

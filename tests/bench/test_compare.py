@@ -152,3 +152,12 @@ def test_a_single_conversation_has_no_cluster_interval_and_says_why(tmp_path, ca
     assert code == 0
     assert "conversation bootstrap     not computed (G=1: a single conversation)" in out
     assert "(G=3 questions, 100 draws, seed 7)" in out
+
+
+def test_the_command_default_draws_are_the_statistics_default() -> None:
+    import inspect
+
+    from bench.commands.compare import compare
+    from bench.stats import DEFAULT_DRAWS
+
+    assert inspect.signature(compare).parameters["draws"].default.default == DEFAULT_DRAWS
