@@ -17,6 +17,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import threading
@@ -35,6 +36,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from bench import data, judge, metrics, tokens
 from bench.arms import Arm, load_arm
 from bench.budget import RunLabels
+from bench.cache import read_keys_file, write_keys_file
 from bench.errors import ConfigError, ResultError
 from bench.gateway import Gateway
 from bench.results import (
@@ -47,12 +49,13 @@ from bench.results import (
     Source,
     Timing,
     read_result,
+    result_from_dict,
     result_path,
     slice_dir,
     write_result,
 )
 from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
-from bench.stacks import Stack, build_stack
+from bench.stacks import Stack, build_stack, provider_of
 from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
 
@@ -199,13 +202,10 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     }
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
-    written = []
+    planned: list[tuple[Path, Result, set[str]]] = []
     for k in ks:
         path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
         keys_path = path.with_suffix(".calls.txt")
-        from bench.cache import write_keys_file
-
-        write_keys_file(keys_path, sorted(system_tap.keys | answer_taps[k].keys))
         result = Result.build(
             arm=arm.name, system=arm.system, stack=stack.name, slice=the_slice.name, k=k, arm_hash=arm.hash,
             settings=arm.settings, models=dict(stack.models), standins=stack.standins,
@@ -217,6 +217,17 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             calls=_calls(keys_path, options.results_root, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
         )
+        planned.append((path, result, system_tap.keys | answer_taps[k].keys))
+    return _write_all(planned)
+
+
+def _write_all(planned: Sequence[tuple[Path, Result, set[str]]]) -> list[Path]:
+    """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep."""
+    for path, result, _ in planned:
+        result_from_dict(json.loads(json.dumps(result.to_dict())), where=str(path))
+    written = []
+    for path, result, keys in planned:
+        write_keys_file(path.with_suffix(".calls.txt"), keys)
         written.append(write_result(path, result))
     return written
 
@@ -411,12 +422,9 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         gateway.close()
     answers = [replace(mine, evidence_recall=theirs.evidence_recall) for mine, theirs in zip(answers, sweep.answers)]
     sweep_keys = Path(options.results_root) / (sweep.calls.keys_file or "")
-    from bench.cache import read_keys_file, write_keys_file
-
     path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
     keys = set(read_keys_file(sweep_keys)) if sweep.calls.keys_file and sweep_keys.is_file() else set()
     keys_path = path.with_suffix(".calls.txt")
-    write_keys_file(keys_path, sorted(keys | tap.keys))
     extras = {**sweep.extras, "token_match": {
         "k": k, "tokens_by_k": {str(key): value for key, value in sorted(by_k.items())},
         "reference_tokens": reference, "reference_arm": arm.token_match.reference_arm,
@@ -431,7 +439,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         calls=_calls(keys_path, options.results_root, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
     )
-    return write_result(path, result)
+    return _write_all([(path, result, keys | tap.keys)])[0]
 
 
 # ------------------------------------------------------------------------------------------------- provenance
@@ -441,7 +449,7 @@ def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -
     sources = [Source(path=f"data/{relative}", sha256=data.file_sha256(relative),
                       license=LICENSES.get(relative.split("/", 1)[0], "see data/SOURCES.md"))
                for relative in sorted(the_slice.sources)]
-    if "anthropic" in {_provider(m) for m in stack.models.values()}:
+    if "anthropic" in {provider_of(m) for m in stack.models.values()}:
         for prompt in (judge.ANSWER_PROMPT_FILE, judge.JUDGE_PROMPT_FILE):
             sources.append(Source(path=str(prompt.relative_to(REPO_ROOT)), sha256=data.sha256_file(prompt),
                                   license="Apache-2.0 (mem0ai/mem0 LoCoMo evaluation prompts)"))
@@ -458,18 +466,10 @@ def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -
     )
 
 
-def _provider(model: str) -> str:
-    from bench.stacks import provider_of
-
-    return provider_of(model)
-
-
 def _subset_sha(options: RunOptions) -> str | None:
     """The shipped subset a replay-only run read (its manifest's sha256); None when the local cache was used."""
     if options.use_local_cache or not options.subsets:
         return None
-    import json
-
     shas = []
     for subset in options.subsets:
         manifest = Path(subset) / "manifest.json"
