@@ -325,7 +325,9 @@ def _answer_one(item: _Asked, k: int | None, the_slice: Slice, answerer: Any, ju
         label=verdict.label,
         f1=judge.locomo_f1(reply.text, gold, question.category),
         evidence_recall=judge.evidence_recall(shown.sources, evidence) if evidence else None,
-        lines=list(shown.lines),
+        # A system that ignores k shows the whole transcript so far: the lines are the slice itself, and keeping
+        # them would make every held-out file tens of megabytes of repeated conversation. lines_shown still counts.
+        lines=None if shown.notes.get("k_ignored") else list(shown.lines),
         lines_shown=len(shown.lines),
         retrieved_tokens=tokens.retrieved_tokens(counter, shown.lines),
         checkpoint=item.checkpoint,

@@ -127,6 +127,7 @@ def test_an_arm_without_k_shows_everything_and_records_k_as_null(workspace: dict
     result = read_result(run_arm("everything", "dev", options_for(workspace))[0])
     assert result.k is None
     assert all(a.lines_shown == len(tiny_dev().messages) for a in result.answers)
+    assert all(a.lines is None for a in result.answers)  # the transcript itself is not copied into the result
     assert result.costs.cost_per_1k == 0.0
     assert result.costs.decision_cost_per_1k is None  # no decision layer: not applicable, not zero
 
