@@ -191,7 +191,8 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
         system.close()
         gateway.close()
     figures = metrics.write_figures(usages, decision_layer)
-    updates = metrics.update_report(the_slice.name, audit, embedder, store)
+    # Systems that keep no facts (full-context, raw-turn-rag) have no store behaviour to score: null, not "not stored".
+    updates = metrics.update_report(the_slice.name, audit, embedder, store) if audit else None
     extras: dict[str, Any] = {
         "stack_label": stack.label,
         "system": description,
