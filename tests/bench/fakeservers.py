@@ -107,6 +107,14 @@ class FakeModelServer:
         with self._lock:
             return sum(1 for r in self.requests if path is None or r.path == path)
 
+    def wait_for_count(self, expected: int, path: str | None = None, within_s: float = 5.0) -> int:
+        """The request count once it reaches `expected` (or the deadline passes). A client that timed out may give
+        up before the server thread has logged that request, so count only after it had the chance to."""
+        deadline = time.monotonic() + within_s
+        while (seen := self.count(path)) < expected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return seen
+
     def start(self) -> "FakeModelServer":
         # A short poll interval: shutdown() waits for the serving loop to notice, 0.5 s by default.
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},

@@ -94,7 +94,7 @@ def test_timeouts_exhaust_the_retries_as_an_llm_error(llm, fake_anthropic, sleep
     with pytest.raises(AnthropicUnavailable, match="timeout, timeout, timeout") as caught:
         answer(impatient)
     impatient.close()
-    assert isinstance(caught.value, LLMError) and fake_anthropic.count() == 3
+    assert isinstance(caught.value, LLMError) and fake_anthropic.wait_for_count(3) == 3
 
 
 def test_a_malformed_json_reply_is_an_error_and_is_not_cached(llm, fake_anthropic) -> None:
