@@ -192,3 +192,18 @@ def fake_jev(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
     with FakeModelServer() as server:
         monkeypatch.setenv("TYPESAFE_URL", server.url)
         yield server
+
+
+class RecordedSleeps:
+    """Stands in for asyncio.sleep so retry waits are asserted as values, not timed."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+@pytest.fixture
+def sleeps() -> RecordedSleeps:
+    return RecordedSleeps()

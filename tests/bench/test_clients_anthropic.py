@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakeservers import COUNT_TOKENS, MESSAGES, Canned, FakeModelServer, fake_anthropic  # noqa: F401 (fixture)
+from fakeservers import COUNT_TOKENS, MESSAGES, Canned, FakeModelServer, fake_anthropic, sleeps  # noqa: F401 (fixtures)
 
 from bench.budget import Budget, Ledger, RunLabels
 from bench.clients.anthropic import AnthropicLLM, AnthropicRefused, AnthropicTokenCounter, AnthropicUnavailable
@@ -18,17 +18,6 @@ FAKE_KEY = "sk-ant-FAKE-0123456789abcdef"
 QUESTION = [{"role": "user", "content": "When did Caroline go to the LGBTQ support group?"}]
 
 
-class RecordedSleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
-@pytest.fixture
-def sleeps() -> RecordedSleeps:
-    return RecordedSleeps()
 
 
 @pytest.fixture

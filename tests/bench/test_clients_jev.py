@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakeservers import SYSTEMONE, Canned, FakeModelServer, fake_jev, fake_jev_answer  # noqa: F401 (fixture)
+from fakeservers import SYSTEMONE, Canned, FakeModelServer, fake_jev, fake_jev_answer, RecordedSleeps, sleeps  # noqa: F401 (fixtures)
 
 from bench.budget import Budget, Ledger, RunLabels
 from bench.clients.jev import JevDecider, JevRefused, JevUnavailable, validate_answer
@@ -27,19 +27,6 @@ STATE = {"new_fact": {"text": "Caroline moved to Boston", "subject": "caroline",
          "source_message": "I moved to Boston last month!"}
 
 
-class RecordedSleeps:
-    """Stands in for asyncio.sleep so retry waits are asserted as values, not timed."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
-@pytest.fixture
-def sleeps() -> RecordedSleeps:
-    return RecordedSleeps()
 
 
 @pytest.fixture
