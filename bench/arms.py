@@ -37,7 +37,16 @@ ARMS_DIR = REPO_ROOT / "arms"
 ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
 STACK_NAMES = ("paper", "offline")
 TOP_LEVEL_KEYS = (
-    "name", "description", "extends", "system", "settings", "models", "k", "k_by_slice", "token_match", "scoring",
+    "name",
+    "description",
+    "extends",
+    "system",
+    "settings",
+    "models",
+    "k",
+    "k_by_slice",
+    "token_match",
+    "scoring",
 )
 TOKEN_MATCH_KEYS = ("sweep_arm", "reference_arm", "reference_k", "ks")
 SCORING_KEYS = ("adversarial",)
@@ -62,9 +71,9 @@ class Arm:
     description: str
     system: str
     settings: dict[str, Any]
-    models: dict[str, str]                      # paper-stack role -> model
-    stack_models: dict[str, dict[str, str]]     # stack -> role -> model overrides
-    k: tuple[int, ...] | None                   # None: the system shows everything it retrieves (no cap)
+    models: dict[str, str]  # paper-stack role -> model
+    stack_models: dict[str, dict[str, str]]  # stack -> role -> model overrides
+    k: tuple[int, ...] | None  # None: the system shows everything it retrieves (no cap)
     k_by_slice: dict[str, tuple[int, ...]]
     token_match: TokenMatch | None
     scoring: dict[str, bool]
@@ -99,7 +108,9 @@ class Arm:
             "stack_models": self.stack_models,
             "k": list(self.k) if self.k is not None else None,
             "k_by_slice": {key: list(value) for key, value in sorted(self.k_by_slice.items())},
-            "token_match": None if self.token_match is None else {
+            "token_match": None
+            if self.token_match is None
+            else {
                 "sweep_arm": self.token_match.sweep_arm,
                 "reference_arm": self.token_match.reference_arm,
                 "reference_k": self.token_match.reference_k,
@@ -119,6 +130,7 @@ def canonical_hash(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------------------------------- loading
+
 
 def arm_path(name: str, arms_dir: Path = ARMS_DIR) -> Path:
     return Path(arms_dir) / f"{name}.toml"
@@ -152,9 +164,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     unknown = sorted(set(data) - set(TOP_LEVEL_KEYS))
     if unknown:
-        raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}; expected one of: {', '.join(TOP_LEVEL_KEYS)}"
-        )
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}; expected one of: {', '.join(TOP_LEVEL_KEYS)}")
     if "name" in data and data["name"] != path.stem:
         raise ConfigError(f"{path}: field 'name' must equal the file name {path.stem!r}, found {data['name']!r}")
     return data
@@ -194,6 +204,7 @@ def _merge(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ validation
 
+
 def _build_arm(name: str, path: Path, data: dict[str, Any], lineage: tuple[str, ...]) -> Arm:
     system = _field(path, data, "system", str, required=True)
     known_systems = _registered_systems()
@@ -226,8 +237,9 @@ def _build_arm(name: str, path: Path, data: dict[str, Any], lineage: tuple[str, 
     )
 
 
-def _field(path: Path, data: Mapping[str, Any], key: str, kind: type, *, required: bool = False,
-           default: Any = None) -> Any:
+def _field(
+    path: Path, data: Mapping[str, Any], key: str, kind: type, *, required: bool = False, default: Any = None
+) -> Any:
     if key not in data:
         if required:
             raise ConfigError(f"{path}: missing field {key!r} ({kind.__name__})")
@@ -240,7 +252,8 @@ def _field(path: Path, data: Mapping[str, Any], key: str, kind: type, *, require
 
 def _kind_name(kind: type) -> str:
     return {str: "a string", int: "an integer", dict: "a table", bool: "true or false", list: "a list"}.get(
-        kind, kind.__name__)
+        kind, kind.__name__
+    )
 
 
 def _describe(value: Any) -> str:
@@ -310,7 +323,9 @@ def _token_match(path: Path, table: Any) -> TokenMatch | None:
             )
     reference_k = _ks(path, "token_match.reference_k", table["reference_k"])
     if len(reference_k) != 1:
-        raise ConfigError(f"{path}: field 'token_match.reference_k' must be one integer, found {table['reference_k']!r}")
+        raise ConfigError(
+            f"{path}: field 'token_match.reference_k' must be one integer, found {table['reference_k']!r}"
+        )
     return TokenMatch(
         sweep_arm=table["sweep_arm"],
         reference_arm=table["reference_arm"],
@@ -331,6 +346,7 @@ def _scoring(path: Path, table: Any) -> dict[str, bool]:
 
 
 # ---------------------------------------------------------------------------------------- system registry hooks
+
 
 def _registered_systems() -> tuple[str, ...]:
     """Names in the system registry (bench.systems discovers its modules)."""

@@ -13,7 +13,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -182,7 +182,7 @@ class Budget:
                 "purpose": request.purpose,
                 "usd": actual_usd,
                 "key": key,
-                "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "time": datetime.now(UTC).isoformat(timespec="seconds"),
             }
         )
 

@@ -102,7 +102,7 @@ class CacheEntry:
     def computed_checksum(self) -> str:
         return sha256_hex(canonical_json(self.content()))
 
-    def sealed(self) -> "CacheEntry":
+    def sealed(self) -> CacheEntry:
         return CacheEntry(**{**self.content(), "checksum": self.computed_checksum()})
 
     def to_json_text(self) -> str:
@@ -248,7 +248,7 @@ class ShippedSubset:
         self.manifest = manifest
 
     @classmethod
-    def open(cls, directory: Path) -> "ShippedSubset":
+    def open(cls, directory: Path) -> ShippedSubset:
         """A verified subset, read once per process while its files are unchanged (subsets are read-only, and
         verifying tens of thousands of entries for every gateway a test suite builds would be wasted work)."""
         directory = Path(directory).resolve()
@@ -336,7 +336,6 @@ def read_keys_file(path: Path) -> list[str]:
 def write_keys_file(path: Path, keys: Iterable[str]) -> Path:
     """Sorted and de-duplicated, so two recordings of the same run write the same file."""
     return write_text(path, "".join(f"{key}\n" for key in sorted(set(keys))))
-
 
 
 def find_entry(key: str, subsets: Sequence[ShippedSubset], local: LocalStore | None) -> CacheEntry | None:

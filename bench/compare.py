@@ -8,8 +8,6 @@ scored questions count unless `--all` is given (adversarial questions are unscor
 from __future__ import annotations
 
 import glob
-import json
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -18,7 +16,6 @@ import pandas as pd
 from bench.errors import ResultError
 from bench.results import Result, iter_results, read_result
 from bench.stats import (
-    DEFAULT_DRAWS,
     PairedComparison,
     compare_by_group,
     compare_paired,
@@ -107,8 +104,11 @@ def stack_warnings(a: ResultSet, b: ResultSet) -> list[str]:
             "with their model stacks"
         )
     roles = sorted(set(a.first.models) & set(b.first.models))
-    differing = [f"{role}: {a.first.models[role]} vs {b.first.models[role]}" for role in roles
-                 if a.first.models[role] != b.first.models[role]]
+    differing = [
+        f"{role}: {a.first.models[role]} vs {b.first.models[role]}"
+        for role in roles
+        if a.first.models[role] != b.first.models[role]
+    ]
     if differing:
         warnings.append("MODELS DIFFER: " + "; ".join(differing))
     if sorted(a.first.standins) != sorted(b.first.standins):

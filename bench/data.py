@@ -70,7 +70,9 @@ def _verified_bytes(root: Path, relative: str) -> bytes:
     path = root / relative
     expected = _expected_hashes(root).get(relative)
     if expected is None:
-        raise DataError(f"{_display(path)}: not listed in data/SOURCES.md; expected every data file to be listed with its sha256")
+        raise DataError(
+            f"{_display(path)}: not listed in data/SOURCES.md; expected every data file to be listed with its sha256"
+        )
     if not path.is_file():
         raise DataError(f"{_display(path)}: missing; expected the file with sha256 {expected} (see data/SOURCES.md)")
     raw = path.read_bytes()
@@ -91,7 +93,9 @@ def _load_json(relative: str) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{_display(data_dir() / relative)}: expected valid JSON; found a parse error at line {exc.lineno}: {exc.msg}") from None
+        raise DataError(
+            f"{_display(data_dir() / relative)}: expected valid JSON; found a parse error at line {exc.lineno}: {exc.msg}"
+        ) from None
 
 
 def _require(condition: bool, relative: str, expected: str, found: str) -> None:
@@ -105,7 +109,12 @@ def load_locomo() -> list[dict[str, Any]]:
     _require(isinstance(conversations, list), LOCOMO, "a JSON list of conversations", type(conversations).__name__)
     for position, conv in enumerate(conversations):
         ok = isinstance(conv, dict) and {"sample_id", "conversation", "qa"} <= conv.keys()
-        _require(ok, LOCOMO, "each conversation to have 'sample_id', 'conversation' and 'qa'", f"entry {position} without them")
+        _require(
+            ok,
+            LOCOMO,
+            "each conversation to have 'sample_id', 'conversation' and 'qa'",
+            f"entry {position} without them",
+        )
     return conversations
 
 
@@ -119,10 +128,20 @@ def locomo_conversation(sample_id: str) -> dict[str, Any]:
 
 def load_update_set1() -> dict[str, Any]:
     data = _load_json(UPDATE_SET_1)
-    _require(isinstance(data, dict) and isinstance(data.get("items"), list), UPDATE_SET_1, "an object with an 'items' list", "something else")
+    _require(
+        isinstance(data, dict) and isinstance(data.get("items"), list),
+        UPDATE_SET_1,
+        "an object with an 'items' list",
+        "something else",
+    )
     for item in data["items"]:
         ok = {"id", "tier", "expected", "original", "update", "question", "gold"} <= item.keys()
-        _require(ok, UPDATE_SET_1, "items with id, tier, expected, original, update, question, gold", f"item {item.get('id')!r} without them")
+        _require(
+            ok,
+            UPDATE_SET_1,
+            "items with id, tier, expected, original, update, question, gold",
+            f"item {item.get('id')!r} without them",
+        )
     return data
 
 
@@ -142,7 +161,9 @@ def load_contradiction_pairs() -> list[dict[str, Any]]:
         try:
             pairs.append(json.loads(line))
         except json.JSONDecodeError as exc:
-            raise DataError(f"{_display(data_dir() / CONTRADICTION_PAIRS)}: expected one JSON object per line; line {number}: {exc.msg}") from None
+            raise DataError(
+                f"{_display(data_dir() / CONTRADICTION_PAIRS)}: expected one JSON object per line; line {number}: {exc.msg}"
+            ) from None
     return pairs
 
 

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -82,11 +82,18 @@ class CallResult:
         return 0.0 if self.cached else self.cost_usd
 
     @classmethod
-    def from_entry(cls, entry: CacheEntry, *, cached: bool) -> "CallResult":
+    def from_entry(cls, entry: CacheEntry, *, cached: bool) -> CallResult:
         return cls(
-            key=entry.key, body=entry.body, input_tokens=entry.input_tokens, output_tokens=entry.output_tokens,
-            cost_usd=entry.cost_usd, latency_ms=entry.latency_ms, recorded_at=entry.recorded_at,
-            provider=entry.provider, model=entry.model, cached=cached,
+            key=entry.key,
+            body=entry.body,
+            input_tokens=entry.input_tokens,
+            output_tokens=entry.output_tokens,
+            cost_usd=entry.cost_usd,
+            latency_ms=entry.latency_ms,
+            recorded_at=entry.recorded_at,
+            provider=entry.provider,
+            model=entry.model,
+            cached=cached,
         )
 
 
@@ -158,7 +165,7 @@ class Gateway:
         replay_latency: ReplayLatency = "recorded",
         subsets: Sequence[Path] | None = None,
         cache_dir: Path | None = None,
-    ) -> "Gateway":
+    ) -> Gateway:
         """The local cache at $ENGRAM_CACHE_DIR (else `cache/local/`); the ledger next to it unless
         $ENGRAM_LEDGER names a file; limits from $ENGRAM_RUN_BUDGET_USD / $ENGRAM_TOTAL_BUDGET_USD."""
         local = cache_dir or default_cache_dir()
@@ -166,8 +173,15 @@ class Gateway:
         ledger = Ledger(Path(os.environ.get("ENGRAM_LEDGER") or Path(local) / LEDGER_FILE))
         run_limit, total_limit = limits_from_env()
         budget = Budget(ledger, labels, run_limit_usd=run_limit, total_limit_usd=total_limit)
-        return cls(local=local, subsets=subsets, mode=mode, strict=strict, labels=labels, budget=budget,
-                   replay_latency=replay_latency)
+        return cls(
+            local=local,
+            subsets=subsets,
+            mode=mode,
+            strict=strict,
+            labels=labels,
+            budget=budget,
+            replay_latency=replay_latency,
+        )
 
     # -- modes -------------------------------------------------------------------------------------------------
 
@@ -185,9 +199,7 @@ class Gateway:
     def call(self, request: CallRequest, live: Callable[[CallRequest], LiveResponse]) -> CallResult:
         return self.call_batch([request], lambda missing: [live(missing[0])])[0]
 
-    async def acall(
-        self, request: CallRequest, live: Callable[[CallRequest], Awaitable[LiveResponse]]
-    ) -> CallResult:
+    async def acall(self, request: CallRequest, live: Callable[[CallRequest], Awaitable[LiveResponse]]) -> CallResult:
         async def one(missing: list[CallRequest]) -> list[LiveResponse]:
             return [await live(missing[0])]
 
@@ -301,7 +313,7 @@ class Gateway:
                 f"{to_send[0].provider}/{to_send[0].endpoint}: expected {len(to_send)} responses from the live "
                 f"call, found {len(responses)}"
             )
-        recorded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        recorded_at = datetime.now(UTC).isoformat(timespec="seconds")
         for request, response in zip(to_send, responses):
             key = request.key()
             cost = response.cost_usd
@@ -311,10 +323,17 @@ class Gateway:
                 )
             latency = round_ms(response.latency_ms if response.latency_ms is not None else measured_ms)
             entry = CacheEntry(
-                key=key, provider=request.provider, endpoint=request.endpoint,
-                model=response.model or request.model, purpose=request.purpose, replicate=request.replicate,
-                body=response.body, input_tokens=int(response.input_tokens),
-                output_tokens=int(response.output_tokens), cost_usd=float(cost), latency_ms=latency,
+                key=key,
+                provider=request.provider,
+                endpoint=request.endpoint,
+                model=response.model or request.model,
+                purpose=request.purpose,
+                replicate=request.replicate,
+                body=response.body,
+                input_tokens=int(response.input_tokens),
+                output_tokens=int(response.output_tokens),
+                cost_usd=float(cost),
+                latency_ms=latency,
                 recorded_at=recorded_at,
             )
             stored = self.local.add(entry) if self.local is not None else entry.sealed()
@@ -388,10 +407,10 @@ class Gateway:
             "keys_read": len(self.keys_read()),
             "spent_usd": self.spent_usd,
             "subsets": [s.name for s in self.subsets],
-            "closed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "closed_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
 
-    def __enter__(self) -> "Gateway":
+    def __enter__(self) -> Gateway:
         return self
 
     def __exit__(self, *exc: object) -> None:

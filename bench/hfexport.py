@@ -203,8 +203,13 @@ def calibration_rows(raw: dict[str, Any]) -> list[dict[str, Any]]:
     for label_set, questions in raw["label_sets"].items():
         for question, block in questions.items():
             for index, item in enumerate(block["items"]):
-                row = {"label_set": label_set, "question": question, "item": index, "label": item["label"],
-                       "source": item.get("source")}
+                row = {
+                    "label_set": label_set,
+                    "question": question,
+                    "item": index,
+                    "label": item["label"],
+                    "source": item.get("source"),
+                }
                 for model in ("jev", "laya"):
                     dist = item.get(model) or {}
                     row[f"{model}_options"] = list(dist)
@@ -230,10 +235,10 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
     set1, set2 = data.load_update_set1(), data.load_update_set2()
     tables["update_set1_items"] = datasets.Dataset.from_pandas(_flat_table(set1["items"]), preserve_index=False)
     tables["update_set2_messages"] = datasets.Dataset.from_pandas(_flat_table(set2["messages"]), preserve_index=False)
-    tables["update_set2_questions"] = datasets.Dataset.from_pandas(_flat_table(set2["questions"]),
-                                                                   preserve_index=False)
-    tables["contradiction_pairs"] = datasets.Dataset.from_pandas(_flat_table(data.load_contradiction_pairs()),
-                                                                 preserve_index=False)
+    tables["update_set2_questions"] = datasets.Dataset.from_pandas(_flat_table(set2["questions"]), preserve_index=False)
+    tables["contradiction_pairs"] = datasets.Dataset.from_pandas(
+        _flat_table(data.load_contradiction_pairs()), preserve_index=False
+    )
     sources = [
         {"path": f"data/{relative}", "sha256": data.file_sha256(relative)}
         for relative in (data.UPDATE_SET_1, data.UPDATE_SET_2, data.CONTRADICTION_PAIRS)
@@ -242,8 +247,9 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
     if calibration_path.is_file():
         raw = json.loads(calibration_path.read_text(encoding="utf-8"))
         tables["calibration_items"] = datasets.Dataset.from_list(calibration_rows(raw))
-        sources.append({"path": _relative(calibration_path, results_root.parent), "sha256": data.sha256_file(
-            calibration_path)})
+        sources.append(
+            {"path": _relative(calibration_path, results_root.parent), "sha256": data.sha256_file(calibration_path)}
+        )
     facts = {
         "git_commit": _git_commit(),
         "results_root": results_root.name,
@@ -259,8 +265,9 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=data.REPO_ROOT, capture_output=True, text=True,
-                             check=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=data.REPO_ROOT, capture_output=True, text=True, check=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
@@ -460,7 +467,10 @@ def push_export(out_dir: Path, repo_id: str, token_source: Callable[[], str | No
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
     commit = api.upload_folder(
-        repo_id=repo_id, repo_type="dataset", folder_path=str(out_dir), allow_patterns=["README.md", "parquet/*"],
+        repo_id=repo_id,
+        repo_type="dataset",
+        folder_path=str(out_dir),
+        allow_patterns=["README.md", "parquet/*"],
         commit_message="engram-bench export",
     )
     return str(commit)

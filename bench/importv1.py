@@ -79,7 +79,9 @@ DEV_CONVERSATION = "conv-26"
 # The models of the paper stack (reference §7.1): extraction on Haiku, answers/judge/escalation on Sonnet, Jev 1.13.
 PAPER_MODELS = {"extract": "claude-haiku-4-5", "answer": "claude-sonnet-4-6", "judge": "claude-sonnet-4-6"}
 
-_FILE_NAME = re.compile(r"^(?P<arm>[a-z0-9_]+?)__(?P<slice>dev(?:_updates2?)?|heldout_conv-\d+)(?:__(?P<tail>k\d+|\w+))?\.json$")
+_FILE_NAME = re.compile(
+    r"^(?P<arm>[a-z0-9_]+?)__(?P<slice>dev(?:_updates2?)?|heldout_conv-\d+)(?:__(?P<tail>k\d+|\w+))?\.json$"
+)
 # heldout_extra.json keys → (our arm, k, scored?) ; "scored" lists hold categories 1-4, "adv" lists category 5.
 _EXTRA_ROWS = {
     "engram_k3_adv": ("engram", 3),
@@ -121,8 +123,9 @@ def _source(path: Path) -> Source:
 def parse_v1_name(path: Path, k_from_options: int | None) -> V1File:
     match = _FILE_NAME.match(path.name)
     if not match or match["arm"] not in ARM_NAMES:
-        raise DataError(f"{path}: expected a v1 arm file named <arm>__<slice>[__k<k>].json with a known arm, "
-                        f"found {path.name!r}")
+        raise DataError(
+            f"{path}: expected a v1 arm file named <arm>__<slice>[__k<k>].json with a known arm, found {path.name!r}"
+        )
     arm = ARM_NAMES[match["arm"]]
     tail = match["tail"]
     k = k_from_options
@@ -243,21 +246,39 @@ def _updates(raw: dict[str, Any]) -> dict[str, Any] | None:
     stale = raw.get("stale_on_close_items")
     over = raw.get("over_close_on_no_close_items")
     return {
-        "items": [{k: it.get(k) for k in ("id", "tier", "expected", "behavior")} for it in raw.get("update_items") or []],
+        "items": [
+            {k: it.get(k) for k in ("id", "tier", "expected", "behavior")} for it in raw.get("update_items") or []
+        ],
         "behavior_counts": raw.get("update_behavior"),
         # [stale close items, stored close items]
         "stale": stale,
         # no-close trap items: how many the arm stored a fact for, and how many of those it wrongly closed
         "traps": {"stored": over[1], "closed": over[0]} if over else None,
         # closes audited against the labelled pairs (v1 "storage"); null when v1 did not audit this run
-        "closes": ({"total": storage["closes"], "labeled": storage["closes_correct"],
-                    "unlabeled": storage["closes_wrong"]} if storage else None),
-        "plan_fulfilled": ({"asks": storage.get("plan_fulfilled_asks"),
-                            "correct": reasons.get("fulfilled_correct", 0),
-                            "wrong": reasons.get("fulfilled_wrong", 0)} if storage else None),
+        "closes": (
+            {"total": storage["closes"], "labeled": storage["closes_correct"], "unlabeled": storage["closes_wrong"]}
+            if storage
+            else None
+        ),
+        "plan_fulfilled": (
+            {
+                "asks": storage.get("plan_fulfilled_asks"),
+                "correct": reasons.get("fulfilled_correct", 0),
+                "wrong": reasons.get("fulfilled_wrong", 0),
+            }
+            if storage
+            else None
+        ),
         "closes_detail": raw.get("closes_detail"),
-        "set2": ({"stale_values": raw.get("set2_stale_values"), "keep_ok": raw.get("set2_keep_ok"),
-                  "accuracy_by_type": raw.get("set2_accuracy_by_type")} if raw.get("set2_q") is not None else None),
+        "set2": (
+            {
+                "stale_values": raw.get("set2_stale_values"),
+                "keep_ok": raw.get("set2_keep_ok"),
+                "accuracy_by_type": raw.get("set2_accuracy_by_type"),
+            }
+            if raw.get("set2_q") is not None
+            else None
+        ),
     }
 
 
@@ -270,8 +291,11 @@ def _extras(raw: dict[str, Any], v1_name: str) -> dict[str, Any]:
         "retrieved_tokens_mean": raw.get("retrieved_tokens_mean"),
         "memories_mean": raw.get("memories_mean"),
         "no_memory_questions": raw.get("no_memory_questions"),
-        "hygiene": ({k: hygiene.get(k) for k in ("groups", "pairs", "decisions", "merges", "drops", "cost_usd")}
-                    if hygiene else None),
+        "hygiene": (
+            {k: hygiene.get(k) for k in ("groups", "pairs", "decisions", "merges", "drops", "cost_usd")}
+            if hygiene
+            else None
+        ),
     }
 
 
@@ -294,8 +318,7 @@ def _models(raw: dict[str, Any]) -> dict[str, str]:
 def _provenance(sources: Iterable[Path]) -> Provenance:
     # git fields stay null: an import is a pure function of the v1 bytes, so the files must not change per commit.
     srcs = sorted({_source(p) for p in sources}, key=lambda s: s.path)
-    return Provenance(origin=ORIGIN_V1_IMPORT, dataset_sha256=srcs[0].sha256 if len(srcs) == 1 else None,
-                      sources=srcs)
+    return Provenance(origin=ORIGIN_V1_IMPORT, dataset_sha256=srcs[0].sha256 if len(srcs) == 1 else None, sources=srcs)
 
 
 # ------------------------------------------------------------------------------------------------------ import
@@ -326,13 +349,15 @@ def _result_from_v1_file(path: Path) -> tuple[V1File, Result]:
         provenance=_provenance([path]),
         answers=answers,
         costs=_costs(raw),
-        latency=Latency(write_p50_ms=raw.get("write_latency_p50_ms"),
-                        decision_p50_ms=raw.get("decision_latency_p50_ms")),
+        latency=Latency(
+            write_p50_ms=raw.get("write_latency_p50_ms"), decision_p50_ms=raw.get("decision_latency_p50_ms")
+        ),
         store=_store(raw),
         updates=_updates(raw),
         extras=_extras(raw, path.name),
-        calls=Calls(hits=int((raw.get("cache") or {}).get("hits", 0)),
-                    misses=int((raw.get("cache") or {}).get("misses", 0))),
+        calls=Calls(
+            hits=int((raw.get("cache") or {}).get("hits", 0)), misses=int((raw.get("cache") or {}).get("misses", 0))
+        ),
     )
     return info, result
 
@@ -353,13 +378,31 @@ def _answer_order(a: Answer) -> tuple[str, int, str]:
 
 
 def _fields_except_derived(result: Result) -> dict[str, Any]:
-    names = ("arm", "system", "stack", "slice", "k", "arm_hash", "settings", "models", "standins", "provenance",
-             "costs", "latency", "store", "updates", "extras", "calls", "timing")
+    names = (
+        "arm",
+        "system",
+        "stack",
+        "slice",
+        "k",
+        "arm_hash",
+        "settings",
+        "models",
+        "standins",
+        "provenance",
+        "costs",
+        "latency",
+        "store",
+        "updates",
+        "extras",
+        "calls",
+        "timing",
+    )
     return {n: getattr(result, n) for n in names}
 
 
-def _texts_for(conv: str, idx: int, known: dict[str, Answer], locomo: LocomoTexts, adversarial_gold: str,
-               category: int) -> tuple[str, str]:
+def _texts_for(
+    conv: str, idx: int, known: dict[str, Answer], locomo: LocomoTexts, adversarial_gold: str, category: int
+) -> tuple[str, str]:
     """(question, gold) for a pooled v1 record: from the same question in a v1 file when there, else LoCoMo."""
     qid = _question_id(conv, idx)
     if qid in known:
@@ -410,8 +453,9 @@ def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) ->
     return ImportReport(written=final, manifest=out_dir / "MANIFEST.json")
 
 
-def _fold_heldout_extras(results: dict[tuple[str, str, int | None], Result], results_dir: Path,
-                         known: dict[str, Answer], locomo: LocomoTexts) -> None:
+def _fold_heldout_extras(
+    results: dict[tuple[str, str, int | None], Result], results_dir: Path, known: dict[str, Answer], locomo: LocomoTexts
+) -> None:
     path = results_dir / HELDOUT_EXTRA
     extra = json.loads(path.read_text(encoding="utf-8"))
     adversarial_gold = extra["adversarial_gold"]
@@ -429,37 +473,55 @@ def _fold_heldout_extras(results: dict[tuple[str, str, int | None], Result], res
             results[key] = _pooled_row(slice_name, arm, k, answers, [path], {"v1_file": HELDOUT_EXTRA})
 
 
-def _pooled_row(slice_name: str, arm: str, k: int, answers: list[Answer], sources: list[Path],
-                extras: dict[str, Any]) -> Result:
+def _pooled_row(
+    slice_name: str, arm: str, k: int, answers: list[Answer], sources: list[Path], extras: dict[str, Any]
+) -> Result:
     """A per-conversation file for a row that v1 published only pooled: answers, no run-level figures."""
     system = "mem0" if arm.startswith("mem0") else "engram"
     settings: dict[str, Any] = {"options": {"top_k": k}}
     if arm == "engram-reranking-off":
         settings["flags"] = {"retrieval_rerank": False}
     return Result.build(
-        arm=arm, system=system, stack="paper", slice=slice_name, k=k, arm_hash=None, settings=settings,
-        models=_models({"system": system, "flags": settings.get("flags")}), standins=[],
-        provenance=_provenance(sources), answers=sorted(answers, key=_answer_order), extras=extras,
+        arm=arm,
+        system=system,
+        stack="paper",
+        slice=slice_name,
+        k=k,
+        arm_hash=None,
+        settings=settings,
+        models=_models({"system": system, "flags": settings.get("flags")}),
+        standins=[],
+        provenance=_provenance(sources),
+        answers=sorted(answers, key=_answer_order),
+        extras=extras,
     )
 
 
-def _add_token_matched(results: dict[tuple[str, str, int | None], Result], results_dir: Path,
-                       known: dict[str, Answer], locomo: LocomoTexts) -> None:
+def _add_token_matched(
+    results: dict[tuple[str, str, int | None], Result], results_dir: Path, known: dict[str, Answer], locomo: LocomoTexts
+) -> None:
     """mem0 at the token-matched k, split per conversation; the matching itself goes in extras.token_match."""
     path = results_dir / TOKEN_MATCHED
     raw = json.loads(path.read_text(encoding="utf-8"))
     k = int(raw["k"])
-    token_match = {"k": k, "tokens_by_k": {int(kk): v for kk, v in raw["tokens_by_k"].items()},
-                   "reference_tokens": raw["engram_k3_tokens"], "reference_arm": "engram", "reference_k": 3,
-                   "pooled_over": sorted(raw["per_conv"])}
+    token_match = {
+        "k": k,
+        "tokens_by_k": {int(kk): v for kk, v in raw["tokens_by_k"].items()},
+        "reference_tokens": raw["engram_k3_tokens"],
+        "reference_arm": "engram",
+        "reference_k": 3,
+        "pooled_over": sorted(raw["per_conv"]),
+    }
     by_conv: dict[str, list[Answer]] = defaultdict(list)
     for i, rec in enumerate(raw["answers"]):
         question, gold = _texts_for(rec["conv"], rec["idx"], known, locomo, "", rec["category"])
         by_conv[rec["conv"]].append(_answer_from_extra(rec, gold, question, f"{path}: answers[{i}]"))
     for conv, answers in sorted(by_conv.items()):
         key = (f"heldout:{conv}", "mem0", k)
-        extras = {"v1_file": TOKEN_MATCHED, "token_match": {**token_match, "tokens_by_k": {
-            str(kk): v for kk, v in token_match["tokens_by_k"].items()}}}
+        extras = {
+            "v1_file": TOKEN_MATCHED,
+            "token_match": {**token_match, "tokens_by_k": {str(kk): v for kk, v in token_match["tokens_by_k"].items()}},
+        }
         scored = _pooled_row(key[0], "mem0", k, answers, [path], extras)
         if key in results:  # adversarial answers were folded in first
             merged = _with_extra_answers(scored, [a for a in results[key].answers], results_dir / HELDOUT_EXTRA)
@@ -468,22 +530,26 @@ def _add_token_matched(results: dict[tuple[str, str, int | None], Result], resul
             results[key] = scored
 
 
-def _write_manifest(out_dir: Path, cited_as: str, written: list[Path], results: dict[Any, Result],
-                    copies: list[tuple[Path, Path]]) -> Path:
+def _write_manifest(
+    out_dir: Path, cited_as: str, written: list[Path], results: dict[Any, Result], copies: list[tuple[Path, Path]]
+) -> Path:
     """MANIFEST.json: each written file as ``<cited_as>/<relative path>`` with its sha256 and its v1 sources."""
     by_target = {dst: [_source(src)] for src, dst in copies}
     for (slice_name, arm, k), result in results.items():
         by_target[out_dir / slice_dir(slice_name) / file_name(arm, k)] = list(result.provenance.sources)
     entries = [
-        {"path": f"{cited_as}/{p.relative_to(out_dir).as_posix()}", "sha256": sha256_of(p),
-         "sources": [{"path": s.path, "sha256": s.sha256, "license": s.license} for s in by_target[p]]}
+        {
+            "path": f"{cited_as}/{p.relative_to(out_dir).as_posix()}",
+            "sha256": sha256_of(p),
+            "sources": [{"path": s.path, "sha256": s.sha256, "license": s.license} for s in by_target[p]],
+        }
         for p in sorted(written)
     ]
     manifest = {
         "origin": ORIGIN_V1_IMPORT,
         "license": V1_LICENSE,
         "note": "Imported by `engram-bench import-v1` from data/engram-eval-v1 (see its README for provenance). "
-                "Rows v1 published only pooled (engram reranking off, mem0 token-matched) are split per conversation.",
+        "Rows v1 published only pooled (engram reranking off, mem0 token-matched) are split per conversation.",
         "files": entries,
     }
     path = out_dir / "MANIFEST.json"

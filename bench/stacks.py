@@ -50,7 +50,7 @@ _PROVIDER_PREFIXES = (("claude-", "anthropic"), ("jev-", "jev"))
 
 
 def provider_of(model: str) -> str:
-    """"anthropic" | "jev" | "offline" for a model id (stand-ins carry "standin" in their id)."""
+    """ "anthropic" | "jev" | "offline" for a model id (stand-ins carry "standin" in their id)."""
     if "standin" in model:
         return "offline"
     for prefix, provider in _PROVIDER_PREFIXES:

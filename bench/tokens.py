@@ -72,8 +72,13 @@ class LocalTokenCounter:
         self.gateway = gateway
 
     def count(self, text: str) -> int:
-        request = CallRequest(provider="offline", endpoint="count_tokens", model=self.model,
-                              body={"text": text, "rules": COUNTER_RULES}, purpose="count_tokens")
+        request = CallRequest(
+            provider="offline",
+            endpoint="count_tokens",
+            model=self.model,
+            body={"text": text, "rules": COUNTER_RULES},
+            purpose="count_tokens",
+        )
         result = self.gateway.call(request, lambda _: LiveResponse({"tokens": wordpiece_count(text)}))
         return int(result.body["tokens"])
 

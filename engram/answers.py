@@ -13,7 +13,8 @@ is finite in [0, 1], the probabilities sum to 1 within 0.02, and the choice is w
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from engram.types import YES, Ask, Decision
 
@@ -69,7 +70,22 @@ def decision_from_answer(
         else:
             probs, chosen = _choice_probs(answer, ask, ask.key)
     except MalformedAnswer as exc:
-        return Decision.degraded(ask.question, backend=backend, model=model, target=ask.target,
-                                 error=str(exc), latency_ms=latency_ms, cost_usd=cost_usd)
-    return Decision.from_probs(ask.question, probs, backend=backend, model=model, target=ask.target,
-                               latency_ms=latency_ms, cost_usd=cost_usd, chosen=chosen)
+        return Decision.degraded(
+            ask.question,
+            backend=backend,
+            model=model,
+            target=ask.target,
+            error=str(exc),
+            latency_ms=latency_ms,
+            cost_usd=cost_usd,
+        )
+    return Decision.from_probs(
+        ask.question,
+        probs,
+        backend=backend,
+        model=model,
+        target=ask.target,
+        latency_ms=latency_ms,
+        cost_usd=cost_usd,
+        chosen=chosen,
+    )

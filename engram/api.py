@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ OFFLINE_LABEL = "offline stand-ins (rules extractor, rules decider; not the arti
 def _conversation_time(when: datetime) -> datetime:
     """One clock for the store: naive UTC, so stated dates and message times always compare."""
     if when.tzinfo is not None:
-        return when.astimezone(timezone.utc).replace(tzinfo=None)
+        return when.astimezone(UTC).replace(tzinfo=None)
     return when
 
 
@@ -55,13 +55,15 @@ class Engram:
         self._paths()
 
     def _paths(self) -> None:
-        self._write = WritePath(self.store, self.extractor, self.decider, self.embedder, self.escalator, self.flags,
-                                self.relation_decider)
+        self._write = WritePath(
+            self.store, self.extractor, self.decider, self.embedder, self.escalator, self.flags, self.relation_decider
+        )
         self._read = ReadPath(self.store, self.decider, self.embedder, self.flags)
 
     @classmethod
-    def offline(cls, path: str | Path, *, flags: Flags = Flags(), embedder: Embedder | None = None,
-                escalate: bool = False) -> "Engram":
+    def offline(
+        cls, path: str | Path, *, flags: Flags = Flags(), embedder: Embedder | None = None, escalate: bool = False
+    ) -> Engram:
         """The offline stack: rules extractor and rules decider (stand-ins) over the real MiniLM embedder; with
         `escalate`, escalations go to mem0's update prompt answered by the rules stand-in chat model."""
         from engram.deciders.rules import RulesDecider
@@ -75,8 +77,9 @@ class Engram:
             from engram.deciders.llm import RulesUpdateLLM
 
             escalator = Mem0UpdateEscalator(RulesUpdateLLM(decider))
-        return cls(path, extractor=RulesExtractor(), decider=decider, embedder=embedder, escalator=escalator,
-                   flags=flags)
+        return cls(
+            path, extractor=RulesExtractor(), decider=decider, embedder=embedder, escalator=escalator, flags=flags
+        )
 
     # ---- write -----------------------------------------------------------------------------------------------
 

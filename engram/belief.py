@@ -53,8 +53,8 @@ def temporal_gate(temporal: Decision, flags: Flags) -> bool:
 
 def cardinality_gate(relation: str, stored_predicate: str, sibling: bool, flags: Flags) -> bool:
     """g_C(f, u) = 1 iff  r = negates,
-                     or  r = update and (card(rel(u)) = one or sib(f, u)),
-                     or  r = contradiction and card(rel(u)) = one and sib(f, u)."""
+    or  r = update and (card(rel(u)) = one or sib(f, u)),
+    or  r = contradiction and card(rel(u)) = one and sib(f, u)."""
     if not flags.cardinality_gate:
         return True
     single = cardinality(stored_predicate) == "one"
@@ -69,8 +69,12 @@ def cardinality_gate(relation: str, stored_predicate: str, sibling: bool, flags:
 
 def agreement_gate(recheck: Decision | None) -> bool:
     """g_A(f, u) = 1[r'(f, u) in S and pi'(f, u) >= theta_act]."""
-    return (recheck is not None and not recheck.fallback and recheck.chosen in SUPERSEDING
-            and recheck.confidence >= config.THETA_ACT)
+    return (
+        recheck is not None
+        and not recheck.fallback
+        and recheck.chosen in SUPERSEDING
+        and recheck.confidence >= config.THETA_ACT
+    )
 
 
 def counts_as_evidence(decision: Decision, flags: Flags) -> bool:

@@ -39,4 +39,3 @@ PINNED_CURRENT_DATE = "2026-09-23"  # the "current date" in extraction prompts, 
 # The mem0 update prompt call as the original made it (escalation and the LLM decider).
 UPDATE_MAX_TOKENS = 2000
 UPDATE_TEMPERATURE = 0.1
-

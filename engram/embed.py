@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,11 @@ class MiniLMEmbedder:
     dim = DIMENSIONS
 
     def __init__(
-        self, model_path: Path | None = None, *, device: str = "cpu", cache_size: int = DEFAULT_CACHE_SIZE,
+        self,
+        model_path: Path | None = None,
+        *,
+        device: str = "cpu",
+        cache_size: int = DEFAULT_CACHE_SIZE,
         threads: int | None = None,
     ) -> None:
         self._model_path = model_path

@@ -20,7 +20,7 @@ from typing import Any
 
 from engram import config, lexical
 from engram.protocols import LLM
-from engram.types import Extraction, ExtractedFact, ExtractionContext, Message
+from engram.types import ExtractedFact, Extraction, ExtractionContext, Message
 
 UNSPECIFIED = "unspecified"
 
@@ -60,7 +60,7 @@ def build_extraction_request(message: Message, context: ExtractionContext) -> tu
     prompts = _mem0_prompts()
     from mem0.memory.utils import parse_messages
 
-    previous = list(context.previous)[-config.EXTRACT_PREVIOUS_MESSAGES:]
+    previous = list(context.previous)[-config.EXTRACT_PREVIOUS_MESSAGES :]
     last_k = [{"role": "user", "content": message_line(m)} for m in previous]
     existing = [{"id": str(i), "text": text} for i, text in enumerate(context.similar_facts)]
     new_messages = parse_messages([{"role": "user", "content": message_line(message)}])
@@ -105,15 +105,18 @@ class Mem0PromptExtractor:
         system, user = build_extraction_request(message, context)
         # mem0's defaults for its LLM calls: 2000 output tokens, temperature 0.1.
         completion = self._llm.complete(
-            role="extract", model=self.model, system=system, messages=[{"role": "user", "content": user}],
-            max_tokens=config.UPDATE_MAX_TOKENS, temperature=config.UPDATE_TEMPERATURE,
+            role="extract",
+            model=self.model,
+            system=system,
+            messages=[{"role": "user", "content": user}],
+            max_tokens=config.UPDATE_MAX_TOKENS,
+            temperature=config.UPDATE_TEMPERATURE,
         )
         texts = [str(item.get("text", "")).strip() for item in parse_memory_list(completion.text)]
         # mem0 drops identical texts by hash; empty texts carry nothing.
         unique = list(dict.fromkeys(t for t in texts if t))
         facts = [
-            ExtractedFact(text=t, subject=message.speaker, object=UNSPECIFIED, source_text=message.text)
-            for t in unique
+            ExtractedFact(text=t, subject=message.speaker, object=UNSPECIFIED, source_text=message.text) for t in unique
         ]
         return Extraction(facts=facts, usage=[completion.usage("extract", backend=self.name)])
 
@@ -196,4 +199,3 @@ class RulesExtractor:
                 )
             )
         return Extraction(facts=drafts)
-

@@ -51,28 +51,35 @@ class Flags:
         return asdict(self)
 
     @classmethod
-    def article(cls) -> "Flags":
+    def article(cls) -> Flags:
         return cls()
 
     @classmethod
-    def frozen(cls) -> "Flags":
+    def frozen(cls) -> Flags:
         return cls()
 
     @classmethod
-    def original_frozen(cls) -> "Flags":
+    def original_frozen(cls) -> Flags:
         return cls(belief_evidence="all", recheck_multi_valued_updates=True, sequential_belief=False)
 
     @classmethod
-    def reranking_off(cls) -> "Flags":
+    def reranking_off(cls) -> Flags:
         return cls(retrieval_rerank=False)
 
     @classmethod
-    def e2(cls) -> "Flags":
+    def e2(cls) -> Flags:
         return cls(
-            policy="direct", temporal_gate="current", temporal_version=1, relation_version=1,
-            cardinality_gate=False, update_multi_sibling=False, agreement_gate=False, graph_candidates=False,
-            plan_question=False, merge_policy="union",
+            policy="direct",
+            temporal_gate="current",
+            temporal_version=1,
+            relation_version=1,
+            cardinality_gate=False,
+            update_multi_sibling=False,
+            agreement_gate=False,
+            graph_candidates=False,
+            plan_question=False,
+            merge_policy="union",
         )
 
-    def but(self, **changes: Any) -> "Flags":
+    def but(self, **changes: Any) -> Flags:
         return replace(self, **changes)

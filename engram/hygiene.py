@@ -52,23 +52,37 @@ def run_hygiene(store: Store, decider: DecisionBackend, message_id: str = "hygie
         pairs = list(combinations(recent, 2))
         report.pairs += len(pairs)
         for start in range(0, len(pairs), PAIRS_PER_REQUEST):
-            _judge(store, decider, subject, pairs[start:start + PAIRS_PER_REQUEST], report, message_id)
+            _judge(store, decider, subject, pairs[start : start + PAIRS_PER_REQUEST], report, message_id)
     return report
 
 
-def _judge(store: Store, decider: DecisionBackend, subject: str, pairs: list[tuple[str, str]],
-           report: HygieneReport, message_id: str) -> None:
-    asks = [Ask(f"same_fact__{k}", SAME_FACT, {"fact_a": store.get(a).text, "fact_b": store.get(b).text}, b)
-            for k, (a, b) in enumerate(pairs)]
+def _judge(
+    store: Store,
+    decider: DecisionBackend,
+    subject: str,
+    pairs: list[tuple[str, str]],
+    report: HygieneReport,
+    message_id: str,
+) -> None:
+    asks = [
+        Ask(f"same_fact__{k}", SAME_FACT, {"fact_a": store.get(a).text, "fact_b": store.get(b).text}, b)
+        for k, (a, b) in enumerate(pairs)
+    ]
     try:
         answers = decider.ask({"subject": subject}, asks)
     except DecisionError:
         report.failed_requests += 1
         return
     decisions = [answers[a.key] for a in asks if a.key in answers]
-    report.usage.append(Usage(role="decide", backend=decider.name, model=decider.model,
-                              cost_usd=math.fsum(d.cost_usd for d in decisions),
-                              latency_ms=max((d.latency_ms for d in decisions), default=0.0)))
+    report.usage.append(
+        Usage(
+            role="decide",
+            backend=decider.name,
+            model=decider.model,
+            cost_usd=math.fsum(d.cost_usd for d in decisions),
+            latency_ms=max((d.latency_ms for d in decisions), default=0.0),
+        )
+    )
     for ask, (a, b) in zip(asks, pairs):
         decision = answers.get(ask.key)
         if decision is None or decision.fallback:

@@ -4,7 +4,8 @@ ledger); engram's offline stand-ins and test doubles implement them directly. en
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 

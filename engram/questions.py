@@ -10,21 +10,44 @@ Hygiene state:    {"subject": entity}.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Literal
 
 from engram.types import NO, YES, Question
 
 Cardinality = Literal["one", "many"]
 
 # The 25 relations a fact's edge can carry, with how many values each holds at a time for one subject.
-EDGE_CARDINALITY: Mapping[str, Cardinality] = MappingProxyType({
-    "lives_in": "one", "born_in": "one", "works_at": "one", "has_role": "one", "studies_at": "one",
-    "member_of": "many", "married_to": "one", "partner_of": "one", "family_of": "many", "friend_of": "many",
-    "colleague_of": "many", "owns": "many", "uses": "many", "prefers": "many", "dislikes": "many",
-    "allergic_to": "many", "has_condition": "many", "follows_diet": "one", "hobby": "many", "habit": "many",
-    "goal": "many", "plans": "many", "attended": "many", "speaks": "many", "related_to": "many",
-})
+EDGE_CARDINALITY: Mapping[str, Cardinality] = MappingProxyType(
+    {
+        "lives_in": "one",
+        "born_in": "one",
+        "works_at": "one",
+        "has_role": "one",
+        "studies_at": "one",
+        "member_of": "many",
+        "married_to": "one",
+        "partner_of": "one",
+        "family_of": "many",
+        "friend_of": "many",
+        "colleague_of": "many",
+        "owns": "many",
+        "uses": "many",
+        "prefers": "many",
+        "dislikes": "many",
+        "allergic_to": "many",
+        "has_condition": "many",
+        "follows_diet": "one",
+        "hobby": "many",
+        "habit": "many",
+        "goal": "many",
+        "plans": "many",
+        "attended": "many",
+        "speaks": "many",
+        "related_to": "many",
+    }
+)
 EDGE_TYPES: tuple[str, ...] = tuple(EDGE_CARDINALITY)
 FALLBACK_EDGE = "related_to"
 PLAN_RELATIONS = frozenset({"plans", "goal"})
@@ -47,7 +70,7 @@ WORTH_REMEMBERING = Question(
     instructions="Would a personal assistant want to keep new_fact in its long-term memory of this person?",
     criteria={
         YES: "It is a lasting or useful detail about someone: who they are, people in their life, tastes, "
-             "plans, commitments, health, work, routines or a notable thing that happened.",
+        "plans, commitments, health, work, routines or a notable thing that happened.",
         NO: "It is filler: greetings, small talk, passing remarks or talk about the conversation itself.",
     },
     default=YES,  # keeping a fact is reversible; losing it is not
@@ -76,11 +99,11 @@ _TEMPORAL_V1 = {
 }
 _TEMPORAL_V2 = {
     "current": "It holds now. A report of a change that has happened (moved, switched, sold, quit, started, "
-               "finished, replaced) describes the new state, which holds now.",
+    "finished, replaced) describes the new state, which holds now.",
     "planned": "It is meant to happen later and does not hold yet.",
     "past": "It is about an earlier time only and says nothing about now.",
     "hypothetical": "It is a possibility, a condition or a wish, not something that holds. A report of a change "
-                    "that has already happened is never hypothetical.",
+    "that has already happened is never hypothetical.",
 }
 
 
@@ -170,7 +193,7 @@ _RELATION_RUBRICS = {
     "update": "Same attribute of the same subject; new_fact's value replaces the older one, which no longer holds.",
     "contradiction": "They cannot both hold, and this is not a change over time.",
     "negates": "The very thing existing_fact states (same subject, relation and object) has stopped, ended, been "
-               "lost or been undone.",
+    "lost or been undone.",
 }
 
 
@@ -250,13 +273,27 @@ SAME_FACT = Question(
 
 # The six questions asked about every extracted fact, keyed by their ask key (= question id).
 FACT_QUESTIONS: tuple[Question, ...] = (
-    WORTH_REMEMBERING, FACT_KIND, TEMPORAL_STATUS, EDGE_TYPE, DURABILITY, SENSITIVITY,
+    WORTH_REMEMBERING,
+    FACT_KIND,
+    TEMPORAL_STATUS,
+    EDGE_TYPE,
+    DURABILITY,
+    SENSITIVITY,
 )
 
 ALL_QUESTIONS: tuple[Question, ...] = (
-    WORTH_REMEMBERING, FACT_KIND, TEMPORAL_STATUS, EDGE_TYPE, DURABILITY, SENSITIVITY,
-    RELATION_TO_CANDIDATE, RELATION_TO_CANDIDATE_RECHECK, PLAN_FULFILLED,
-    RELEVANT_TO_QUERY, QUERY_RELATION, SAME_FACT,
+    WORTH_REMEMBERING,
+    FACT_KIND,
+    TEMPORAL_STATUS,
+    EDGE_TYPE,
+    DURABILITY,
+    SENSITIVITY,
+    RELATION_TO_CANDIDATE,
+    RELATION_TO_CANDIDATE_RECHECK,
+    PLAN_FULFILLED,
+    RELEVANT_TO_QUERY,
+    QUERY_RELATION,
+    SAME_FACT,
 )
 
 BY_ID: Mapping[str, Question] = MappingProxyType({q.id: q for q in ALL_QUESTIONS})

@@ -65,8 +65,13 @@ class ReadPath:
         result.lines = self._render(picked)
         return result
 
-    def _reranked(self, query: str, shortlist: list[tuple[str, float]], scores, result: Retrieval,
-                  ) -> list[tuple[str, LineSource, float]]:
+    def _reranked(
+        self,
+        query: str,
+        shortlist: list[tuple[str, float]],
+        scores,
+        result: Retrieval,
+    ) -> list[tuple[str, LineSource, float]]:
         asks = [
             Ask(relevance_key(i), RELEVANT_TO_QUERY, {"memory": self._memory_ref(fact_id)}, fact_id)
             for i, (fact_id, _) in enumerate(shortlist)
@@ -79,11 +84,15 @@ class ReadPath:
             return [(i, "cosine", s) for i, s in shortlist[: config.FLOOR_K]]
         decisions = [answers[a.key] for a in asks if a.key in answers]
         result.decisions = decisions
-        result.usage.append(Usage(
-            role="decide", backend=self.decider.name, model=self.decider.model,
-            cost_usd=math.fsum(d.cost_usd for d in decisions),
-            latency_ms=max((d.latency_ms for d in decisions), default=0.0),
-        ))
+        result.usage.append(
+            Usage(
+                role="decide",
+                backend=self.decider.name,
+                model=self.decider.model,
+                cost_usd=math.fsum(d.cost_usd for d in decisions),
+                latency_ms=max((d.latency_ms for d in decisions), default=0.0),
+            )
+        )
 
         kept: list[tuple[str, LineSource, float]] = []
         for i, (fact_id, _) in enumerate(shortlist):
@@ -103,8 +112,12 @@ class ReadPath:
                 present.add(fact_id)
 
         relation = answers.get(QUERY_RELATION_KEY)
-        if (relation is not None and not relation.fallback and relation.chosen != NONE_RELATION
-                and relation.confidence >= config.THETA_ACT):
+        if (
+            relation is not None
+            and not relation.fallback
+            and relation.chosen != NONE_RELATION
+            and relation.confidence >= config.THETA_ACT
+        ):
             result.query_relation = relation.chosen
             pulled = [self.store.get(i) for i in self.store.with_predicate(relation.chosen) if i not in present]
             pulled = [f for f in pulled if f.is_open]
@@ -141,6 +154,5 @@ class ReadPath:
             if fact_id in shown:
                 continue
             shown.update(self.store.same_as_cluster(fact_id))  # a same_as cluster shows once
-            lines.append(Line(text=render_fact(self.store.get(fact_id)), fact_id=fact_id, source=source,
-                              score=score))
+            lines.append(Line(text=render_fact(self.store.get(fact_id)), fact_id=fact_id, source=source, score=score))
         return lines

@@ -15,10 +15,11 @@ import json
 import re
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -57,10 +58,55 @@ _BLAS = ThreadpoolController()
 _FIRST_PERSON = {"i", "me", "my", "myself", "mine", "user", "the user"}
 _ENTITY_PATTERN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 _ENTITY_STOP = {
-    "i", "i'm", "i've", "i'd", "i'll", "the", "a", "an", "my", "we", "you", "he", "she", "they", "it", "his",
-    "her", "their", "our", "this", "that", "user", "yes", "no", "oh", "hey", "hi", "wow", "thanks", "also",
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "i",
+    "i'm",
+    "i've",
+    "i'd",
+    "i'll",
+    "the",
+    "a",
+    "an",
+    "my",
+    "we",
+    "you",
+    "he",
+    "she",
+    "they",
+    "it",
+    "his",
+    "her",
+    "their",
+    "our",
+    "this",
+    "that",
+    "user",
+    "yes",
+    "no",
+    "oh",
+    "hey",
+    "hi",
+    "wow",
+    "thanks",
+    "also",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 }
 
 
@@ -71,7 +117,7 @@ def normalize_entity(name: str) -> str:
         return "user"
     for article in ("the ", "a ", "an "):
         if text.startswith(article):
-            return text[len(article):]
+            return text[len(article) :]
     return text
 
 
@@ -94,33 +140,86 @@ def _dt(text: str | None) -> datetime | None:
 
 
 _FACT_COLUMNS = (
-    "seq", "id", "text", "subject", "predicate", "object", "kind", "durability", "sensitivity", "temporal_status",
-    "valid_from", "valid_until", "belief", "tentative", "confidence", "closed_reason", "closed_by",
-    "source_message_id", "source_text", "said_at", "refines", "disputed", "against_count",
+    "seq",
+    "id",
+    "text",
+    "subject",
+    "predicate",
+    "object",
+    "kind",
+    "durability",
+    "sensitivity",
+    "temporal_status",
+    "valid_from",
+    "valid_until",
+    "belief",
+    "tentative",
+    "confidence",
+    "closed_reason",
+    "closed_by",
+    "source_message_id",
+    "source_text",
+    "said_at",
+    "refines",
+    "disputed",
+    "against_count",
 )
 
 
 def _fact_row(fact: Fact) -> tuple[Any, ...]:
     return (
-        fact.seq, fact.id, fact.text, fact.subject, fact.predicate, fact.object, fact.kind, fact.durability,
-        fact.sensitivity, fact.temporal_status, _iso(fact.valid_from), _iso(fact.valid_until), fact.belief,
-        int(fact.tentative), fact.confidence, fact.closed_reason, fact.closed_by, fact.source_message_id,
-        fact.source_text, _iso(fact.said_at), fact.refines, int(fact.disputed), fact.against_count,
+        fact.seq,
+        fact.id,
+        fact.text,
+        fact.subject,
+        fact.predicate,
+        fact.object,
+        fact.kind,
+        fact.durability,
+        fact.sensitivity,
+        fact.temporal_status,
+        _iso(fact.valid_from),
+        _iso(fact.valid_until),
+        fact.belief,
+        int(fact.tentative),
+        fact.confidence,
+        fact.closed_reason,
+        fact.closed_by,
+        fact.source_message_id,
+        fact.source_text,
+        _iso(fact.said_at),
+        fact.refines,
+        int(fact.disputed),
+        fact.against_count,
     )
 
 
 def _fact_from_row(row: Sequence[Any]) -> Fact:
     values = dict(zip(_FACT_COLUMNS, row))
     return Fact(
-        id=values["id"], text=values["text"], subject=values["subject"], predicate=values["predicate"],
-        object=values["object"], kind=values["kind"], durability=values["durability"],
-        sensitivity=values["sensitivity"], temporal_status=values["temporal_status"],
-        valid_from=_dt(values["valid_from"]), valid_until=_dt(values["valid_until"]), belief=values["belief"],
-        tentative=bool(values["tentative"]), confidence=values["confidence"],
-        closed_reason=values["closed_reason"], closed_by=values["closed_by"],
-        source_message_id=values["source_message_id"], source_text=values["source_text"],
-        said_at=_dt(values["said_at"]), refines=values["refines"], disputed=bool(values["disputed"]),
-        against_count=values["against_count"], seq=values["seq"],
+        id=values["id"],
+        text=values["text"],
+        subject=values["subject"],
+        predicate=values["predicate"],
+        object=values["object"],
+        kind=values["kind"],
+        durability=values["durability"],
+        sensitivity=values["sensitivity"],
+        temporal_status=values["temporal_status"],
+        valid_from=_dt(values["valid_from"]),
+        valid_until=_dt(values["valid_until"]),
+        belief=values["belief"],
+        tentative=bool(values["tentative"]),
+        confidence=values["confidence"],
+        closed_reason=values["closed_reason"],
+        closed_by=values["closed_by"],
+        source_message_id=values["source_message_id"],
+        source_text=values["source_text"],
+        said_at=_dt(values["said_at"]),
+        refines=values["refines"],
+        disputed=bool(values["disputed"]),
+        against_count=values["against_count"],
+        seq=values["seq"],
     )
 
 
@@ -202,7 +301,7 @@ class Store:
     def close_db(self) -> None:
         self._db.close()
 
-    def transaction(self) -> "_Transaction":
+    def transaction(self) -> _Transaction:
         """All writes of one message commit together, so a crash never leaves a half-written message."""
         return _Transaction(self)
 
@@ -247,8 +346,9 @@ class Store:
         """Insert facts with their vectors (rows L2-normalised); entities become nodes."""
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(facts), self.dim)
         entity_rows = {(f.subject,) for f in facts} | {(f.object,) for f in facts}
-        self._db.executemany("INSERT OR IGNORE INTO entities (id, label) VALUES (?, ?)",
-                             [(e[0], e[0]) for e in sorted(entity_rows)])
+        self._db.executemany(
+            "INSERT OR IGNORE INTO entities (id, label) VALUES (?, ?)", [(e[0], e[0]) for e in sorted(entity_rows)]
+        )
         placeholders = ", ".join("?" for _ in range(len(_FACT_COLUMNS) + 1))
         self._db.executemany(
             f"INSERT INTO facts ({', '.join(_FACT_COLUMNS)}, embedding) VALUES ({placeholders})",
@@ -259,8 +359,9 @@ class Store:
     def _replace(self, fact: Fact, **changes: Any) -> Fact:
         updated = replace(fact, **changes)
         assignments = ", ".join(f"{name} = ?" for name in changes)
-        values = [_iso(v) if isinstance(v, datetime) else (int(v) if isinstance(v, bool) else v)
-                  for v in changes.values()]
+        values = [
+            _iso(v) if isinstance(v, datetime) else (int(v) if isinstance(v, bool) else v) for v in changes.values()
+        ]
         self._db.execute(f"UPDATE facts SET {assignments} WHERE id = ?", (*values, fact.id))
         self._facts[fact.id] = updated
         self._candidate_mask[self._row[fact.id]] = self._is_candidate(updated)
@@ -317,8 +418,9 @@ class Store:
         with _BLAS.limit(limits=1, user_api="blas"):
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
-    def top(self, scores: np.ndarray, k: int, *, candidates_only: bool = False,
-            exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
+    def top(
+        self, scores: np.ndarray, k: int, *, candidates_only: bool = False, exclude: Iterable[str] = ()
+    ) -> list[tuple[str, float]]:
         """The k best rows of `scores`, exact, ties broken by fact text then id."""
         n = len(self._ids)
         if n == 0 or k <= 0:
@@ -350,8 +452,10 @@ class Store:
             kth = np.partition(values, rows.size - k)[rows.size - k]
             keep = values >= kth  # every row tied with the k-th stays in the running
             rows, values = rows[keep], values[keep]
-        order = sorted(range(rows.size), key=lambda j: (-float(values[j]), self._facts[self._ids[rows[j]]].text,
-                                                        self._ids[rows[j]]))
+        order = sorted(
+            range(rows.size),
+            key=lambda j: (-float(values[j]), self._facts[self._ids[rows[j]]].text, self._ids[rows[j]]),
+        )
         return [self._ids[rows[j]] for j in order[:k]]
 
     def score_of(self, scores: np.ndarray, fact_id: str) -> float:
@@ -419,12 +523,15 @@ class Store:
         return [Decision.from_json(json.loads(r[0])) for r in rows]
 
     def log(self, kind: str, fact_id: str | None, message_id: str | None, **detail: Any) -> None:
-        self._db.execute("INSERT INTO events (fact_id, kind, message_id, detail) VALUES (?, ?, ?, ?)",
-                         (fact_id, kind, message_id, json.dumps(detail, sort_keys=True, default=str)))
+        self._db.execute(
+            "INSERT INTO events (fact_id, kind, message_id, detail) VALUES (?, ?, ?, ?)",
+            (fact_id, kind, message_id, json.dumps(detail, sort_keys=True, default=str)),
+        )
 
     def events(self, fact_id: str) -> list[dict[str, Any]]:
         rows = self._db.execute(
-            "SELECT kind, message_id, detail FROM events WHERE fact_id = ? ORDER BY seq", (fact_id,))
+            "SELECT kind, message_id, detail FROM events WHERE fact_id = ? ORDER BY seq", (fact_id,)
+        )
         return [{"event": kind, "message_id": mid, **json.loads(detail)} for kind, mid, detail in rows]
 
     def event_counts(self) -> dict[str, int]:
@@ -432,7 +539,8 @@ class Store:
 
     def close_counts(self) -> dict[str, int]:
         rows = self._db.execute(
-            "SELECT json_extract(detail, '$.reason'), COUNT(*) FROM events WHERE kind = 'close' GROUP BY 1")
+            "SELECT json_extract(detail, '$.reason'), COUNT(*) FROM events WHERE kind = 'close' GROUP BY 1"
+        )
         return {reason: count for reason, count in rows}
 
 
@@ -454,4 +562,3 @@ class _Transaction:
         else:
             # The in-memory copy may now be ahead of the file; the caller must reopen the store.
             self.store._db.execute("ROLLBACK")
-

@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 QuestionKind = Literal["choice", "yes_no"]
 YES, NO = "yes", "no"
@@ -107,7 +108,7 @@ class Decision:
         cost_usd: float = 0.0,
         chosen: str | None = None,
         error: str | None = None,
-    ) -> "Decision":
+    ) -> Decision:
         """Build a decision from a distribution; d and pi follow the article's §2 unless the backend named d."""
         clean = {o: float(probs.get(o, 0.0)) for o in question.options}
         # d = argmax_o P_D(o | s, Q); ties go to the earlier option so the choice is deterministic.
@@ -130,9 +131,16 @@ class Decision:
 
     @classmethod
     def degraded(
-        cls, question: Question, *, backend: str, model: str, target: str | None, error: str,
-        latency_ms: float = 0.0, cost_usd: float = 0.0,
-    ) -> "Decision":
+        cls,
+        question: Question,
+        *,
+        backend: str,
+        model: str,
+        target: str | None,
+        error: str,
+        latency_ms: float = 0.0,
+        cost_usd: float = 0.0,
+    ) -> Decision:
         """The safe default for a question whose answer was missing or malformed; it carries no probabilities."""
         return cls(
             question=question.id,
@@ -149,25 +157,42 @@ class Decision:
             error=error,
         )
 
-    def retarget(self, target: str | None) -> "Decision":
+    def retarget(self, target: str | None) -> Decision:
         return replace(self, target=target)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "question": self.question, "options": list(self.options), "probs": dict(self.probs),
-            "chosen": self.chosen, "confidence": self.confidence, "backend": self.backend, "model": self.model,
-            "latency_ms": self.latency_ms, "cost_usd": self.cost_usd, "target": self.target,
-            "fallback": self.fallback, "error": self.error, "text": self.text,
+            "question": self.question,
+            "options": list(self.options),
+            "probs": dict(self.probs),
+            "chosen": self.chosen,
+            "confidence": self.confidence,
+            "backend": self.backend,
+            "model": self.model,
+            "latency_ms": self.latency_ms,
+            "cost_usd": self.cost_usd,
+            "target": self.target,
+            "fallback": self.fallback,
+            "error": self.error,
+            "text": self.text,
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Decision":
+    def from_json(cls, data: Mapping[str, Any]) -> Decision:
         return cls(
-            question=data["question"], options=tuple(data["options"]), probs=dict(data["probs"]),
-            chosen=data["chosen"], confidence=float(data["confidence"]), backend=data["backend"],
-            model=data["model"], latency_ms=float(data.get("latency_ms", 0.0)),
-            cost_usd=float(data.get("cost_usd", 0.0)), target=data.get("target"),
-            fallback=bool(data.get("fallback", False)), error=data.get("error"), text=data.get("text"),
+            question=data["question"],
+            options=tuple(data["options"]),
+            probs=dict(data["probs"]),
+            chosen=data["chosen"],
+            confidence=float(data["confidence"]),
+            backend=data["backend"],
+            model=data["model"],
+            latency_ms=float(data.get("latency_ms", 0.0)),
+            cost_usd=float(data.get("cost_usd", 0.0)),
+            target=data.get("target"),
+            fallback=bool(data.get("fallback", False)),
+            error=data.get("error"),
+            text=data.get("text"),
         )
 
 
@@ -231,9 +256,16 @@ class Completion:
     cached: bool = False
 
     def usage(self, role: str, backend: str) -> Usage:
-        return Usage(role=role, backend=backend, model=self.model, cost_usd=self.cost_usd,
-                     latency_ms=self.latency_ms, input_tokens=self.input_tokens,
-                     output_tokens=self.output_tokens, cached=self.cached)
+        return Usage(
+            role=role,
+            backend=backend,
+            model=self.model,
+            cost_usd=self.cost_usd,
+            latency_ms=self.latency_ms,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cached=self.cached,
+        )
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -28,23 +29,45 @@ from engram import belief, config
 from engram.flags import Flags
 from engram.protocols import LLM, DecisionBackend, DecisionError, Embedder, Extractor, LLMError
 from engram.questions import (
-    EDGE_TYPES, FALLBACK_EDGE, PLAN_FULFILLED, PLAN_RELATIONS, SUPERSEDING, cardinality, fact_questions,
-    plan_key, recheck_key, relation_key, relation_questions,
+    EDGE_TYPES,
+    FALLBACK_EDGE,
+    PLAN_FULFILLED,
+    PLAN_RELATIONS,
+    SUPERSEDING,
+    cardinality,
+    fact_questions,
+    plan_key,
+    recheck_key,
+    relation_key,
+    relation_questions,
 )
 from engram.store import Store, named_entities, normalize_entity
 from engram.types import (
-    Ask, Decision, ExtractedFact, ExtractionContext, Fact, FactOutcome, Message, Usage, WriteReport,
+    Ask,
+    Decision,
+    ExtractedFact,
+    ExtractionContext,
+    Fact,
+    FactOutcome,
+    Message,
+    Usage,
+    WriteReport,
 )
 
 ESCALATION_BACKEND = "llm_escalation"
 LLM_BACKENDS = frozenset({ESCALATION_BACKEND, "llm_decider"})  # certain verdicts, never rechecked or escalated
 ACTION_OF_RELATION = {
-    "new": "inserted", "duplicate": "inserted", "refinement": "refined", "update": "updated",
-    "contradiction": "contradicted", "negates": "negated",
+    "new": "inserted",
+    "duplicate": "inserted",
+    "refinement": "refined",
+    "update": "updated",
+    "contradiction": "contradicted",
+    "negates": "negated",
 }
 
 
 # ---- escalation -----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Escalation:
@@ -75,8 +98,11 @@ class Mem0UpdateEscalator:
 
         outcome = mem0_update_decision(self.llm, self.model, [existing], new)
         completion = getattr(outcome, "completion", None)
-        usage = (completion.usage("escalate", "llm") if completion is not None
-                 else Usage(role="escalate", backend="llm", model=self.model))
+        usage = (
+            completion.usage("escalate", "llm")
+            if completion is not None
+            else Usage(role="escalate", backend="llm", model=self.model)
+        )
         return Escalation(relation=outcome.relation, text=getattr(outcome, "text", None), usage=usage)
 
 
@@ -93,6 +119,7 @@ class RelationDecider(Protocol):
 
 
 # ---- per-message bookkeeping ----------------------------------------------------------------------------------
+
 
 @dataclass
 class _Run:
@@ -133,8 +160,16 @@ def union_text(kept: str, other: str) -> str:
 
 
 class WritePath:
-    def __init__(self, store: Store, extractor: Extractor, decider: DecisionBackend, embedder: Embedder,
-                 escalator: Escalator | None, flags: Flags, relation_decider: RelationDecider | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        extractor: Extractor,
+        decider: DecisionBackend,
+        embedder: Embedder,
+        escalator: Escalator | None,
+        flags: Flags,
+        relation_decider: RelationDecider | None = None,
+    ) -> None:
         self.store = store
         self.relation_decider = relation_decider
         self.extractor = extractor
@@ -207,14 +242,23 @@ class WritePath:
         for ask in asks:
             decision = answers.get(ask.key)
             if decision is None:
-                decision = Decision.degraded(ask.question, backend=self.decider.name, model=self.decider.model,
-                                             target=ask.target, error=f"{ask.key}: no answer in the response")
+                decision = Decision.degraded(
+                    ask.question,
+                    backend=self.decider.name,
+                    model=self.decider.model,
+                    target=ask.target,
+                    error=f"{ask.key}: no answer in the response",
+                )
             decisions[ask.key] = decision
-        run.decision_usage.append(Usage(
-            role="decide", backend=self.decider.name, model=self.decider.model,
-            cost_usd=math.fsum(d.cost_usd for d in decisions.values()),
-            latency_ms=max(d.latency_ms for d in decisions.values()),  # one round trip: every answer shares it
-        ))
+        run.decision_usage.append(
+            Usage(
+                role="decide",
+                backend=self.decider.name,
+                model=self.decider.model,
+                cost_usd=math.fsum(d.cost_usd for d in decisions.values()),
+                latency_ms=max(d.latency_ms for d in decisions.values()),  # one round trip: every answer shares it
+            )
+        )
         return decisions
 
     def _relation_asks(self, cands: _Candidates, new_ids: Sequence[str]) -> list[Ask]:
@@ -223,16 +267,19 @@ class WritePath:
             i = cands.add(fact_id)
             stored = self.store.get(fact_id)
             if self.relation_decider is None:  # the LLM decider judges relations in its own call
-                asks.append(Ask(relation_key(i), self.relation_question, {"existing_fact": self._ref(stored)},
-                                fact_id))
+                asks.append(Ask(relation_key(i), self.relation_question, {"existing_fact": self._ref(stored)}, fact_id))
             if self.flags.plan_question and stored.is_open and self._is_plan(stored):
                 asks.append(Ask(plan_key(i), PLAN_FULFILLED, {"existing_fact": self._ref(stored)}, fact_id))
         return asks
 
     @staticmethod
     def _ref(fact: Fact) -> dict[str, Any]:
-        return {"text": fact.text, "subject": fact.subject, "object": fact.object,
-                "valid_from": fact.valid_from.date().isoformat()}
+        return {
+            "text": fact.text,
+            "subject": fact.subject,
+            "object": fact.object,
+            "valid_from": fact.valid_from.date().isoformat(),
+        }
 
     @staticmethod
     def _is_plan(fact: Fact) -> bool:
@@ -249,8 +296,9 @@ class WritePath:
 
     # ---- candidates ------------------------------------------------------------------------------------------
 
-    def _graph_candidates(self, subject: str, relation: str, text: str, scores: np.ndarray,
-                          exclude: set[str]) -> list[str]:
+    def _graph_candidates(
+        self, subject: str, relation: str, text: str, scores: np.ndarray, exclude: set[str]
+    ) -> list[str]:
         """G(f) = {u : subj(u) = subj(f) and rel(u) = rel(f)} ∪ {u : ent(u) ∩ ent(f) ≠ ∅}, rare entities only."""
         hits: set[str] = set()
         if relation != FALLBACK_EDGE:  # "related_to" says nothing about which value replaces which
@@ -270,8 +318,7 @@ class WritePath:
         message = run.message
         fact_id = f"{message.id}#{index}"
         subject, obj = normalize_entity(draft.subject), normalize_entity(draft.object)
-        state = {"new_fact": {"text": draft.text, "subject": subject, "object": obj},
-                 "source_message": message.text}
+        state = {"new_fact": {"text": draft.text, "subject": subject, "object": obj}, "source_message": message.text}
         scores = self.store.scores(vector)
         exclude = set(run.fact_ids)  # facts of one message are not each other's candidates (as the original)
         cands = _Candidates()
@@ -284,8 +331,11 @@ class WritePath:
         self._collect(run, cands, first)
         fact_decisions = [first[a.key] for a in fact_asks]
         edge = first["edge_type"]
-        relation_name = edge.chosen if not edge.fallback else (
-            draft.predicate_hint if draft.predicate_hint in EDGE_TYPES else FALLBACK_EDGE)
+        relation_name = (
+            edge.chosen
+            if not edge.fallback
+            else (draft.predicate_hint if draft.predicate_hint in EDGE_TYPES else FALLBACK_EDGE)
+        )
 
         if self.flags.graph_candidates:
             graph = self._graph_candidates(subject, relation_name, draft.text, scores, exclude | set(cands.ids))
@@ -299,8 +349,13 @@ class WritePath:
             escalation_failed = not self._llm_relation(run, cands, draft.text)
         target, r_star, pi_star = self._pick(cands)
         # escalate, r* <- L(f, u*), if r* in S and pi* < theta_esc
-        if (target is not None and r_star in SUPERSEDING and pi_star < config.THETA_ESC
-                and self.flags.escalate and self.escalator is not None):
+        if (
+            target is not None
+            and r_star in SUPERSEDING
+            and pi_star < config.THETA_ESC
+            and self.flags.escalate
+            and self.escalator is not None
+        ):
             escalated, escalation_failed = self._escalate(run, cands, target, draft.text)
             if escalated:
                 r_star, pi_star = cands.relation[target].chosen, 1.0
@@ -313,8 +368,13 @@ class WritePath:
         if r_star == "rewrite" and target is not None:
             self._rewrite(run, cands, target, draft, fact_decisions)
             return
-        if (r_star == "duplicate" and acted and not tentative and target is not None
-                and self.flags.merge_policy == "union"):
+        if (
+            r_star == "duplicate"
+            and acted
+            and not tentative
+            and target is not None
+            and self.flags.merge_policy == "union"
+        ):
             self._merge(run, cands, target, draft, fact_decisions, pi_star)
             return
 
@@ -322,22 +382,36 @@ class WritePath:
         kind, durability, sensitivity = (first[k] for k in ("fact_kind", "durability", "sensitivity"))
         valid_from = draft.valid_from or message.when
         fact = Fact(
-            id=fact_id, text=draft.text, subject=subject, predicate=relation_name, object=obj,
+            id=fact_id,
+            text=draft.text,
+            subject=subject,
+            predicate=relation_name,
+            object=obj,
             kind=kind.chosen if not kind.fallback else draft.kind_hint,
             durability=durability.chosen if not durability.fallback else draft.durability_hint,
-            sensitivity=sensitivity.chosen, temporal_status=temporal.chosen,
-            valid_from=valid_from, valid_until=None,
-            belief=(belief.initial_belief(pi_star, tentative) if self.flags.policy == "belief"
-                    else config.BELIEF_MAX),  # the E2 policy has no belief; ranking treats every fact as held
-            tentative=tentative, confidence=round(min(p_worth, pi_star), 4), closed_reason=None, closed_by=None,
-            source_message_id=message.id, source_text=draft.source_text or message.text, said_at=message.when,
-            refines=target if r_star == "refinement" else None, seq=self.store.next_seq(),
+            sensitivity=sensitivity.chosen,
+            temporal_status=temporal.chosen,
+            valid_from=valid_from,
+            valid_until=None,
+            belief=(
+                belief.initial_belief(pi_star, tentative) if self.flags.policy == "belief" else config.BELIEF_MAX
+            ),  # the E2 policy has no belief; ranking treats every fact as held
+            tentative=tentative,
+            confidence=round(min(p_worth, pi_star), 4),
+            closed_reason=None,
+            closed_by=None,
+            source_message_id=message.id,
+            source_text=draft.source_text or message.text,
+            said_at=message.when,
+            refines=target if r_star == "refinement" else None,
+            seq=self.store.next_seq(),
         )
         if self.flags.policy == "direct":
             self._write_direct(run, fact, vector, cands, target, r_star, acted, escalated, temporal, fact_decisions)
         else:
-            self._write_belief(run, fact, vector, cands, target, r_star, pi_star, acted, temporal, state,
-                               fact_decisions)
+            self._write_belief(
+                run, fact, vector, cands, target, r_star, pi_star, acted, temporal, state, fact_decisions
+            )
         self._apply_fulfilled(run, fact, cands)
 
     def _llm_relation(self, run: _Run, cands: _Candidates, new_text: str) -> bool:
@@ -347,13 +421,18 @@ class WritePath:
         decision: Decision = verdict.decision
         completion = getattr(getattr(verdict, "verdict", None), "completion", None)
         if completion is not None or decision.fallback:
-            run.decision_usage.append(Usage(
-                role="decide", backend=self.relation_decider.name, model=self.relation_decider.model,
-                cost_usd=decision.cost_usd, latency_ms=decision.latency_ms,
-                input_tokens=getattr(completion, "input_tokens", 0),
-                output_tokens=getattr(completion, "output_tokens", 0),
-                cached=bool(getattr(completion, "cached", False)),
-            ))
+            run.decision_usage.append(
+                Usage(
+                    role="decide",
+                    backend=self.relation_decider.name,
+                    model=self.relation_decider.model,
+                    cost_usd=decision.cost_usd,
+                    latency_ms=decision.latency_ms,
+                    input_tokens=getattr(completion, "input_tokens", 0),
+                    output_tokens=getattr(completion, "output_tokens", 0),
+                    cached=bool(getattr(completion, "cached", False)),
+                )
+            )
         if decision.fallback:
             self.store.log("llm_decider_failed", None, run.message.id, error=decision.error)
             return False
@@ -396,18 +475,33 @@ class WritePath:
         run.decision_usage.append(verdict.usage)
         previous = cands.relation[target]
         cands.relation[target] = Decision(
-            question=previous.question, options=(*previous.options, "rewrite"), probs={verdict.relation: 1.0},
-            chosen=verdict.relation, confidence=1.0, backend=ESCALATION_BACKEND, model=self.escalator.model,
-            latency_ms=verdict.usage.latency_ms, cost_usd=verdict.usage.cost_usd, target=target, text=verdict.text,
+            question=previous.question,
+            options=(*previous.options, "rewrite"),
+            probs={verdict.relation: 1.0},
+            chosen=verdict.relation,
+            confidence=1.0,
+            backend=ESCALATION_BACKEND,
+            model=self.escalator.model,
+            latency_ms=verdict.usage.latency_ms,
+            cost_usd=verdict.usage.cost_usd,
+            target=target,
+            text=verdict.text,
         )
-        self.store.log("escalation", target, run.message.id, typed=previous.chosen, typed_p=previous.confidence,
-                       llm=verdict.relation)
+        self.store.log(
+            "escalation",
+            target,
+            run.message.id,
+            typed=previous.chosen,
+            typed_p=previous.confidence,
+            llm=verdict.relation,
+        )
         return True, False
 
     # ---- outcomes that store no new fact ---------------------------------------------------------------------
 
-    def _rewrite(self, run: _Run, cands: _Candidates, target: str, draft: ExtractedFact,
-                 fact_decisions: list[Decision]) -> None:
+    def _rewrite(
+        self, run: _Run, cands: _Candidates, target: str, draft: ExtractedFact, fact_decisions: list[Decision]
+    ) -> None:
         """mem0's UPDATE: the stored fact takes the LLM's merged text; the old text stays in its history."""
         decision = cands.relation[target]
         old = self.store.get(target).text
@@ -415,11 +509,27 @@ class WritePath:
         self.store.rewrite(target, new_text, self.embedder.embed([new_text])[0])
         self.store.log("rewrite", target, run.message.id, old_text=old, new_text=new_text)
         self.store.add_decisions(target, run.message.id, [*fact_decisions, decision])
-        run.outcomes.append(FactOutcome(draft.text, target, "rewritten", "rewrite", 1.0, target,
-                                        escalated=decision.backend == ESCALATION_BACKEND))
+        run.outcomes.append(
+            FactOutcome(
+                draft.text,
+                target,
+                "rewritten",
+                "rewrite",
+                1.0,
+                target,
+                escalated=decision.backend == ESCALATION_BACKEND,
+            )
+        )
 
-    def _merge(self, run: _Run, cands: _Candidates, target: str, draft: ExtractedFact,
-               fact_decisions: list[Decision], pi_star: float) -> None:
+    def _merge(
+        self,
+        run: _Run,
+        cands: _Candidates,
+        target: str,
+        draft: ExtractedFact,
+        fact_decisions: list[Decision],
+        pi_star: float,
+    ) -> None:
         """E1/E2 "union" policy: a confident duplicate folds its words into the stored text (old text logged)."""
         old = self.store.get(target).text
         merged = union_text(old, draft.text)
@@ -429,20 +539,49 @@ class WritePath:
         self.store.add_decisions(target, run.message.id, [*fact_decisions, cands.relation[target]])
         run.outcomes.append(FactOutcome(draft.text, target, "merged", "duplicate", pi_star, target))
 
-    def _write_degraded(self, run: _Run, draft: ExtractedFact, fact_id: str, subject: str, obj: str,
-                        vector: np.ndarray, fact_asks: list[Ask]) -> None:
+    def _write_degraded(
+        self,
+        run: _Run,
+        draft: ExtractedFact,
+        fact_id: str,
+        subject: str,
+        obj: str,
+        vector: np.ndarray,
+        fact_asks: list[Ask],
+    ) -> None:
         """The decision request failed: keep the fact, tentative, with the extractor's hints; touch nothing else."""
         message = run.message
-        decisions = [Decision.degraded(a.question, backend=self.decider.name, model=self.decider.model,
-                                       target=None, error="decision request failed") for a in fact_asks]
+        decisions = [
+            Decision.degraded(
+                a.question,
+                backend=self.decider.name,
+                model=self.decider.model,
+                target=None,
+                error="decision request failed",
+            )
+            for a in fact_asks
+        ]
         fact = Fact(
-            id=fact_id, text=draft.text, subject=subject,
-            predicate=draft.predicate_hint if draft.predicate_hint in EDGE_TYPES else FALLBACK_EDGE, object=obj,
-            kind=draft.kind_hint, durability=draft.durability_hint, sensitivity="none",
-            temporal_status="current", valid_from=draft.valid_from or message.when, valid_until=None,
-            belief=config.INITIAL_TENTATIVE_BELIEF, tentative=True, confidence=0.0, closed_reason=None,
-            closed_by=None, source_message_id=message.id, source_text=draft.source_text or message.text,
-            said_at=message.when, seq=self.store.next_seq(),
+            id=fact_id,
+            text=draft.text,
+            subject=subject,
+            predicate=draft.predicate_hint if draft.predicate_hint in EDGE_TYPES else FALLBACK_EDGE,
+            object=obj,
+            kind=draft.kind_hint,
+            durability=draft.durability_hint,
+            sensitivity="none",
+            temporal_status="current",
+            valid_from=draft.valid_from or message.when,
+            valid_until=None,
+            belief=config.INITIAL_TENTATIVE_BELIEF,
+            tentative=True,
+            confidence=0.0,
+            closed_reason=None,
+            closed_by=None,
+            source_message_id=message.id,
+            source_text=draft.source_text or message.text,
+            said_at=message.when,
+            seq=self.store.next_seq(),
         )
         self._insert(run, fact, vector, decisions)
         run.outcomes.append(FactOutcome(draft.text, fact_id, "fallback", "new", 0.0, None, tentative=True))
@@ -455,9 +594,20 @@ class WritePath:
 
     # ---- the article's policy --------------------------------------------------------------------------------
 
-    def _write_belief(self, run: _Run, fact: Fact, vector: np.ndarray, cands: _Candidates, target: str | None,
-                      r_star: str, pi_star: float, acted: bool, temporal: Decision, state: dict[str, Any],
-                      fact_decisions: list[Decision]) -> None:
+    def _write_belief(
+        self,
+        run: _Run,
+        fact: Fact,
+        vector: np.ndarray,
+        cands: _Candidates,
+        target: str | None,
+        r_star: str,
+        pi_star: float,
+        acted: bool,
+        temporal: Decision,
+        state: dict[str, Any],
+        fact_decisions: list[Decision],
+    ) -> None:
         self._insert(run, fact, vector, [*fact_decisions, *cands.relation.values(), *cands.plan.values()])
         linked = False
         if r_star == "duplicate" and acted and not fact.tentative and target is not None:
@@ -469,13 +619,17 @@ class WritePath:
         evidence = self._evidence(run, fact, cands, temporal, state)
         mirrored = 0.0
         for cand_id, e, pieces, relation in evidence:
-            before = (run.belief_snapshot.get(cand_id, self.store.get(cand_id).belief)
-                      if not self.flags.sequential_belief else self.store.get(cand_id).belief)
+            before = (
+                run.belief_snapshot.get(cand_id, self.store.get(cand_id).belief)
+                if not self.flags.sequential_belief
+                else self.store.get(cand_id).belief
+            )
             run.belief_snapshot.setdefault(cand_id, self.store.get(cand_id).belief)
             after = belief.shift(before, e)  # logit b_u <- logit b_u + e(f, u)
             self.store.set_belief(cand_id, after, against_pieces=pieces)
-            self.store.log("belief", cand_id, run.message.id, before=before, after=after, evidence=e,
-                           relation=relation, by=fact.id)
+            self.store.log(
+                "belief", cand_id, run.message.id, before=before, after=after, evidence=e, relation=relation, by=fact.id
+            )
             self._settle(run, cand_id, fact)
             mirrored += min(e, 0.0)
         if mirrored:
@@ -483,19 +637,38 @@ class WritePath:
             before = self.store.get(fact.id).belief
             after = belief.shift(before, -mirrored)
             self.store.set_belief(fact.id, after)
-            self.store.log("belief", fact.id, run.message.id, before=before, after=after, evidence=-mirrored,
-                           relation="mirror", by=fact.id)
+            self.store.log(
+                "belief",
+                fact.id,
+                run.message.id,
+                before=before,
+                after=after,
+                evidence=-mirrored,
+                relation="mirror",
+                by=fact.id,
+            )
 
         action = "same_as" if linked else ACTION_OF_RELATION.get(r_star, "inserted")
         if r_star == "contradiction" and self.store.get(fact.id).disputed:
             action = "disputed"
-        run.outcomes.append(FactOutcome(fact.text, fact.id, action, r_star, pi_star, target,
-                                        escalated=target is not None and target in cands.relation
-                                        and cands.relation[target].backend == ESCALATION_BACKEND,
-                                        tentative=fact.tentative))
+        run.outcomes.append(
+            FactOutcome(
+                fact.text,
+                fact.id,
+                action,
+                r_star,
+                pi_star,
+                target,
+                escalated=target is not None
+                and target in cands.relation
+                and cands.relation[target].backend == ESCALATION_BACKEND,
+                tentative=fact.tentative,
+            )
+        )
 
-    def _evidence(self, run: _Run, fact: Fact, cands: _Candidates, temporal: Decision,
-                  state: dict[str, Any]) -> list[tuple[str, float, int, str]]:
+    def _evidence(
+        self, run: _Run, fact: Fact, cands: _Candidates, temporal: Decision, state: dict[str, Any]
+    ) -> list[tuple[str, float, int, str]]:
         """e(f, u) for every candidate u, as (u, e, pieces against, relation), in candidate order."""
         g_t = belief.temporal_gate(temporal, self.flags)
         support: dict[str, float] = {}
@@ -527,8 +700,11 @@ class WritePath:
                 continue
             escalated = decision.backend in LLM_BACKENDS  # an LLM verdict is not asked twice
             first_against = stored.against_count == 0
-            multi_update = (self.flags.recheck_multi_valued_updates and relation == "update"
-                            and cardinality(stored.predicate) == "many")
+            multi_update = (
+                self.flags.recheck_multi_valued_updates
+                and relation == "update"
+                and cardinality(stored.predicate) == "many"
+            )
             needs = self.flags.agreement_gate and not escalated and (first_against or multi_update)
             against[cand_id] = (pi, relation, needs)
 
@@ -544,18 +720,25 @@ class WritePath:
                     continue
                 second = rechecks.get(cand_id)
                 if not belief.agreement_gate(second):  # g_A
-                    self.store.log("blocked_agreement", cand_id, run.message.id, relation=relation, by=fact.id,
-                                   recheck=None if second is None else second.chosen)
+                    self.store.log(
+                        "blocked_agreement",
+                        cand_id,
+                        run.message.id,
+                        relation=relation,
+                        by=fact.id,
+                        recheck=None if second is None else second.chosen,
+                    )
                     continue
                 assert second is not None
                 out.append((cand_id, belief.against_evidence(pi, second.confidence), 2, relation))
         return out
 
-    def _recheck(self, run: _Run, cands: _Candidates, ids: Sequence[str],
-                 state: dict[str, Any]) -> dict[str, Decision]:
+    def _recheck(self, run: _Run, cands: _Candidates, ids: Sequence[str], state: dict[str, Any]) -> dict[str, Decision]:
         """The second phrasing r'(f, u), one request for all candidates that need it."""
-        asks = [Ask(recheck_key(cands.index[u]), self.recheck_question,
-                    {"existing_fact": self._ref(self.store.get(u))}, u) for u in ids]
+        asks = [
+            Ask(recheck_key(cands.index[u]), self.recheck_question, {"existing_fact": self._ref(self.store.get(u))}, u)
+            for u in ids
+        ]
         answers = self._request(run, state, asks) if asks else {}
         if not answers:
             return {}
@@ -577,12 +760,27 @@ class WritePath:
 
     # ---- the E2 policy ---------------------------------------------------------------------------------------
 
-    def _write_direct(self, run: _Run, fact: Fact, vector: np.ndarray, cands: _Candidates, target: str | None,
-                      r_star: str, acted: bool, escalated: bool, temporal: Decision,
-                      fact_decisions: list[Decision]) -> None:
+    def _write_direct(
+        self,
+        run: _Run,
+        fact: Fact,
+        vector: np.ndarray,
+        cands: _Candidates,
+        target: str | None,
+        r_star: str,
+        acted: bool,
+        escalated: bool,
+        temporal: Decision,
+        fact_decisions: list[Decision],
+    ) -> None:
         """E2: a confident, current superseding answer closes u* at once (reason "superseded")."""
-        close = (target is not None and r_star in SUPERSEDING and acted and not fact.tentative
-                 and belief.temporal_gate(temporal, self.flags))
+        close = (
+            target is not None
+            and r_star in SUPERSEDING
+            and acted
+            and not fact.tentative
+            and belief.temporal_gate(temporal, self.flags)
+        )
         if close and target is not None:
             stored = self.store.get(target)
             sibling = stored.subject == fact.subject and stored.predicate == fact.predicate
@@ -599,14 +797,16 @@ class WritePath:
                 run.closes.append(target)
         linked = False
         if r_star == "duplicate" and acted and not fact.tentative and target is not None:
-            self.store.link_same_as(target, fact.id, 1.0 if escalated else cands.relation[target].confidence,
-                                    run.message.id)
+            self.store.link_same_as(
+                target, fact.id, 1.0 if escalated else cands.relation[target].confidence, run.message.id
+            )
             self.store.log("same_as", fact.id, run.message.id, other=target)
             linked = True
         action = "same_as" if linked else ACTION_OF_RELATION.get(r_star, "inserted")
         pi = cands.relation[target].confidence if target is not None and target in cands.relation else 1.0
-        run.outcomes.append(FactOutcome(fact.text, fact.id, action, r_star, pi, target, escalated=escalated,
-                                        tentative=fact.tentative))
+        run.outcomes.append(
+            FactOutcome(fact.text, fact.id, action, r_star, pi, target, escalated=escalated, tentative=fact.tentative)
+        )
 
     # ---- plans -----------------------------------------------------------------------------------------------
 
@@ -618,6 +818,5 @@ class WritePath:
             stored = self.store.get(plan_id)
             when = max(fact.valid_from, stored.valid_from)
             if self.store.close(plan_id, when, "fulfilled", fact.id):
-                self.store.log("close", plan_id, run.message.id, reason="fulfilled", by=fact.id,
-                               p=decision.p("yes"))
+                self.store.log("close", plan_id, run.message.id, reason="fulfilled", by=fact.id, p=decision.p("yes"))
                 run.closes.append(plan_id)

@@ -15,7 +15,7 @@ import platform
 import random
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -28,18 +28,39 @@ REPLAY_CALLS = 5000
 
 
 def request_for(n: int) -> CallRequest:
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 1024, "temperature": 0.0, "system": "Answer briefly.",
-            "messages": [{"role": "user", "content": f"Question {n}: where did Caroline move in May 2023?"}]}
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 1024,
+        "temperature": 0.0,
+        "system": "Answer briefly.",
+        "messages": [{"role": "user", "content": f"Question {n}: where did Caroline move in May 2023?"}],
+    }
     return CallRequest("anthropic", "messages", "claude-sonnet-4-6", body, "answer")
 
 
 def entry_for(n: int) -> CacheEntry:
-    reply = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-             "content": [{"type": "text", "text": f"Boston, in May 2023 (#{n}). " + "x" * 800}],
-             "usage": {"input_tokens": 212, "output_tokens": 9}}
-    return CacheEntry(key=request_for(n).key(), provider="anthropic", endpoint="messages", model="claude-sonnet-4-6",
-                      purpose="answer", replicate=0, body=reply, input_tokens=212, output_tokens=9,
-                      cost_usd=0.000771, latency_ms=812.4, recorded_at="2026-12-02T00:00:00+00:00")
+    reply = {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": f"Boston, in May 2023 (#{n}). " + "x" * 800}],
+        "usage": {"input_tokens": 212, "output_tokens": 9},
+    }
+    return CacheEntry(
+        key=request_for(n).key(),
+        provider="anthropic",
+        endpoint="messages",
+        model="claude-sonnet-4-6",
+        purpose="answer",
+        replicate=0,
+        body=reply,
+        input_tokens=212,
+        output_tokens=9,
+        cost_usd=0.000771,
+        latency_ms=812.4,
+        recorded_at="2026-12-02T00:00:00+00:00",
+    )
 
 
 def percentiles_ms(samples_ns: list[int]) -> tuple[float, float]:
@@ -72,8 +93,9 @@ def time_gets(store: LocalStore, size: int, rng: random.Random) -> list[int]:
 
 
 def replay_throughput(directory: Path, size: int, rng: random.Random, subset: Path | None = None) -> float:
-    gateway = Gateway(local=None if subset else directory, subsets=[subset] if subset else [], mode="replay",
-                      environ={})
+    gateway = Gateway(
+        local=None if subset else directory, subsets=[subset] if subset else [], mode="replay", environ={}
+    )
     requests = [request_for(rng.randrange(size)) for _ in range(REPLAY_CALLS)]
 
     def never(_: CallRequest) -> LiveResponse:
@@ -92,10 +114,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     args = parser.parse_args()
     rng = random.Random(7)
-    print(f"# bench_cache.py  {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC  {platform.machine()} "
-          f"{platform.python_implementation()} {platform.python_version()}  cpus={__import__('os').cpu_count()}")
-    print(f"{'entries':>8}  {'put p50 ms':>10}  {'put p99 ms':>10}  {'get p50 ms':>10}  {'get p99 ms':>10}  "
-          f"{'replay calls/s':>14}")
+    print(
+        f"# bench_cache.py  {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  {platform.machine()} "
+        f"{platform.python_implementation()} {platform.python_version()}  cpus={__import__('os').cpu_count()}"
+    )
+    print(
+        f"{'entries':>8}  {'put p50 ms':>10}  {'put p99 ms':>10}  {'get p50 ms':>10}  {'get p99 ms':>10}  "
+        f"{'replay calls/s':>14}"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-cache-") as tmp:
         directory = Path(tmp) / "local"
         store = LocalStore(directory)
@@ -109,13 +135,14 @@ def main() -> None:
             rate = replay_throughput(directory, size, rng)
             print(f"{size:>8}  {put50:>10.3f}  {put99:>10.3f}  {get50:>10.3f}  {get99:>10.3f}  {rate:>14.0f}")
         subset_dir = Path(tmp) / "subset"
-        write_subset((store.get(request_for(n).key()) for n in range(min(10_000, filled))), subset_dir,
-                     source="bench")
+        write_subset((store.get(request_for(n).key()) for n in range(min(10_000, filled))), subset_dir, source="bench")
         store.close()
         began = time.perf_counter()
         rate = replay_throughput(directory, min(10_000, filled), rng, subset=subset_dir)
-        print(f"shipped subset of {min(10_000, filled)} entries: opened and verified, replay {rate:.0f} calls/s "
-              f"(total {time.perf_counter() - began:.1f} s incl. load)")
+        print(
+            f"shipped subset of {min(10_000, filled)} entries: opened and verified, replay {rate:.0f} calls/s "
+            f"(total {time.perf_counter() - began:.1f} s incl. load)"
+        )
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ import platform
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -92,10 +92,26 @@ def synthetic_fact(i: int, embedder: PrecomputedEmbedder) -> tuple[Fact, str]:
     text = f"{speaker} mentioned {topic} in remark {i}"
     when = START + timedelta(minutes=i)
     fact = Fact(
-        id=f"seed{i}#0", text=text, subject=speaker.lower(), predicate=EDGE_TYPES[i % len(EDGE_TYPES)],
-        object="unspecified", kind="bio", durability="long_term", sensitivity="none", temporal_status="current",
-        valid_from=when, valid_until=None, belief=0.9, tentative=False, confidence=0.9, closed_reason=None,
-        closed_by=None, source_message_id=f"seed{i}", source_text=text, said_at=when, seq=i + 1,
+        id=f"seed{i}#0",
+        text=text,
+        subject=speaker.lower(),
+        predicate=EDGE_TYPES[i % len(EDGE_TYPES)],
+        object="unspecified",
+        kind="bio",
+        durability="long_term",
+        sensitivity="none",
+        temporal_status="current",
+        valid_from=when,
+        valid_until=None,
+        belief=0.9,
+        tentative=False,
+        confidence=0.9,
+        closed_reason=None,
+        closed_by=None,
+        source_message_id=f"seed{i}",
+        source_text=text,
+        said_at=when,
+        seq=i + 1,
     )
     return fact, text
 
@@ -125,8 +141,7 @@ def measure(path: Path, size: int, writes: int, queries: int) -> dict[str, float
         began = time.perf_counter()
         topic = TOPICS[n % len(TOPICS)]
         text = f"{SPEAKERS[n % 7]} likes {topic}, detail {n}" if n % 2 else f"{SPEAKERS[n % 7]} talked about {topic}"
-        memory.add(text, speaker=SPEAKERS[n % 7], when=START + timedelta(days=400, minutes=n),
-                   message_id=f"bench{n}")
+        memory.add(text, speaker=SPEAKERS[n % 7], when=START + timedelta(days=400, minutes=n), message_id=f"bench{n}")
         elapsed = time.perf_counter() - began
         per_fact.append(elapsed - (decider.seconds + embedder.seconds + extractor.seconds - before))
 
@@ -168,17 +183,24 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=60)
     parser.add_argument("--queries", type=int, default=60)
     args = parser.parse_args()
-    print(f"engram local overhead (model calls excluded); {platform.machine()}, {platform.python_version()}, "
-          f"numpy {np.__version__}, {datetime.now().date().isoformat()}")
-    print(f"{'facts':>7} {'build s':>8} {'open s':>7} {'write ms/fact p50':>18} {'p90':>6} "
-          f"{'read ms/query p50':>18} {'p90':>6} {'one cosine pass ms':>19}")
+    print(
+        f"engram local overhead (model calls excluded); {platform.machine()}, {platform.python_version()}, "
+        f"numpy {np.__version__}, {datetime.now().date().isoformat()}"
+    )
+    print(
+        f"{'facts':>7} {'build s':>8} {'open s':>7} {'write ms/fact p50':>18} {'p90':>6} "
+        f"{'read ms/query p50':>18} {'p90':>6} {'one cosine pass ms':>19}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "engram.db"
             build_s = build(path, size)
             m = measure(path, size, args.writes, args.queries)
-        print(f"{size:>7} {build_s:>8.1f} {m['open_s']:>7.2f} {m['write_ms_median']:>18.2f} {m['write_ms_p90']:>6.2f} "
-              f"{m['read_ms_median']:>18.2f} {m['read_ms_p90']:>6.2f} {m['matvec_ms']:>19.2f}", flush=True)
+        print(
+            f"{size:>7} {build_s:>8.1f} {m['open_s']:>7.2f} {m['write_ms_median']:>18.2f} {m['write_ms_p90']:>6.2f} "
+            f"{m['read_ms_median']:>18.2f} {m['read_ms_p90']:>6.2f} {m['matvec_ms']:>19.2f}",
+            flush=True,
+        )
     print("goal at 100k: <= 2 ms per fact, <= 5 ms per query")
     print(f"load average while measuring: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 

@@ -36,8 +36,10 @@ def main() -> None:
     print(f"paper build from results/v1: {len(report.written)} files, {len(paper.numbers)} numbers")
     for (_, w0, c0), (name, w1, c1) in zip(marks, marks[1:]):
         print(f"  {name:<26} wall {w1 - w0:5.1f} s   CPU {c1 - c0:5.1f} s")
-    print(f"  {'total':<26} wall {wall:5.1f} s   CPU {cpu:5.1f} s   "
-          f"(load average {load:.1f} on {os.cpu_count()} cores at start)")
+    print(
+        f"  {'total':<26} wall {wall:5.1f} s   CPU {cpu:5.1f} s   "
+        f"(load average {load:.1f} on {os.cpu_count()} cores at start)"
+    )
     print(f"  target under 10 s: CPU {'ok' if cpu < 10 else 'OVER'}, wall {'ok' if wall < 10 else 'OVER'}")
 
 

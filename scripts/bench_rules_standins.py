@@ -15,7 +15,7 @@ import os
 import platform
 import statistics
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,8 +51,10 @@ def main() -> None:
 
     turns = dev_messages()
     texts = [t["text"] for t in turns]
-    print(f"offline stand-ins on LoCoMo conv-26 sessions 1-4 ({len(turns)} messages); "
-          f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {os.cpu_count()} cores (shared)")
+    print(
+        f"offline stand-ins on LoCoMo conv-26 sessions 1-4 ({len(turns)} messages); "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {os.cpu_count()} cores (shared)"
+    )
 
     embedder = MiniLMEmbedder()
     print(f"MiniLM load + first encode: {timed(lambda: embedder.embed(['warm up'])):.2f} s")
@@ -68,8 +70,10 @@ def main() -> None:
     lexical.parse.cache_clear()
     lexical.frame.cache_clear()
     cold = timed(lambda: [extractor.extract(m, context) for m in messages])
-    print(f"rules extractor: {1000 * cold / len(messages):.1f} ms/message cold parse cache, "
-          f"{len(drafts)} drafts from {len(messages)} messages")
+    print(
+        f"rules extractor: {1000 * cold / len(messages):.1f} ms/message cold parse cache, "
+        f"{len(drafts)} drafts from {len(messages)} messages"
+    )
 
     decider = RulesDecider(embedder)
     relation, _ = relation_questions(2)
@@ -78,12 +82,16 @@ def main() -> None:
 
     def write_request(i: int) -> None:
         draft = drafts[i % len(drafts)]
-        state = {"new_fact": {"text": draft.text, "subject": draft.subject, "object": draft.object},
-                 "source_message": draft.source_text}
+        state = {
+            "new_fact": {"text": draft.text, "subject": draft.subject, "object": draft.object},
+            "source_message": draft.source_text,
+        }
         candidates = [pool[(i + j + 1) % len(pool)] for j in range(10)]
         asks = [Ask(q.id, q) for q in questions]
-        asks += [Ask(relation_key(j), relation, refs={"existing_fact": {"text": c}}, target=str(j))
-                 for j, c in enumerate(candidates)]
+        asks += [
+            Ask(relation_key(j), relation, refs={"existing_fact": {"text": c}}, target=str(j))
+            for j, c in enumerate(candidates)
+        ]
         decider.ask(state, asks)
 
     n = min(40, len(drafts))
@@ -92,12 +100,15 @@ def main() -> None:
     embedder.clear_cache()
     cold = timed(lambda: [write_request(i) for i in range(n)]) / n
     warm = median_seconds(lambda: [write_request(i) for i in range(n)]) / n
-    print(f"RulesDecider write request (6 fact + 10 relation questions): {1000 * cold:.1f} ms cold "
-          f"(parsing and embedding new texts), {1000 * warm:.1f} ms with texts already parsed and embedded")
+    print(
+        f"RulesDecider write request (6 fact + 10 relation questions): {1000 * cold:.1f} ms cold "
+        f"(parsing and embedding new texts), {1000 * warm:.1f} ms with texts already parsed and embedded"
+    )
 
     def read_request() -> None:
-        asks = [Ask(relevance_key(j), RELEVANT_TO_QUERY, refs={"memory": {"text": pool[j % len(pool)]}})
-                for j in range(30)]
+        asks = [
+            Ask(relevance_key(j), RELEVANT_TO_QUERY, refs={"memory": {"text": pool[j % len(pool)]}}) for j in range(30)
+        ]
         decider.ask({"query": "What did Caroline research?"}, asks)
 
     print(f"RulesDecider read request (30 relevance questions): {1000 * median_seconds(read_request):.1f} ms")

@@ -42,8 +42,10 @@ def main() -> None:
     calibration = _median_seconds(lambda: item_bootstrap(scores, draws=10_000, seed=1))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load:.1f}, numpy {np.__version__}")
-    print(f"cluster bootstrap, 10,000 draws, {clusters.size} questions, G=4: {clustered:.3f} s "
-          f"(median of {REPEATS}; target < {TARGET_S} s) {'OK' if clustered < TARGET_S else 'TOO SLOW'}")
+    print(
+        f"cluster bootstrap, 10,000 draws, {clusters.size} questions, G=4: {clustered:.3f} s "
+        f"(median of {REPEATS}; target < {TARGET_S} s) {'OK' if clustered < TARGET_S else 'TOO SLOW'}"
+    )
     print(f"item bootstrap, 10,000 draws, {clusters.size} questions: {unclustered:.3f} s")
     print(f"item bootstrap, 10,000 draws, 50 calibration items: {calibration:.3f} s")
 

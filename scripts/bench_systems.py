@@ -20,20 +20,26 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 
-from bench.gateway import Gateway  # noqa: E402
-from bench.slices import load_slice  # noqa: E402
-from bench.stacks import build_stack  # noqa: E402
-from bench.systems import SystemContext, build_system  # noqa: E402
-from bench.systems.base import shared_minilm  # noqa: E402
+from bench.gateway import Gateway
+from bench.slices import load_slice
+from bench.stacks import build_stack
+from bench.systems import SystemContext, build_system
+from bench.systems.base import shared_minilm
 
 SYSTEMS = (("raw-turn-rag", {}), ("full-context", {}), ("mem0", {}), ("engram", {"preset": "E2"}), ("engram", {}))
 
 
 def _one_pass(name: str, settings: dict, root: Path, cache: Path, turns: int) -> tuple[float, list[float], float]:
     dev = load_slice("dev")
-    context = SystemContext(stack="offline", models=build_stack("offline").models,
-                            gateway=Gateway(local=cache, subsets=[]), run_dir=root, conversation=dev.conversation,
-                            speakers=dev.speakers, embedder=shared_minilm())
+    context = SystemContext(
+        stack="offline",
+        models=build_stack("offline").models,
+        gateway=Gateway(local=cache, subsets=[]),
+        run_dir=root,
+        conversation=dev.conversation,
+        speakers=dev.speakers,
+        embedder=shared_minilm(),
+    )
     started = time.perf_counter()
     system = build_system(name, settings, context)
     construct = time.perf_counter() - started
@@ -56,19 +62,23 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40)
     args = parser.parse_args()
     shared_minilm().embed(["warm up"])  # the model load is a one-off per process, not a per-message cost
-    print(f"offline stack, first {args.turns} dev turns, wall clock on this machine "
-          f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
-    print(f"{'system':<22}{'build s':>9}{'write p50 ms':>14}{'write mean ms':>15}{'replay p50 ms':>15}"
-          f"{'retrieve ms':>13}")
+    print(
+        f"offline stack, first {args.turns} dev turns, wall clock on this machine "
+        f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"{'system':<22}{'build s':>9}{'write p50 ms':>14}{'write mean ms':>15}{'replay p50 ms':>15}{'retrieve ms':>13}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for index, (name, settings) in enumerate(SYSTEMS):
             label = name + (f" ({settings['preset']})" if settings else "")
             cache = Path(tmp) / f"cache{index}"
-            construct, writes, retrieve_ms = _one_pass(name, settings, Path(tmp) / f"first{index}", cache,
-                                                       args.turns)
+            construct, writes, retrieve_ms = _one_pass(name, settings, Path(tmp) / f"first{index}", cache, args.turns)
             _, replays, _ = _one_pass(name, settings, Path(tmp) / f"replay{index}", cache, args.turns)
-            print(f"{label:<22}{construct:>9.1f}{statistics.median(writes):>14.1f}{statistics.mean(writes):>15.1f}"
-                  f"{statistics.median(replays):>15.1f}{retrieve_ms:>13.1f}")
+            print(
+                f"{label:<22}{construct:>9.1f}{statistics.median(writes):>14.1f}{statistics.mean(writes):>15.1f}"
+                f"{statistics.median(replays):>15.1f}{retrieve_ms:>13.1f}"
+            )
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import platform
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -65,22 +65,38 @@ def score_pairs(pairs: pd.DataFrame, decider: RulesDecider) -> pd.DataFrame:
     temporal_q = temporal_question(2)
     rows = []
     for pair in pairs.itertuples(index=False):
-        state = {"new_fact": {"text": pair.new, "subject": SUBJECT, "object": "unspecified"},
-                 "source_message": pair.message}
-        asks = [Ask("relation", relation_q, refs={"existing_fact": {"text": pair.old, "subject": SUBJECT,
-                                                                     "object": "unspecified"}}, target="old"),
-                Ask("temporal_status", temporal_q)]
+        state = {
+            "new_fact": {"text": pair.new, "subject": SUBJECT, "object": "unspecified"},
+            "source_message": pair.message,
+        }
+        asks = [
+            Ask(
+                "relation",
+                relation_q,
+                refs={"existing_fact": {"text": pair.old, "subject": SUBJECT, "object": "unspecified"}},
+                target="old",
+            ),
+            Ask("temporal_status", temporal_q),
+        ]
         answers = decider.ask(state, asks)
         relation, temporal = answers["relation"], answers["temporal_status"]
         p_not_planned = temporal.p("current") + temporal.p("past")
         closes = relation.chosen in SUPERSEDING and relation.confidence >= THETA_ACT and p_not_planned >= THETA_ACT
-        rows.append({
-            "id": pair.id, "tier": pair.tier, "expected": pair.expected, "accept": ",".join(pair.accept),
-            "relation": relation.chosen, "pi": round(relation.confidence, 3),
-            "judged": folded_choice(relation, list(pair.accept)),
-            "temporal": temporal.chosen, "gold_temporal": pair.temporal_status,
-            "p_current_past": round(p_not_planned, 3), "closes": closes,
-        })
+        rows.append(
+            {
+                "id": pair.id,
+                "tier": pair.tier,
+                "expected": pair.expected,
+                "accept": ",".join(pair.accept),
+                "relation": relation.chosen,
+                "pi": round(relation.confidence, 3),
+                "judged": folded_choice(relation, list(pair.accept)),
+                "temporal": temporal.chosen,
+                "gold_temporal": pair.temporal_status,
+                "p_current_past": round(p_not_planned, 3),
+                "closes": closes,
+            }
+        )
     table = pd.DataFrame(rows)
     table["accepted"] = [j in a.split(",") for j, a in zip(table["judged"], table["accept"])]
     table["temporal_ok"] = table["temporal"] == table["gold_temporal"]
@@ -109,9 +125,11 @@ def main(
     pairs = pd.read_json(path, lines=True)
     decider = RulesDecider()
     table = score_pairs(pairs, decider)
-    print(f"RulesDecider ({decider.model}, an OFFLINE STAND-IN, not a decision model) on {len(table)} gold "
-          f"contradiction pairs from {path}")
-    print(f"{datetime.now(timezone.utc):%Y-%m-%d}, {platform.machine()}, {os.cpu_count()} cores")
+    print(
+        f"RulesDecider ({decider.model}, an OFFLINE STAND-IN, not a decision model) on {len(table)} gold "
+        f"contradiction pairs from {path}"
+    )
+    print(f"{datetime.now(UTC):%Y-%m-%d}, {platform.machine()}, {os.cpu_count()} cores")
     print(summary(table).to_string(index=False))
     by_tier = table.groupby("tier")[["accepted", "temporal_ok", "false_close"]].agg(["mean", "sum"])
     print("\nby tier (mean, count):")

@@ -48,8 +48,9 @@ def message_text(body: Mapping[str, Any]) -> str:
 def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int, int]:
     """Input tokens include cache reads and writes (all billed at the input price here, as in v1)."""
     usage = usage or {}
-    input_tokens = sum(int(usage.get(k) or 0) for k in
-                       ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+    input_tokens = sum(
+        int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    )
     return input_tokens, int(usage.get("output_tokens") or 0)
 
 
@@ -74,22 +75,47 @@ class AnthropicLLM:
 
     # -- engram's LLM protocol ---------------------------------------------------------------------------------
 
-    def complete(self, *, role: str, model: str, system: str | None, messages: list[dict], max_tokens: int,
-                 temperature: float | None = None) -> Completion:
-        return self._loop.run(self.acomplete(role=role, model=model, system=system, messages=messages,
-                                             max_tokens=max_tokens, temperature=temperature))
+    def complete(
+        self,
+        *,
+        role: str,
+        model: str,
+        system: str | None,
+        messages: list[dict],
+        max_tokens: int,
+        temperature: float | None = None,
+    ) -> Completion:
+        return self._loop.run(
+            self.acomplete(
+                role=role, model=model, system=system, messages=messages, max_tokens=max_tokens, temperature=temperature
+            )
+        )
 
-    async def acomplete(self, *, role: str, model: str, system: str | None, messages: list[dict], max_tokens: int,
-                        temperature: float | None = None) -> Completion:
+    async def acomplete(
+        self,
+        *,
+        role: str,
+        model: str,
+        system: str | None,
+        messages: list[dict],
+        max_tokens: int,
+        temperature: float | None = None,
+    ) -> Completion:
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
         if system is not None:
             body["system"] = system
         if temperature is not None:
             body["temperature"] = temperature
         result = await self.amessage(body, purpose=role)
-        return Completion(text=message_text(result.body), model=result.model, input_tokens=result.input_tokens,
-                          output_tokens=result.output_tokens, cost_usd=result.cost_usd,
-                          latency_ms=result.latency_ms, cached=result.cached)
+        return Completion(
+            text=message_text(result.body),
+            model=result.model,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            cost_usd=result.cost_usd,
+            latency_ms=result.latency_ms,
+            cached=result.cached,
+        )
 
     # -- raw calls (structured output, thinking, tools: any Messages API body) ---------------------------------
 
@@ -121,8 +147,9 @@ class AnthropicLLM:
                     "environment ANTHROPIC_API_KEY: expected a key to call Anthropic live, found none"
                 )
             # base_url None lets the SDK read $ANTHROPIC_BASE_URL; max_retries=0 leaves retrying to our policy.
-            self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=os.environ.get("ANTHROPIC_BASE_URL"),
-                                                    max_retries=0, timeout=self.timeout_s)
+            self._client = anthropic.AsyncAnthropic(
+                api_key=api_key, base_url=os.environ.get("ANTHROPIC_BASE_URL"), max_retries=0, timeout=self.timeout_s
+            )
             self._semaphore = asyncio.Semaphore(self._max_concurrency)
         return self._client
 
@@ -135,19 +162,26 @@ class AnthropicLLM:
         )
         body = reply.model_dump(mode="json")
         input_tokens, output_tokens = usage_tokens(body.get("usage"))
-        return LiveResponse(body=body, input_tokens=input_tokens, output_tokens=output_tokens,
-                            model=str(body.get("model") or request.model), latency_ms=latency)
+        return LiveResponse(
+            body=body,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            model=str(body.get("model") or request.model),
+            latency_ms=latency,
+        )
 
     async def _send_count(self, request: CallRequest) -> LiveResponse:
         client = self._sdk()
         extra = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
         reply, latency = await self._with_retries(
-            request, lambda: client.messages.count_tokens(model=request.body["model"],
-                                                          messages=request.body["messages"],
-                                                          extra_body=extra or None)
+            request,
+            lambda: client.messages.count_tokens(
+                model=request.body["model"], messages=request.body["messages"], extra_body=extra or None
+            ),
         )
-        return LiveResponse(body={"input_tokens": int(reply.input_tokens)}, model=request.model, cost_usd=0.0,
-                            latency_ms=latency)
+        return LiveResponse(
+            body={"input_tokens": int(reply.input_tokens)}, model=request.model, cost_usd=0.0, latency_ms=latency
+        )
 
     async def _with_retries(self, request: CallRequest, send: Any) -> tuple[Any, float]:
         assert self._semaphore is not None

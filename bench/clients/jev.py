@@ -81,8 +81,13 @@ def _probability(value: Any, name: str) -> float:
 def decision_from_result(ask: Ask, result: CallResult) -> Decision:
     """Rebuild the decision for this ask from a (cached or fresh) per-question result."""
     answer = result.body.get("answer")
-    common = {"backend": "jev", "model": result.model, "target": ask.target, "latency_ms": result.latency_ms,
-              "cost_usd": result.cost_usd}
+    common = {
+        "backend": "jev",
+        "model": result.model,
+        "target": ask.target,
+        "latency_ms": result.latency_ms,
+        "cost_usd": result.cost_usd,
+    }
     if answer is None:
         return Decision.degraded(ask.question, error="jev returned no answer for this question", **common)
     try:
@@ -226,9 +231,15 @@ class JevDecider:
         share = call_cost_usd(PROVIDER, self.model, input_tokens, 0) / len(order)
         return [
             LiveResponse(
-                body={"answer": answers.get(key) if isinstance(answers, Mapping) else None,
-                      "request_id": request_id, "request_questions": len(order)},
-                input_tokens=round(input_tokens / len(order)), output_tokens=0, model=model, cost_usd=share,
+                body={
+                    "answer": answers.get(key) if isinstance(answers, Mapping) else None,
+                    "request_id": request_id,
+                    "request_questions": len(order),
+                },
+                input_tokens=round(input_tokens / len(order)),
+                output_tokens=0,
+                model=model,
+                cost_usd=share,
                 latency_ms=latency_ms,
             )
             for key in order
@@ -247,4 +258,3 @@ class JevDecider:
 def _brief(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "..."
-

@@ -63,9 +63,14 @@ class GatewayDecider:
         def live(missing: list[CallRequest]) -> list[LiveResponse]:
             sent = [ask_by_key[r.key()] for r in missing]
             decisions = self.inner.ask(state, sent)
-            return [LiveResponse(body={"decision": _decision_json(decisions.get(a.key))}, model=self.model,
-                                 cost_usd=decisions[a.key].cost_usd if a.key in decisions else 0.0)
-                    for a in sent]
+            return [
+                LiveResponse(
+                    body={"decision": _decision_json(decisions.get(a.key))},
+                    model=self.model,
+                    cost_usd=decisions[a.key].cost_usd if a.key in decisions else 0.0,
+                )
+                for a in sent
+            ]
 
         results = self.gateway.call_batch(requests, live)
         out = {}
@@ -73,8 +78,13 @@ class GatewayDecider:
             common = {"target": ask.target, "latency_ms": result.latency_ms, "cost_usd": result.cost_usd}
             stored = result.body.get("decision")
             if stored is None:
-                out[ask.key] = Decision.degraded(ask.question, backend=self.name, model=result.model,
-                                                 error=f"{self.name} returned no answer for this question", **common)
+                out[ask.key] = Decision.degraded(
+                    ask.question,
+                    backend=self.name,
+                    model=result.model,
+                    error=f"{self.name} returned no answer for this question",
+                    **common,
+                )
             else:
                 decision = Decision.from_json(stored)
                 out[ask.key] = dataclasses.replace(decision, question=ask.question.id, **common)
@@ -112,9 +122,16 @@ class GatewayExtractor:
 
         result = self.gateway.call(self.request_for(message, context), live)
         facts = [_fact_from_json(data) for data in result.body["facts"]]
-        usage = Usage(role="extract", backend=self.name, model=result.model, cost_usd=result.cost_usd,
-                      latency_ms=result.latency_ms, input_tokens=result.input_tokens,
-                      output_tokens=result.output_tokens, cached=result.cached)
+        usage = Usage(
+            role="extract",
+            backend=self.name,
+            model=result.model,
+            cost_usd=result.cost_usd,
+            latency_ms=result.latency_ms,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            cached=result.cached,
+        )
         return Extraction(facts=facts, usage=(usage,))
 
 
@@ -133,23 +150,44 @@ class OfflineLLM(ABC):
         self.gateway = gateway
 
     @abstractmethod
-    def respond(self, *, role: str, system: str | None, messages: list[dict], max_tokens: int,
-                temperature: float | None) -> str:
+    def respond(
+        self, *, role: str, system: str | None, messages: list[dict], max_tokens: int, temperature: float | None
+    ) -> str:
         """The stand-in's reply text, a pure function of its inputs."""
 
-    def complete(self, *, role: str, model: str, system: str | None, messages: list[dict], max_tokens: int,
-                 temperature: float | None = None) -> Completion:
+    def complete(
+        self,
+        *,
+        role: str,
+        model: str,
+        system: str | None,
+        messages: list[dict],
+        max_tokens: int,
+        temperature: float | None = None,
+    ) -> Completion:
         # `model` is the model the caller asked for; the stand-in answers under its own (labelled) name.
-        body = {"requested_model": model, "system": system, "messages": messages, "max_tokens": max_tokens,
-                "temperature": temperature}
+        body = {
+            "requested_model": model,
+            "system": system,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
         request = CallRequest(OFFLINE, role, self.model, body, role)
 
         def live(_: CallRequest) -> LiveResponse:
-            text = self.respond(role=role, system=system, messages=messages, max_tokens=max_tokens,
-                                temperature=temperature)
+            text = self.respond(
+                role=role, system=system, messages=messages, max_tokens=max_tokens, temperature=temperature
+            )
             return LiveResponse(body={"text": text}, model=self.model, cost_usd=0.0)
 
         result = self.gateway.call(request, live)
-        return Completion(text=result.body["text"], model=result.model, input_tokens=result.input_tokens,
-                          output_tokens=result.output_tokens, cost_usd=result.cost_usd,
-                          latency_ms=result.latency_ms, cached=result.cached)
+        return Completion(
+            text=result.body["text"],
+            model=result.model,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            cost_usd=result.cost_usd,
+            latency_ms=result.latency_ms,
+            cached=result.cached,
+        )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,14 +11,14 @@ from bench.cache import LocalStore, ShippedSubset, SubsetManifest, discover_subs
 from bench.errors import CacheError
 from bench.gateway import LAST_RUN_FILE, default_cache_dir, keys_file_for
 
-cache_app = typer.Typer(help="The call cache: export a run's calls as a shippable subset; show cache statistics.",
-                        no_args_is_help=True)
+cache_app = typer.Typer(
+    help="The call cache: export a run's calls as a shippable subset; show cache statistics.", no_args_is_help=True
+)
 
 CACHE_DIR_HELP = "Local cache folder (default: $ENGRAM_CACHE_DIR, else cache/local/)."
 
 
-def export_run(run: str, out: Path, cache_dir: Path | None = None,
-               subsets: list[Path] | None = None) -> SubsetManifest:
+def export_run(run: str, out: Path, cache_dir: Path | None = None, subsets: list[Path] | None = None) -> SubsetManifest:
     """Export exactly the entries the run read (its key list) into `out` as sorted JSON lines + manifest."""
     local_dir = cache_dir or default_cache_dir()
     keys_path = keys_file_for(run, cache_dir=local_dir)
@@ -27,8 +26,9 @@ def export_run(run: str, out: Path, cache_dir: Path | None = None,
     subset_dirs = discover_subsets(exclude=[local_dir]) if subsets is None else subsets
     local = LocalStore(local_dir) if local_dir.exists() else None
     try:
-        return export_keys(keys, out, source=keys_path.name, subsets=[ShippedSubset.open(p) for p in subset_dirs],
-                           local=local)
+        return export_keys(
+            keys, out, source=keys_path.name, subsets=[ShippedSubset.open(p) for p in subset_dirs], local=local
+        )
     finally:
         if local is not None:
             local.close()
@@ -63,10 +63,14 @@ def _human_bytes(size: int) -> str:
 
 @cache_app.command("export")
 def export_command(
-    run: str = typer.Option(..., "--run", help="A result file (reads <result>.calls.txt), a .calls.txt key list, "
-                                               "or a run id recorded into <cache dir>/runs/."),
+    run: str = typer.Option(
+        ...,
+        "--run",
+        help="A result file (reads <result>.calls.txt), a .calls.txt key list, "
+        "or a run id recorded into <cache dir>/runs/.",
+    ),
     out: Path = typer.Option(..., "--out", help="Subset folder to write, e.g. cache/dev/."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
 ) -> None:
     """Write exactly the calls a run read as a committed, diff-friendly subset (byte-identical on re-export)."""
     manifest = export_run(run, out, cache_dir)
@@ -75,7 +79,7 @@ def export_command(
 
 @cache_app.command("stats")
 def stats_command(
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
 ) -> None:
     """Entries and size on disk of the local cache, the shipped subsets, and the last run's hits and misses."""
@@ -90,8 +94,10 @@ def stats_command(
     if last is None:
         typer.echo("last run      none recorded in this cache")
         return
-    typer.echo(f"last run      {last['run_id']} (arm {last.get('arm')}, slice {last.get('slice')}): "
-               f"{last['hits']} hits, {last['misses']} misses, ${last.get('spent_usd', 0.0):.4f} spent")
+    typer.echo(
+        f"last run      {last['run_id']} (arm {last.get('arm')}, slice {last.get('slice')}): "
+        f"{last['hits']} hits, {last['misses']} misses, ${last.get('spent_usd', 0.0):.4f} spent"
+    )
     for provider, counts in sorted(last.get("by_provider", {}).items()):
         typer.echo(f"  {provider:<10} {counts['hits']} hits, {counts['misses']} misses")
 

@@ -49,8 +49,17 @@ def frozen_commit(repo: Path, tag: str) -> str:
             f"--tag {tag}: expected HEAD at the tagged commit {tagged[:12]}, found HEAD at {head[:12]}; "
             f"check out the tag (e.g. `git worktree add ../heldout {tag}`) and run there"
         )
-    changes = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", ".",
-                   ":(exclude)results", ":(exclude)runs", ":(exclude)cache")
+    changes = _git(
+        repo,
+        "status",
+        "--porcelain",
+        "--untracked-files=all",
+        "--",
+        ".",
+        ":(exclude)results",
+        ":(exclude)runs",
+        ":(exclude)cache",
+    )
     if changes:
         first = changes.splitlines()[0].strip()
         count = len(changes.splitlines())
@@ -61,8 +70,9 @@ def frozen_commit(repo: Path, tag: str) -> str:
     return tagged
 
 
-def refuse_overwrites(root: Path, stack: str, arm: str, ks: tuple[int | None, ...],
-                      conversations: tuple[str, ...]) -> None:
+def refuse_overwrites(
+    root: Path, stack: str, arm: str, ks: tuple[int | None, ...], conversations: tuple[str, ...]
+) -> None:
     """Before anything runs: no held-out result of this arm may exist yet for any conversation and k."""
     for conv in conversations:
         for k in ks:
@@ -80,7 +90,8 @@ def heldout(
     tag: str = typer.Option(..., "--tag", help="The git tag the configuration was frozen under (HEAD must be it)."),
     stack: str = typer.Option(None, "--stack", help=f"{' | '.join(STACK_NAMES)}; default offline without API keys."),
     conversation: list[str] = typer.Option(
-        list(HELDOUT_CONVERSATIONS), "--conversation", help="Held-out conversations to run (default: all four)."),
+        list(HELDOUT_CONVERSATIONS), "--conversation", help="Held-out conversations to run (default: all four)."
+    ),
     k: str = typer.Option(None, "--k", help="Override the arm's held-out k, e.g. 3,20."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
 ) -> None:
@@ -89,7 +100,9 @@ def heldout(
     build_stack(stack_name)
     unknown = [c for c in conversation if c not in HELDOUT_CONVERSATIONS]
     if unknown:
-        raise HeldoutRefused(f"--conversation: expected one of {', '.join(HELDOUT_CONVERSATIONS)}, found {unknown[0]!r}")
+        raise HeldoutRefused(
+            f"--conversation: expected one of {', '.join(HELDOUT_CONVERSATIONS)}, found {unknown[0]!r}"
+        )
     commit = frozen_commit(REPO_ROOT, tag)
     loaded = load_arm(arm)
     ks = parse_ks(k) or loaded.ks_for(f"heldout:{conversation[0]}") or (None,)
@@ -100,8 +113,9 @@ def heldout(
     for conv in conversation:
         if loaded.token_match is not None:
             # The matched k is known only once the sweep is pooled; refuse if any matched result already exists.
-            existing = sorted(result_path(RESULTS_ROOT, stack_name, f"heldout:{conv}", arm, None).parent.glob(
-                f"{arm}__k*.json"))
+            existing = sorted(
+                result_path(RESULTS_ROOT, stack_name, f"heldout:{conv}", arm, None).parent.glob(f"{arm}__k*.json")
+            )
             if existing:
                 raise HeldoutRefused(f"{existing[0]}: a held-out result already exists; held-out runs never overwrite")
         for path in run_arm(arm, f"heldout:{conv}", options):

@@ -11,8 +11,9 @@ from bench.report.paths import APPENDIX_DIR, DEFAULT_STACK_DIR, PAPER_DIR, RESUL
 
 
 def register(app: typer.Typer) -> None:
-    paper = typer.Typer(help="Build and check the paper's numbers, tables, figures and article from results/.",
-                        no_args_is_help=True)
+    paper = typer.Typer(
+        help="Build and check the paper's numbers, tables, figures and article from results/.", no_args_is_help=True
+    )
     appendix = typer.Typer(help="Appendix E: re-run the command behind one table or figure.", no_args_is_help=True)
     paper.add_typer(appendix, name="appendix")
     app.add_typer(paper, name="paper")
@@ -31,8 +32,10 @@ def register(app: typer.Typer) -> None:
         default_stack = stack == DEFAULT_STACK_DIR
         out_dir = out or (PAPER_DIR if default_stack else PAPER_DIR / stack)
         report = build(results, stack, out_dir, only=only, appendix_dir=APPENDIX_DIR if default_stack else None)
-        typer.echo(f"paper build: {len(report.written)} files from results/{stack}/ into {out_dir} "
-                   f"in {time.perf_counter() - started:.1f} s")
+        typer.echo(
+            f"paper build: {len(report.written)} files from results/{stack}/ into {out_dir} "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
 
     @paper.command("check")
     def check_command(
@@ -49,9 +52,11 @@ def register(app: typer.Typer) -> None:
         if report.problems:
             typer.echo(f"paper check: FAILED, {len(report.problems)} numbers differ", err=True)
             raise typer.Exit(1)
-        typer.echo(f"paper check: ok, {report.checked_committed} numbers match numbers.json and "
-                   f"{report.checked_article} match the article (bootstrap intervals within 1.0 point); "
-                   "tables and article.md are current")
+        typer.echo(
+            f"paper check: ok, {report.checked_committed} numbers match numbers.json and "
+            f"{report.checked_article} match the article (bootstrap intervals within 1.0 point); "
+            "tables and article.md are current"
+        )
 
     @appendix.command("run")
     def appendix_run(

@@ -42,6 +42,7 @@ class ReproduceError(BenchError):
 
 # ------------------------------------------------------------------------------------------------------ the cells
 
+
 def _money(value: float | None, digits: int) -> str:
     return DASH if value is None else f"${value:,.{digits}f}"
 
@@ -81,13 +82,19 @@ class Row:
 
 def compare(arm: str, replayed: Result | None, committed: Result, paper: Result | None) -> list[Row]:
     return [
-        Row(arm, cell.name, cell.show(replayed) if replayed else "(miss)", cell.show(committed),
-            cell.show(paper) if paper else DASH)
+        Row(
+            arm,
+            cell.name,
+            cell.show(replayed) if replayed else "(miss)",
+            cell.show(committed),
+            cell.show(paper) if paper else DASH,
+        )
         for cell in CELLS
     ]
 
 
 # --------------------------------------------------------------------------------------------------------- the run
+
 
 def _committed_path(arm: str, replayed: Path | None, committed_root: Path) -> Path:
     if replayed is not None:
@@ -98,9 +105,14 @@ def _committed_path(arm: str, replayed: Path | None, committed_root: Path) -> Pa
     return matches[0]
 
 
-def reproduce(subset: Path = SHIPPED_SUBSET, committed_root: Path = RESULTS_ROOT / "offline" / "dev",
-              v1_root: Path = V1_DIR, console: Console | None = None, arms: tuple[str, ...] = ARMS,
-              base_options: RunOptions | None = None) -> bool:
+def reproduce(
+    subset: Path = SHIPPED_SUBSET,
+    committed_root: Path = RESULTS_ROOT / "offline" / "dev",
+    v1_root: Path = V1_DIR,
+    console: Console | None = None,
+    arms: tuple[str, ...] = ARMS,
+    base_options: RunOptions | None = None,
+) -> bool:
     """Replay, compare, print; True when every cell matches. (`arms`/`base_options` let tests use small arms.)"""
     console = console or Console(width=120)  # the six columns wrap unreadably at a pipe's default 80
     if not (subset / "manifest.json").is_file():
@@ -114,9 +126,17 @@ def reproduce(subset: Path = SHIPPED_SUBSET, committed_root: Path = RESULTS_ROOT
     rows: list[Row] = []
     misses: list[str] = []
     with tempfile.TemporaryDirectory(prefix="reproduce-dev-") as scratch:
-        options = replace(base_options or RunOptions(), stack="offline", results_root=Path(scratch) / "results",
-                          runs_root=Path(scratch) / "runs", use_local_cache=False, strict=True, subsets=(subset,),
-                          progress=False, ks=None)
+        options = replace(
+            base_options or RunOptions(),
+            stack="offline",
+            results_root=Path(scratch) / "results",
+            runs_root=Path(scratch) / "runs",
+            use_local_cache=False,
+            strict=True,
+            subsets=(subset,),
+            progress=False,
+            ks=None,
+        )
         for arm in arms:
             try:
                 replayed_path: Path | None = run_arm(arm, "dev", options)[0]

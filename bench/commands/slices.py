@@ -21,7 +21,9 @@ def slices(
     for s in summaries:
         categories = ", ".join(f"{name} {count}" for name, count in s["by_category"].items())
         checkpoints = ",".join(str(c) for c in s["checkpoints"])
-        typer.echo(f"{s['name']:<18} {s['messages']:>8} {s['questions']:>9} {s['unscored']:>8}  {checkpoints:<11}  {categories}")
+        typer.echo(
+            f"{s['name']:<18} {s['messages']:>8} {s['questions']:>9} {s['unscored']:>8}  {checkpoints:<11}  {categories}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -18,9 +18,8 @@ from bench.report.calibration import CalibrationCell
 from bench.report.figures import FigureContext, FigureSpec, available, render_figure
 from bench.report.inputs import ResultSet
 from bench.report.numbers import Numbers
-from bench.report.tables import Table, render
-
 from bench.report.paths import APPENDIX_DIR, DEFAULT_STACK_DIR, PAPER_DIR, REPO_ROOT, RESULTS_ROOT  # noqa: F401
+from bench.report.tables import Table, render
 
 
 class EntryError(BenchError):
@@ -38,8 +37,12 @@ class Paper:
     def entries(self) -> list[str]:
         # The article's prose cites the article's numbers, so it is built from the paper stack only.
         article = ["article"] if self.results.stack == "paper" else []
-        return (["numbers"] + [f"table:{t.name}" for t in self.tables] + [f"figure:{f.name}" for f in self.figures]
-                + article)
+        return (
+            ["numbers"]
+            + [f"table:{t.name}" for t in self.tables]
+            + [f"figure:{f.name}" for f in self.figures]
+            + article
+        )
 
 
 def compute(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR) -> Paper:
@@ -61,8 +64,13 @@ class BuildReport:
     entries: list[str]
 
 
-def build(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR, out_dir: Path = PAPER_DIR,
-          only: str | None = None, appendix_dir: Path | None = APPENDIX_DIR) -> BuildReport:
+def build(
+    results_root: Path = RESULTS_ROOT,
+    stack_dir: str = DEFAULT_STACK_DIR,
+    out_dir: Path = PAPER_DIR,
+    only: str | None = None,
+    appendix_dir: Path | None = APPENDIX_DIR,
+) -> BuildReport:
     """Compute everything, then write every output (or only the entry ``only`` names). The appendix index is
     written with a full build when ``appendix_dir`` is given."""
     return write(compute(results_root, stack_dir), out_dir, only=only, appendix_dir=appendix_dir)

@@ -26,8 +26,17 @@ TRADEOFF_INPUTS = "tradeoff_inputs.json"
 # v1 label-set keys → the set names our ids use.
 LABEL_SETS = {"A": "escalation", "B": "gold"}
 BACKENDS = ("jev", "laya")
-SUMMARY_FIELDS = {"n": "int", "accuracy": "pct", "mean_confidence": "f2", "ece": "f2", "brier": "f2", "nll": "f2",
-                  "temperature": "f2", "ece_at_temperature": "f2", "cross_fit_ece": "f2"}
+SUMMARY_FIELDS = {
+    "n": "int",
+    "accuracy": "pct",
+    "mean_confidence": "f2",
+    "ece": "f2",
+    "brier": "f2",
+    "nll": "f2",
+    "temperature": "f2",
+    "ece_at_temperature": "f2",
+    "cross_fit_ece": "f2",
+}
 # The article's θ marks on the curve: 0.60 (the production escalation threshold) and 0.85 (the act threshold).
 MARKED_THETAS = (0.60, 0.85)
 
@@ -61,8 +70,11 @@ def calibration_cells(rs: ResultSet) -> list[CalibrationCell]:
                 items = [it for it in block["items"] if it.get(backend) is not None]
                 if items:
                     table = probability_matrix([it[backend] for it in items], [it["label"] for it in items])
-                    cells.append(CalibrationCell(f"calibration.{set_name}.{question}.{backend}", set_name, question,
-                                                 backend, table, source))
+                    cells.append(
+                        CalibrationCell(
+                            f"calibration.{set_name}.{question}.{backend}", set_name, question, backend, table, source
+                        )
+                    )
     return cells
 
 
@@ -92,16 +104,44 @@ def register(rs: ResultSet, numbers: Numbers) -> tuple[list[CalibrationCell], li
 
 
 def _calibration_table(cells: list[CalibrationCell], numbers: Numbers, label: str) -> Table:
-    t = TableBuilder(numbers, "calibration", "Calibration of the decision models' probabilities", label,
-                     ["label set", "question", "model", "n", "accuracy", "mean confidence", "ECE", "Brier", "NLL",
-                      "T", "ECE at T (cross-fit)"])
+    t = TableBuilder(
+        numbers,
+        "calibration",
+        "Calibration of the decision models' probabilities",
+        label,
+        [
+            "label set",
+            "question",
+            "model",
+            "n",
+            "accuracy",
+            "mean confidence",
+            "ECE",
+            "Brier",
+            "NLL",
+            "T",
+            "ECE at T (cross-fit)",
+        ],
+    )
     for c in cells:
         s = c.stem
-        t.row(c.set_name, c.question, c.backend, t.num(f"{s}.n"), t.num(f"{s}.accuracy"),
-              t.num(f"{s}.mean_confidence"), t.num(f"{s}.ece"), t.num(f"{s}.brier"), t.num(f"{s}.nll"),
-              t.num(f"{s}.temperature"), t.num(f"{s}.cross_fit_ece"))
-    t.note("ECE over 10 equal-width confidence bins; T is the temperature minimising NLL, with the ECE it gives "
-           "out of sample (2-fold cross-fit). laya is a zero-shot open model, shown for contrast.")
+        t.row(
+            c.set_name,
+            c.question,
+            c.backend,
+            t.num(f"{s}.n"),
+            t.num(f"{s}.accuracy"),
+            t.num(f"{s}.mean_confidence"),
+            t.num(f"{s}.ece"),
+            t.num(f"{s}.brier"),
+            t.num(f"{s}.nll"),
+            t.num(f"{s}.temperature"),
+            t.num(f"{s}.cross_fit_ece"),
+        )
+    t.note(
+        "ECE over 10 equal-width confidence bins; T is the temperature minimising NLL, with the ECE it gives "
+        "out of sample (2-fold cross-fit). laya is a zero-shot open model, shown for contrast."
+    )
     return t.table
 
 
@@ -119,11 +159,21 @@ def _register_regression(rs: ResultSet, numbers: Numbers) -> None:
     should = np.array([p["should_close"] for p in pairs], dtype=bool)
     prob = np.array([p["p"] for p in pairs], dtype=float)
     numbers.add("regression.jev.pairs", len(pairs), "int", src)
-    numbers.add("regression.jev.accepted", float(exact.mean()), "pct", src,
-                note="share of pairs whose chosen relation is in the accepted set")
+    numbers.add(
+        "regression.jev.accepted",
+        float(exact.mean()),
+        "pct",
+        src,
+        note="share of pairs whose chosen relation is in the accepted set",
+    )
     numbers.add("regression.jev.temporal", float(temporal.mean()), "pct", src)
-    numbers.add("regression.jev.close_rule", float((closes == should).mean()), "pct", src,
-                note="pairs where the write path's close rule closes exactly when it should")
+    numbers.add(
+        "regression.jev.close_rule",
+        float((closes == should).mean()),
+        "pct",
+        src,
+        note="pairs where the write path's close rule closes exactly when it should",
+    )
     numbers.add("regression.jev.false_closes", int((closes & ~should).sum()), "int", src)
     numbers.add("regression.jev.missed_closes", int((~closes & should).sum()), "int", src)
     numbers.add("regression.jev.mean_p_right", float(prob[exact].mean()), "f2", src)
@@ -141,14 +191,19 @@ def _register_tradeoff(rs: ResultSet, numbers: Numbers) -> Table:
     src = [pair_source, input_source]
     c_j, c_l = float(inputs["c_J"]["value"]), float(inputs["c_L"]["value"])
     exact = [p["exact"] for p in pairs]
-    curve = cost_error_curve([p["p"] for p in pairs], exact, c_j, c_l, thetas=inputs["thetas"],
-                             llm_errors=inputs["eps_L"])
+    curve = cost_error_curve(
+        [p["p"] for p in pairs], exact, c_j, c_l, thetas=inputs["thetas"], llm_errors=inputs["eps_L"]
+    )
     numbers.add("tradeoff.c_J", c_j, "usd6", [input_source], note=inputs["c_J"]["from"])
     numbers.add("tradeoff.c_L", c_l, "usd4", [input_source], note=inputs["c_L"]["from"])
     numbers.add("tradeoff.jev_error", jev_alone_error(exact), "pct", [pair_source])
-    t = TableBuilder(numbers, "tradeoff", "Escalation threshold: cost and error per relation decision", rs.label,
-                     ["θ", "escalated", "C(θ) per decision", "Jev error on kept", "E(θ), ε_L = 0",
-                      "E(θ), ε_L = 0.1"])
+    t = TableBuilder(
+        numbers,
+        "tradeoff",
+        "Escalation threshold: cost and error per relation decision",
+        rs.label,
+        ["θ", "escalated", "C(θ) per decision", "Jev error on kept", "E(θ), ε_L = 0", "E(θ), ε_L = 0.1"],
+    )
     for theta, group in curve.groupby("theta", sort=True):
         stem = f"tradeoff.theta_{theta_id(theta)}"
         first = group.iloc[0]
@@ -157,11 +212,23 @@ def _register_tradeoff(rs: ResultSet, numbers: Numbers) -> Table:
         numbers.add(f"{stem}.cost", float(first["cost"]), "usd6", src)
         numbers.add(f"{stem}.jev_error_kept", float(first["jev_error_kept"]), "pct", src)
         for _, row in group.iterrows():
-            numbers.add(f"{stem}.error_eps{row['eps_llm']:g}", float(row["error"]), "pct", src,
-                        note="ε_L is assumed, not measured")
+            numbers.add(
+                f"{stem}.error_eps{row['eps_llm']:g}",
+                float(row["error"]),
+                "pct",
+                src,
+                note="ε_L is assumed, not measured",
+            )
         eps_ids = [f"{stem}.error_eps{e:g}" for e in inputs["eps_L"]]
-        t.row(t.num(f"{stem}.theta"), t.num(f"{stem}.escalated"), t.num(f"{stem}.cost"),
-              t.num(f"{stem}.jev_error_kept"), *[t.num_or_dash(i) for i in eps_ids[:2]])
-    t.note("On the gold contradiction pairs; c_J and c_L are per-decision costs from the original decision logs "
-           "(inputs, not derivable from the published files); ε_L is assumed.")
+        t.row(
+            t.num(f"{stem}.theta"),
+            t.num(f"{stem}.escalated"),
+            t.num(f"{stem}.cost"),
+            t.num(f"{stem}.jev_error_kept"),
+            *[t.num_or_dash(i) for i in eps_ids[:2]],
+        )
+    t.note(
+        "On the gold contradiction pairs; c_J and c_L are per-decision costs from the original decision logs "
+        "(inputs, not derivable from the published files); ε_L is assumed."
+    )
     return t.table

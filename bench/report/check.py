@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ResultError
-from bench.report.build import DEFAULT_STACK_DIR, PAPER_DIR, RESULTS_ROOT, Paper, compute
 from bench.report.article import render_article
+from bench.report.build import DEFAULT_STACK_DIR, PAPER_DIR, RESULTS_ROOT, Paper, compute
 from bench.report.numbers import load_numbers_json
 from bench.report.tables import render
 
@@ -41,28 +41,50 @@ def compare_committed(paper: Paper, committed: dict[str, dict[str, Any]]) -> lis
     for number_id in sorted(set(rebuilt) | set(committed)):
         new, old = rebuilt.get(number_id), committed.get(number_id)
         if old is None:
-            problems.append(Problem(number_id, f"computed from results/ ({new['display']}) but not in the committed "
-                                               "numbers.json: run `make paper` and commit"))
+            problems.append(
+                Problem(
+                    number_id,
+                    f"computed from results/ ({new['display']}) but not in the committed "
+                    "numbers.json: run `make paper` and commit",
+                )
+            )
         elif new is None:
-            problems.append(Problem(number_id, f"in the committed numbers.json ({old.get('display')}) but no longer "
-                                               "computed from results/"))
+            problems.append(
+                Problem(
+                    number_id,
+                    f"in the committed numbers.json ({old.get('display')}) but no longer computed from results/",
+                )
+            )
         elif new["display"] != old.get("display") or _normal(new["value"]) != old.get("value"):
-            problems.append(Problem(number_id, f"committed {old.get('display')} (value {old.get('value')}), "
-                                               f"recomputed {new['display']} (value {new['value']})"))
+            problems.append(
+                Problem(
+                    number_id,
+                    f"committed {old.get('display')} (value {old.get('value')}), "
+                    f"recomputed {new['display']} (value {new['value']})",
+                )
+            )
         elif new["source"] != old.get("source") or new["sha256"] != old.get("sha256"):
-            problems.append(Problem(number_id, "same value, but its result files changed (source or sha256 "
-                                               "differs from the committed numbers.json): rebuild and commit"))
+            problems.append(
+                Problem(
+                    number_id,
+                    "same value, but its result files changed (source or sha256 "
+                    "differs from the committed numbers.json): rebuild and commit",
+                )
+            )
     return problems
 
 
 def read_article_numbers(path: Path) -> dict[str, str]:
     if not path.is_file():
-        raise ResultError(f"{path}: expected the article's number list (copied by `engram-bench import-v1`), "
-                          "found no file")
+        raise ResultError(
+            f"{path}: expected the article's number list (copied by `engram-bench import-v1`), found no file"
+        )
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     if not rows or not {"id", "display"} <= set(rows[0]):
-        raise ResultError(f"{path}: expected a TSV with columns id, display, meaning; found {list(rows[0]) if rows else 'no rows'}")
+        raise ResultError(
+            f"{path}: expected a TSV with columns id, display, meaning; found {list(rows[0]) if rows else 'no rows'}"
+        )
     return {row["id"]: row["display"] for row in rows}
 
 
@@ -80,8 +102,13 @@ def compare_article(paper: Paper, article: dict[str, str]) -> list[Problem]:
         if "bootstrap" in number_id:
             gap = abs(_points(ours) - _points(printed))
             if gap > BOOTSTRAP_TOLERANCE_POINTS:
-                problems.append(Problem(number_id, f"article {printed}, recomputed {ours}: bootstrap differs by "
-                                                   f"{gap:.1f} points (tolerance {BOOTSTRAP_TOLERANCE_POINTS})"))
+                problems.append(
+                    Problem(
+                        number_id,
+                        f"article {printed}, recomputed {ours}: bootstrap differs by "
+                        f"{gap:.1f} points (tolerance {BOOTSTRAP_TOLERANCE_POINTS})",
+                    )
+                )
         elif ours != printed:
             problems.append(Problem(number_id, f"article prints {printed}, results/ give {ours}"))
     return problems
@@ -109,8 +136,11 @@ class CheckReport:
     checked_article: int
 
 
-def check(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR,
-          numbers_path: Path = PAPER_DIR / "numbers.json") -> CheckReport:
+def check(
+    results_root: Path = RESULTS_ROOT,
+    stack_dir: str = DEFAULT_STACK_DIR,
+    numbers_path: Path = PAPER_DIR / "numbers.json",
+) -> CheckReport:
     paper = compute(results_root, stack_dir)
     committed = load_numbers_json(numbers_path)
     problems = compare_committed(paper, committed)

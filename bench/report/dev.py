@@ -17,8 +17,11 @@ class DevArm:
     label: str
 
 
-DEV_ARMS = [DevArm("mem0", "mem0 2.1.0"), DevArm("engram-llm-decider", "engram, LLM decision layer"),
-            DevArm("engram-jev", "engram, Jev decision layer")]
+DEV_ARMS = [
+    DevArm("mem0", "mem0 2.1.0"),
+    DevArm("engram-llm-decider", "engram, LLM decision layer"),
+    DevArm("engram-jev", "engram, Jev decision layer"),
+]
 LLM_ARM, JEV_ARM = "engram-llm-decider", "engram-jev"
 
 
@@ -31,8 +34,9 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
 
 def _dev_file(rs: ResultSet, arm: str) -> Loaded | None:
     """The dev run of an arm: the one file of that arm on the dev slice, whatever k it used."""
-    found = [item for (s, a, _), item in sorted(rs.results.items(), key=lambda kv: str(kv[0]))
-             if s == DEV_SLICE and a == arm]
+    found = [
+        item for (s, a, _), item in sorted(rs.results.items(), key=lambda kv: str(kv[0])) if s == DEV_SLICE and a == arm
+    ]
     return found[0] if len(found) == 1 else None
 
 
@@ -62,24 +66,47 @@ def register(rs: ResultSet, numbers: Numbers) -> list[Table]:
             numbers.add(f"{stem}.decision_cost_per_1k", r.costs.decision_cost_per_1k, "usd3", src)
             numbers.add(f"{stem}.extract_cost_per_1k", r.costs.extract_cost_per_1k, "usd3", src)
             numbers.add(f"{stem}.decision_p50", r.latency.decision_p50_ms, "ms", src)
-            numbers.add(f"{stem}.decision_share", _ratio(r.costs.decision_cost_per_1k, r.costs.cost_per_1k), "pct", src,
-                        note="decision cost / total write cost")
+            numbers.add(
+                f"{stem}.decision_share",
+                _ratio(r.costs.decision_cost_per_1k, r.costs.cost_per_1k),
+                "pct",
+                src,
+                note="decision cost / total write cost",
+            )
     if LLM_ARM in loaded and JEV_ARM in loaded:
         llm, jev = loaded[LLM_ARM], loaded[JEV_ARM]
         src = [llm.source, jev.source]
-        numbers.add("dev.decision_cost_ratio",
-                    _ratio(llm.result.costs.decision_cost_per_1k, jev.result.costs.decision_cost_per_1k), "x", src,
-                    note="LLM decision cost / Jev decision cost")
-        numbers.add("dev.decision_latency_ratio",
-                    _ratio(llm.result.latency.decision_p50_ms, jev.result.latency.decision_p50_ms), "x", src,
-                    note="LLM decision p50 / Jev decision p50")
-    t = TableBuilder(numbers, "dev", f"Dev slice: the decision layer swapped, extraction fixed", rs.label,
-                     ["", "accuracy", "decision cost / 1k msgs", "decision p50", "total cost / 1k msgs",
-                      "facts stored"])
+        numbers.add(
+            "dev.decision_cost_ratio",
+            _ratio(llm.result.costs.decision_cost_per_1k, jev.result.costs.decision_cost_per_1k),
+            "x",
+            src,
+            note="LLM decision cost / Jev decision cost",
+        )
+        numbers.add(
+            "dev.decision_latency_ratio",
+            _ratio(llm.result.latency.decision_p50_ms, jev.result.latency.decision_p50_ms),
+            "x",
+            src,
+            note="LLM decision p50 / Jev decision p50",
+        )
+    t = TableBuilder(
+        numbers,
+        "dev",
+        "Dev slice: the decision layer swapped, extraction fixed",
+        rs.label,
+        ["", "accuracy", "decision cost / 1k msgs", "decision p50", "total cost / 1k msgs", "facts stored"],
+    )
     for d in DEV_ARMS:
         if d.arm in loaded:
             stem = f"dev.{d.arm}"
-            t.row(_row_label(d, loaded[d.arm], rs.stack), t.num(f"{stem}.accuracy"), t.num_or_dash(f"{stem}.decision_cost_per_1k"),
-                  t.num_or_dash(f"{stem}.decision_p50"), t.num(f"{stem}.cost_per_1k"), t.num(f"{stem}.stored"))
+            t.row(
+                _row_label(d, loaded[d.arm], rs.stack),
+                t.num(f"{stem}.accuracy"),
+                t.num_or_dash(f"{stem}.decision_cost_per_1k"),
+                t.num_or_dash(f"{stem}.decision_p50"),
+                t.num(f"{stem}.cost_per_1k"),
+                t.num(f"{stem}.stored"),
+            )
     t.note("Costs are nominal USD per 1,000 messages; latencies are medians of recorded call latencies.")
     return [t.table]

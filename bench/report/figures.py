@@ -12,30 +12,43 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+import numpy as np
+from matplotlib.figure import Figure
 
-from bench.atomic import write_bytes  # noqa: E402
-from bench.report.calibration import MARKED_THETAS, CalibrationCell, theta_id  # noqa: E402
-from bench.report.numbers import Numbers  # noqa: E402
-from bench.results import SCORED_CATEGORIES  # noqa: E402
-from bench.stats.calibration import confidences, correct  # noqa: E402
+from bench.atomic import write_bytes
+from bench.report.calibration import MARKED_THETAS, CalibrationCell, theta_id
+from bench.report.numbers import Numbers
+from bench.results import SCORED_CATEGORIES
+from bench.stats.calibration import confidences, correct
 
 FORMATS = ("svg", "pdf", "png")
-COLORS = {"engram": "#1f77b4", "mem0": "#d62728", "engram-reranking-off": "#7f7f7f", "laya": "#2ca02c",
-          "jev": "#1f77b4"}
+COLORS = {
+    "engram": "#1f77b4",
+    "mem0": "#d62728",
+    "engram-reranking-off": "#7f7f7f",
+    "laya": "#2ca02c",
+    "jev": "#1f77b4",
+}
 SINGLE, DOUBLE = 3.4, 7.0  # column widths in inches
-matplotlib.rcParams.update({"svg.hashsalt": "engram-bench", "svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8,
-                            "legend.fontsize": 7, "path.simplify": False})
+matplotlib.rcParams.update(
+    {
+        "svg.hashsalt": "engram-bench",
+        "svg.fonttype": "none",
+        "font.size": 8,
+        "axes.titlesize": 8,
+        "legend.fontsize": 7,
+        "path.simplify": False,
+    }
+)
 
 
 @dataclass
 class FigureSpec:
     name: str
     caption: str
-    draw: Callable[["FigureContext"], Figure]
+    draw: Callable[[FigureContext], Figure]
     number_ids: list[str] = field(default_factory=list)
 
 
@@ -80,12 +93,26 @@ def draw_acc_vs_tokens(ctx: FigureContext) -> Figure:
         x, y = ctx.value(f"{stem}.tokens"), 100 * ctx.value(f"{stem}.accuracy")
         low, high = 100 * ctx.value(f"{stem}.accuracy_ci_low"), 100 * ctx.value(f"{stem}.accuracy_ci_high")
         family = _row_family(row)
-        ax.errorbar([x], [y], yerr=[[y - low], [high - y]], fmt="o" if family != "engram-reranking-off" else "s",
-                    color=COLORS[family], capsize=2, markersize=4)
+        ax.errorbar(
+            [x],
+            [y],
+            yerr=[[y - low], [high - y]],
+            fmt="o" if family != "engram-reranking-off" else "s",
+            color=COLORS[family],
+            capsize=2,
+            markersize=4,
+        )
         # k=20 points sit at the right edge: label them on the left so the text stays inside the axes.
         offset, align = ((-5, -12), "right") if row == "mem0-k20" else ((5, -9), "left")
-        ax.annotate(f"{family} k={ctx.display(f'{stem}.k')}", (x, y), textcoords="offset points", xytext=offset,
-                    ha=align, fontsize=6, color=COLORS[family])
+        ax.annotate(
+            f"{family} k={ctx.display(f'{stem}.k')}",
+            (x, y),
+            textcoords="offset points",
+            xytext=offset,
+            ha=align,
+            fontsize=6,
+            color=COLORS[family],
+        )
     ax.set_xscale("log")
     ticks = [150, 300, 500, 1000, 1500, 2500]
     ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
@@ -100,18 +127,31 @@ def draw_acc_vs_tokens(ctx: FigureContext) -> Figure:
 
 
 def draw_per_category(ctx: FigureContext) -> Figure:
-    rows = [r for r in ("engram-k3", "mem0-token-matched", "mem0-k3", "engram-reranking-off-k3")
-            if ctx.has(f"heldout.{r}.accuracy")]
+    rows = [
+        r
+        for r in ("engram-k3", "mem0-token-matched", "mem0-k3", "engram-reranking-off-k3")
+        if ctx.has(f"heldout.{r}.accuracy")
+    ]
     fig, ax = plt.subplots(figsize=(DOUBLE, 2.6))
     width = 0.8 / max(len(rows), 1)
     positions = np.arange(len(SCORED_CATEGORIES))
     shades = {"engram-k3": 1.0, "mem0-token-matched": 1.0, "mem0-k3": 0.5, "engram-reranking-off-k3": 1.0}
     for i, row in enumerate(rows):
-        values = [100 * ctx.value(f"heldout.{row}.category.{c}.accuracy")
-                  if ctx.has(f"heldout.{row}.category.{c}.accuracy") else np.nan for c in SCORED_CATEGORIES]
+        values = [
+            100 * ctx.value(f"heldout.{row}.category.{c}.accuracy")
+            if ctx.has(f"heldout.{row}.category.{c}.accuracy")
+            else np.nan
+            for c in SCORED_CATEGORIES
+        ]
         label = f"{row} (k={ctx.display(f'heldout.{row}.k')})"
-        ax.bar(positions + (i - (len(rows) - 1) / 2) * width, values, width, label=label,
-               color=COLORS[_row_family(row)], alpha=shades[row])
+        ax.bar(
+            positions + (i - (len(rows) - 1) / 2) * width,
+            values,
+            width,
+            label=label,
+            color=COLORS[_row_family(row)],
+            alpha=shades[row],
+        )
     ax.set_xticks(positions, SCORED_CATEGORIES)
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
@@ -126,8 +166,13 @@ PERCONV_PAIRS = [("engram-k3", "mem0-k3"), ("engram-k3", "mem0-token-matched"), 
 
 
 def draw_perconv_diffs(ctx: FigureContext) -> Figure:
-    convs = sorted({i.split(".conv.")[1].split(".")[0] for i in (n.id for n in ctx.numbers) if ".conv." in i
-                    and i.startswith("compare.")})
+    convs = sorted(
+        {
+            i.split(".conv.")[1].split(".")[0]
+            for i in (n.id for n in ctx.numbers)
+            if ".conv." in i and i.startswith("compare.")
+        }
+    )
     pairs = [(a, b) for a, b in PERCONV_PAIRS if ctx.has(f"compare.{a}_vs_{b}.conv.{convs[0]}.delta")] if convs else []
     fig, ax = plt.subplots(figsize=(DOUBLE, 2.6))
     markers = ["o", "s", "^"]
@@ -165,8 +210,14 @@ def draw_reliability(ctx: FigureContext) -> Figure:
             mean_conf = np.bincount(index, weights=conf, minlength=10)[filled] / counts[filled]
             accuracy = np.bincount(index, weights=hit, minlength=10)[filled] / counts[filled]
             ece = ctx.display(f"{cell.stem}.ece")
-            ax.plot(mean_conf, accuracy, marker="o", markersize=3, color=COLORS[cell.backend],
-                    label=f"{cell.backend} (ECE {ece})")
+            ax.plot(
+                mean_conf,
+                accuracy,
+                marker="o",
+                markersize=3,
+                color=COLORS[cell.backend],
+                label=f"{cell.backend} (ECE {ece})",
+            )
         ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=0.8)
         ax.set_xticks(edges[::2])
         ax.set_xlim(0, 1)
@@ -182,8 +233,9 @@ def draw_reliability(ctx: FigureContext) -> Figure:
 
 def draw_tradeoff(ctx: FigureContext) -> Figure:
     prefix, suffix = "tradeoff.theta_", ".theta"
-    thetas = sorted(n.id[len(prefix):-len(suffix)] for n in ctx.numbers
-                    if n.id.startswith(prefix) and n.id.endswith(suffix))
+    thetas = sorted(
+        n.id[len(prefix) : -len(suffix)] for n in ctx.numbers if n.id.startswith(prefix) and n.id.endswith(suffix)
+    )
     xs = [ctx.value(f"tradeoff.theta_{t}.theta") for t in thetas]
     fig, ax = plt.subplots(figsize=(SINGLE, 3.0))
     cost = [1000 * ctx.value(f"tradeoff.theta_{t}.cost") for t in thetas]
@@ -212,14 +264,13 @@ COST_ARMS = [("mem0", "mem0 2.1.0"), ("engram-llm-decider", "engram, LLM decider
 def draw_cost_breakdown(ctx: FigureContext) -> Figure:
     arms = [(a, label) for a, label in COST_ARMS if ctx.has(f"dev.{a}.cost_per_1k")]
     fig, ax = plt.subplots(figsize=(SINGLE, 2.6))
-    for i, (arm, label) in enumerate(arms):
+    for i, (arm, _label) in enumerate(arms):
         total = ctx.value(f"dev.{arm}.cost_per_1k")
         if ctx.has(f"dev.{arm}.decision_cost_per_1k"):
             extract = ctx.value(f"dev.{arm}.extract_cost_per_1k")
             decision = ctx.value(f"dev.{arm}.decision_cost_per_1k")
             ax.barh(i, extract, color="#ff7f0e", label="extraction (LLM)" if i == len(arms) - 1 else None)
-            ax.barh(i, decision, left=extract, color="#1f77b4",
-                    label="decision layer" if i == len(arms) - 1 else None)
+            ax.barh(i, decision, left=extract, color="#1f77b4", label="decision layer" if i == len(arms) - 1 else None)
         else:
             ax.barh(i, total, color="#bbbbbb", hatch="//", label="not split (all mem0 LLM calls)")
         ax.text(total, i, " " + ctx.display(f"dev.{arm}.cost_per_1k"), va="center", fontsize=7)
@@ -234,26 +285,55 @@ def draw_cost_breakdown(ctx: FigureContext) -> Figure:
 
 
 FIGURES = [
-    FigureSpec("acc_vs_tokens", "Held-out accuracy against mean retrieved tokens per question (log scale), with "
-               "per-question 95% intervals, for every held-out row.", draw_acc_vs_tokens),
-    FigureSpec("per_category", "Held-out accuracy per LoCoMo category for engram at k=3, mem0 at the token-matched "
-               "k, mem0 at k=3 and engram with reranking off.", draw_per_category),
-    FigureSpec("perconv_diffs", "Per-conversation paired differences (engram minus mem0) with per-question 95% "
-               "intervals, at k=3, at the token-matched budget and at k=20.", draw_perconv_diffs),
-    FigureSpec("reliability", "Reliability diagrams of Jev and the zero-shot open model (laya): accuracy against "
-               "mean confidence in 10 equal-width bins, with each model's ECE.", draw_reliability),
-    FigureSpec("tradeoff", "Escalation cost/error curve on the gold contradiction pairs: cost per decision C(θ), "
-               "error E(θ) for the two assumed LLM error rates ε_L, and Jev's error on the decisions it keeps; vertical "
-               "lines at the production and act thresholds.", draw_tradeoff),
-    FigureSpec("cost_breakdown", "Write cost per 1,000 messages on the dev slice, split into extraction and the "
-               "decision layer (mem0's calls are not split).", draw_cost_breakdown),
+    FigureSpec(
+        "acc_vs_tokens",
+        "Held-out accuracy against mean retrieved tokens per question (log scale), with "
+        "per-question 95% intervals, for every held-out row.",
+        draw_acc_vs_tokens,
+    ),
+    FigureSpec(
+        "per_category",
+        "Held-out accuracy per LoCoMo category for engram at k=3, mem0 at the token-matched "
+        "k, mem0 at k=3 and engram with reranking off.",
+        draw_per_category,
+    ),
+    FigureSpec(
+        "perconv_diffs",
+        "Per-conversation paired differences (engram minus mem0) with per-question 95% "
+        "intervals, at k=3, at the token-matched budget and at k=20.",
+        draw_perconv_diffs,
+    ),
+    FigureSpec(
+        "reliability",
+        "Reliability diagrams of Jev and the zero-shot open model (laya): accuracy against "
+        "mean confidence in 10 equal-width bins, with each model's ECE.",
+        draw_reliability,
+    ),
+    FigureSpec(
+        "tradeoff",
+        "Escalation cost/error curve on the gold contradiction pairs: cost per decision C(θ), "
+        "error E(θ) for the two assumed LLM error rates ε_L, and Jev's error on the decisions it keeps; vertical "
+        "lines at the production and act thresholds.",
+        draw_tradeoff,
+    ),
+    FigureSpec(
+        "cost_breakdown",
+        "Write cost per 1,000 messages on the dev slice, split into extraction and the "
+        "decision layer (mem0's calls are not split).",
+        draw_cost_breakdown,
+    ),
 ]
 
 
 def available(numbers: Numbers, calibration: list[CalibrationCell]) -> list[FigureSpec]:
     """The figures whose inputs exist in this build (a stack without calibration data gets no reliability plot)."""
-    needs = {"acc_vs_tokens": "heldout.q", "per_category": "heldout.q", "perconv_diffs": "heldout.q",
-             "tradeoff": "tradeoff.jev_error", "cost_breakdown": "dev.mem0.cost_per_1k"}
+    needs = {
+        "acc_vs_tokens": "heldout.q",
+        "per_category": "heldout.q",
+        "perconv_diffs": "heldout.q",
+        "tradeoff": "tradeoff.jev_error",
+        "cost_breakdown": "dev.mem0.cost_per_1k",
+    }
     out = []
     for spec in FIGURES:
         if spec.name == "reliability":

@@ -22,8 +22,10 @@ from bench.stats.mcnemar import discordance, mcnemar_exact_p
 from bench.stats.paired import paired_differences, per_question_ci
 
 BOOTSTRAP_DRAWS = 10_000
-BOOTSTRAP_NOTE = ("conversation-cluster bootstrap (10,000 draws, G = number of conversations, numpy generator seeded "
-                  "per comparison): may differ from the article's draws by up to 1.0 point")
+BOOTSTRAP_NOTE = (
+    "conversation-cluster bootstrap (10,000 draws, G = number of conversations, numpy generator seeded "
+    "per comparison): may differ from the article's draws by up to 1.0 point"
+)
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,20 @@ class HeldoutRow:
 
 def token_matched_k(rs: ResultSet) -> int | None:
     """The k the token-matching run chose, as recorded in its result files' extras."""
-    ks = {item.result.extras["token_match"]["k"] for (s, arm, _), item in rs.results.items()
-          if s.startswith("heldout:") and arm == "mem0" and "token_match" in item.result.extras}
+    ks = {
+        item.result.extras["token_match"]["k"]
+        for (s, arm, _), item in rs.results.items()
+        if s.startswith("heldout:") and arm == "mem0" and "token_match" in item.result.extras
+    }
     return ks.pop() if len(ks) == 1 else None
 
 
 def heldout_rows(rs: ResultSet) -> dict[str, HeldoutRow]:
-    candidates = [Row("engram-k3", "engram", "engram", 3), Row("mem0-k3", "mem0", "mem0", 3),
-                  Row("engram-reranking-off-k3", "engram, reranking off", "engram-reranking-off", 3)]
+    candidates = [
+        Row("engram-k3", "engram", "engram", 3),
+        Row("mem0-k3", "mem0", "mem0", 3),
+        Row("engram-reranking-off-k3", "engram, reranking off", "engram-reranking-off", 3),
+    ]
     tm = token_matched_k(rs)
     if tm is not None:
         candidates.append(Row("mem0-token-matched", "mem0, token-matched", "mem0", tm))
@@ -89,9 +97,16 @@ def heldout_rows(rs: ResultSet) -> dict[str, HeldoutRow]:
 
 def _frame(files: list[Loaded]) -> pd.DataFrame:
     records = [
-        {"question_id": a.question_id, "conversation": a.conversation, "category": a.category, "scored": a.scored,
-         "correct": int(a.correct), "tokens": a.retrieved_tokens}
-        for f in files for a in f.result.answers
+        {
+            "question_id": a.question_id,
+            "conversation": a.conversation,
+            "category": a.category,
+            "scored": a.scored,
+            "correct": int(a.correct),
+            "tokens": a.retrieved_tokens,
+        }
+        for f in files
+        for a in f.result.answers
     ]
     return pd.DataFrame.from_records(records)
 
@@ -104,8 +119,12 @@ COMPARISONS = [
     Comparison("heldout.reranking-off_vs_token-matched", "engram-reranking-off-k3", "mem0-token-matched"),
 ]
 # The per-conversation comparisons (compare.<a>_vs_<b>.conv.<conv>.*).
-PER_CONVERSATION = [("engram-k3", "mem0-k3"), ("engram-k3", "mem0-token-matched"), ("engram-k20", "mem0-k20"),
-                    ("engram-k3", "engram-reranking-off-k3")]
+PER_CONVERSATION = [
+    ("engram-k3", "mem0-k3"),
+    ("engram-k3", "mem0-token-matched"),
+    ("engram-k20", "mem0-k20"),
+    ("engram-k3", "engram-reranking-off-k3"),
+]
 
 
 def register(rs: ResultSet, numbers: Numbers) -> tuple[dict[str, HeldoutRow], list[Table]]:
@@ -119,17 +138,26 @@ def register(rs: ResultSet, numbers: Numbers) -> tuple[dict[str, HeldoutRow], li
     if "heldout.mem0-k3.delta" in numbers and "heldout.mem0-token-matched.delta" in numbers:
         k3, tm = numbers["heldout.mem0-k3.delta"], numbers["heldout.mem0-token-matched.delta"]
         src = [s for r in ("engram-k3", "mem0-k3", "mem0-token-matched") for s in rows[r].sources]
-        numbers.add("heldout.context_share", (k3.value - tm.value) / k3.value, "pct", src,
-                    note="share of the k=3 gap removed by matching context: (Δk3 − Δmatched)/Δk3")
+        numbers.add(
+            "heldout.context_share",
+            (k3.value - tm.value) / k3.value,
+            "pct",
+            src,
+            note="share of the k=3 gap removed by matching context: (Δk3 − Δmatched)/Δk3",
+        )
     convs = rs.heldout_conversations()
     for a, b in PER_CONVERSATION:
         if a in rows and b in rows:
             for conv in convs:
-                _register_comparison(f"compare.{a}_vs_{b}.conv.{conv}", rows[a], rows[b], numbers,
-                                     bootstrap=False, conversation=conv)
+                _register_comparison(
+                    f"compare.{a}_vs_{b}.conv.{conv}", rows[a], rows[b], numbers, bootstrap=False, conversation=conv
+                )
     _register_costs(rs, numbers)
-    tables = [_heldout_table(rows, numbers, rs.label), _category_table(rows, numbers, rs.label),
-              _perconv_table(rows, convs, numbers, rs.label)]
+    tables = [
+        _heldout_table(rows, numbers, rs.label),
+        _category_table(rows, numbers, rs.label),
+        _perconv_table(rows, convs, numbers, rs.label),
+    ]
     return rows, tables
 
 
@@ -145,8 +173,13 @@ def _register_rows(rows: dict[str, HeldoutRow], numbers: Numbers) -> None:
         scored, src = hr.scored(), hr.sources
         stem = f"heldout.{name}"
         numbers.add(f"{stem}.k", hr.row.k, "int", src)
-        numbers.add(f"{stem}.tokens", float(scored["tokens"].mean()), "trunc", src,
-                    note="mean retrieved tokens per scored question, truncated to an integer as the article prints")
+        numbers.add(
+            f"{stem}.tokens",
+            float(scored["tokens"].mean()),
+            "trunc",
+            src,
+            note="mean retrieved tokens per scored question, truncated to an integer as the article prints",
+        )
         numbers.add(f"{stem}.accuracy", float(scored["correct"].mean()), "pct", src)
         numbers.add(f"{stem}.correct", (int(scored["correct"].sum()), int(scored.shape[0])), "frac", src)
         ci = per_question_ci(scored["correct"].to_numpy())
@@ -164,8 +197,9 @@ def _register_rows(rows: dict[str, HeldoutRow], numbers: Numbers) -> None:
             numbers.add(f"{stem}.five_category_accuracy", float(five["correct"].mean()), "pct", src)
 
 
-def _register_comparison(prefix: str, a: HeldoutRow, b: HeldoutRow, numbers: Numbers, *, bootstrap: bool,
-                         conversation: str | None = None) -> None:
+def _register_comparison(
+    prefix: str, a: HeldoutRow, b: HeldoutRow, numbers: Numbers, *, bootstrap: bool, conversation: str | None = None
+) -> None:
     sa, sb = a.correct_series(conversation), b.correct_series(conversation)
     d = paired_differences(sa, sb)
     ci = per_question_ci(d)
@@ -206,50 +240,97 @@ def _comparison_for(row: str) -> str | None:
 
 
 def _heldout_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) -> Table:
-    t = TableBuilder(numbers, "heldout", "Held-out accuracy by retrieval budget (scored questions, categories 1–4)",
-                     label, ["", "k", "tokens / q", "accuracy", "Δ vs engram (points)", "95% CI", "McNemar p"])
+    t = TableBuilder(
+        numbers,
+        "heldout",
+        "Held-out accuracy by retrieval budget (scored questions, categories 1–4)",
+        label,
+        ["", "k", "tokens / q", "accuracy", "Δ vs engram (points)", "95% CI", "McNemar p"],
+    )
     for name in rows:
         stem = f"heldout.{name}"
         comp = _comparison_for(name)
         if comp:
-            t.row(rows[name].row.label, t.num(f"{stem}.k"), t.num(f"{stem}.tokens"), t.num(f"{stem}.accuracy"),
-                  t.num(f"{comp}.delta"), t.interval(f"{comp}.ci_low", f"{comp}.ci_high"), t.num(f"{comp}.mcnemar_p"))
+            t.row(
+                rows[name].row.label,
+                t.num(f"{stem}.k"),
+                t.num(f"{stem}.tokens"),
+                t.num(f"{stem}.accuracy"),
+                t.num(f"{comp}.delta"),
+                t.interval(f"{comp}.ci_low", f"{comp}.ci_high"),
+                t.num(f"{comp}.mcnemar_p"),
+            )
         else:
-            t.row(rows[name].row.label, t.num(f"{stem}.k"), t.num(f"{stem}.tokens"), t.num(f"{stem}.accuracy"),
-                  "–", "–", "–")
-    t.note("Δ is engram at the same budget (k=3 rows: engram k=3; k=20: engram k=20) minus the row; per-question "
-           "95% CI; exact McNemar test on the discordant questions.")
+            t.row(
+                rows[name].row.label,
+                t.num(f"{stem}.k"),
+                t.num(f"{stem}.tokens"),
+                t.num(f"{stem}.accuracy"),
+                "–",
+                "–",
+                "–",
+            )
+    t.note(
+        "Δ is engram at the same budget (k=3 rows: engram k=3; k=20: engram k=20) minus the row; per-question "
+        "95% CI; exact McNemar test on the discordant questions."
+    )
     if "heldout.mem0-token-matched.bootstrap_low" in numbers:
-        t.note("Token-matched Δ, conversation-cluster bootstrap 95% interval: "
-               + t.interval("heldout.mem0-token-matched.bootstrap_low", "heldout.mem0-token-matched.bootstrap_high")
-               + f" (resampling the {t.num('heldout.conversations')} conversations, then questions within them; "
-               "recomputed with fresh draws, so it may differ from the article's interval by up to 1.0 point).")
+        t.note(
+            "Token-matched Δ, conversation-cluster bootstrap 95% interval: "
+            + t.interval("heldout.mem0-token-matched.bootstrap_low", "heldout.mem0-token-matched.bootstrap_high")
+            + f" (resampling the {t.num('heldout.conversations')} conversations, then questions within them; "
+            "recomputed with fresh draws, so it may differ from the article's interval by up to 1.0 point)."
+        )
     return t.table
 
 
 def _category_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) -> Table:
-    t = TableBuilder(numbers, "category", "Held-out accuracy per question category", label,
-                     ["", "k", *SCORED_CATEGORIES, "adversarial"])
+    t = TableBuilder(
+        numbers,
+        "category",
+        "Held-out accuracy per question category",
+        label,
+        ["", "k", *SCORED_CATEGORIES, "adversarial"],
+    )
     for name, hr in rows.items():
         stem = f"heldout.{name}"
-        t.row(hr.row.label, t.num(f"{stem}.k"),
-              *[t.num_or_dash(f"{stem}.category.{cat}.accuracy") for cat in SCORED_CATEGORIES],
-              t.num_or_dash(f"{stem}.adversarial_accuracy"))
+        t.row(
+            hr.row.label,
+            t.num(f"{stem}.k"),
+            *[t.num_or_dash(f"{stem}.category.{cat}.accuracy") for cat in SCORED_CATEGORIES],
+            t.num_or_dash(f"{stem}.adversarial_accuracy"),
+        )
     first = next(iter(rows))
-    t.note("Questions per category: " + ", ".join(
-        f"{cat} {t.num(f'heldout.{first}.category.{cat}.n')}" for cat in SCORED_CATEGORIES
-        if f"heldout.{first}.category.{cat}.n" in numbers) + ".")
+    t.note(
+        "Questions per category: "
+        + ", ".join(
+            f"{cat} {t.num(f'heldout.{first}.category.{cat}.n')}"
+            for cat in SCORED_CATEGORIES
+            if f"heldout.{first}.category.{cat}.n" in numbers
+        )
+        + "."
+    )
     return t.table
 
 
 def _perconv_table(rows: dict[str, HeldoutRow], convs: list[str], numbers: Numbers, label: str) -> Table:
-    t = TableBuilder(numbers, "perconv", "Per-conversation paired differences (points)", label,
-                     ["comparison", "conversation", "Δ", "95% CI", "McNemar p"])
+    t = TableBuilder(
+        numbers,
+        "perconv",
+        "Per-conversation paired differences (points)",
+        label,
+        ["comparison", "conversation", "Δ", "95% CI", "McNemar p"],
+    )
     for a, b in PER_CONVERSATION:
         if a not in rows or b not in rows:
             continue
         for conv in convs:
             stem = f"compare.{a}_vs_{b}.conv.{conv}"
-            t.row(f"{a} vs {b}", conv, t.num(f"{stem}.delta"), t.interval(f"{stem}.ci_low", f"{stem}.ci_high"),
-                  t.num(f"{stem}.mcnemar_p"))
+            t.row(
+                f"{a} vs {b}",
+                conv,
+                t.num(f"{stem}.delta"),
+                t.interval(f"{stem}.ci_low", f"{stem}.ci_high"),
+                t.num(f"{stem}.mcnemar_p"),
+            )
     return t.table

@@ -83,8 +83,9 @@ class ResultSet:
         found = [self.get(f"heldout:{c}", arm, k) for c in convs]
         missing = [c for c, f in zip(convs, found) if f is None]
         if missing and len(missing) < len(convs):
-            raise ResultError(f"{self.root}/heldout/{missing[0]}: expected {arm}__k{k}.json like the other "
-                              f"conversations, found none")
+            raise ResultError(
+                f"{self.root}/heldout/{missing[0]}: expected {arm}__k{k}.json like the other conversations, found none"
+            )
         return [f for f in found if f is not None]
 
     def supplementary(self, name: str) -> tuple[SourceFile, Any]:

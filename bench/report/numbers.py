@@ -30,8 +30,12 @@ class Number:
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {"value": self.value, "display": self.display, "source": list(self.sources),
-                                 "sha256": list(self.sha256)}
+        entry: dict[str, Any] = {
+            "value": self.value,
+            "display": self.display,
+            "source": list(self.sources),
+            "sha256": list(self.sha256),
+        }
         if self.note:
             entry["note"] = self.note
         return entry
@@ -51,15 +55,28 @@ class Numbers:
     def __init__(self) -> None:
         self._numbers: dict[str, Number] = {}
 
-    def add(self, number_id: str, value: Any, kind: str, sources: Iterable[SourceFile], note: str | None = None,
-            display: str | None = None) -> Number:
+    def add(
+        self,
+        number_id: str,
+        value: Any,
+        kind: str,
+        sources: Iterable[SourceFile],
+        note: str | None = None,
+        display: str | None = None,
+    ) -> Number:
         if number_id in self._numbers:
             raise NumberError(f"numbers: id {number_id!r} registered twice")
         files = sorted({s.path: s for s in sources}.values(), key=lambda s: s.path)
         if isinstance(value, tuple):
             value = list(value)
-        number = Number(number_id, value, display if display is not None else show(value, kind),
-                        tuple(s.path for s in files), tuple(s.sha256 for s in files), note)
+        number = Number(
+            number_id,
+            value,
+            display if display is not None else show(value, kind),
+            tuple(s.path for s in files),
+            tuple(s.sha256 for s in files),
+            note,
+        )
         self._numbers[number_id] = number
         return number
 

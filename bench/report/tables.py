@@ -51,10 +51,25 @@ class TableBuilder:
 
 
 def _latex_escape(text: str) -> str:
-    replacements = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                    "×": r"$\times$", "Δ": r"$\Delta$", "–": "--", "—": "---", "−": "$-$", "θ": r"$\theta$",
-                    "ε": r"$\varepsilon$"}
+    replacements = {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        "×": r"$\times$",
+        "Δ": r"$\Delta$",
+        "–": "--",
+        "—": "---",
+        "−": "$-$",
+        "θ": r"$\theta$",
+        "ε": r"$\varepsilon$",
+    }
     return "".join(replacements.get(ch, ch) for ch in text)
 
 

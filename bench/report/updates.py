@@ -58,16 +58,28 @@ def register(rs: ResultSet, numbers: Numbers) -> list[Table]:
     frozen = rs.get(SET1, FROZEN.arm, FROZEN.k)
     if frozen is not None:
         _register_store(f"updates.{FROZEN.name}", frozen, numbers)
-    t = TableBuilder(numbers, "updates", "Update set 1: stale items, update questions and trap items", rs.label,
-                     ["", "stale close items", "update questions", "traps stored", "traps closed", "closes",
-                      "unlabeled closes"])
+    t = TableBuilder(
+        numbers,
+        "updates",
+        "Update set 1: stale items, update questions and trap items",
+        rs.label,
+        ["", "stale close items", "update questions", "traps stored", "traps closed", "closes", "unlabeled closes"],
+    )
     for row, _ in rows:
         stem = f"updates.{row.name}"
-        t.row(row.label, t.num_or_dash(f"{stem}.stale"), t.num(f"{stem}.update_accuracy"),
-              t.num_or_dash(f"{stem}.traps_stored"), t.num_or_dash(f"{stem}.traps_closed"),
-              t.num_or_dash(f"{stem}.closes"), t.num_or_dash(f"{stem}.closes_unlabeled"))
-    t.note("Stale: close items whose old fact is still active, of those stored. Traps: no-close items the arm stored "
-           "a fact for, and how many of those it wrongly closed. Closes are audited against the labelled pairs.")
+        t.row(
+            row.label,
+            t.num_or_dash(f"{stem}.stale"),
+            t.num(f"{stem}.update_accuracy"),
+            t.num_or_dash(f"{stem}.traps_stored"),
+            t.num_or_dash(f"{stem}.traps_closed"),
+            t.num_or_dash(f"{stem}.closes"),
+            t.num_or_dash(f"{stem}.closes_unlabeled"),
+        )
+    t.note(
+        "Stale: close items whose old fact is still active, of those stored. Traps: no-close items the arm stored "
+        "a fact for, and how many of those it wrongly closed. Closes are audited against the labelled pairs."
+    )
     return [t.table]
 
 

@@ -87,4 +87,5 @@ __all__ = [
     "score_intervals",
     "token_matched_k",
     "wilson_interval",
+    "with_temperature",
 ]

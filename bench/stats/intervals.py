@@ -36,13 +36,13 @@ def minimum_detectable_effect(n: int, sd: float, power: float = 0.80, alpha: flo
         raise ResultError(f"minimum detectable effect: expected at least 2 paired questions, found {n}")
     if not sd > 0:
         raise ResultError(f"minimum detectable effect: expected a positive sd of the differences, found {sd}")
-    effect_size = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power,
-                                           alternative="two-sided")
+    effect_size = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
     return float(np.asarray(effect_size).item()) * sd
 
 
 def observed_mde(d: pd.Series | np.ndarray, power: float = 0.80, alpha: float = 0.05) -> float:
     """The MDE for a table, using the sample SD of its own paired differences d (ddof=1)."""
     values = np.asarray(d, dtype=float)
-    return minimum_detectable_effect(values.size, float(values.std(ddof=1)) if values.size > 1 else 0.0,
-                                     power=power, alpha=alpha)
+    return minimum_detectable_effect(
+        values.size, float(values.std(ddof=1)) if values.size > 1 else 0.0, power=power, alpha=alpha
+    )

@@ -78,10 +78,17 @@ class RulesUpdateStandin(OfflineLLM):
 
         self.inner = RulesUpdateLLM(decider)
 
-    def respond(self, *, role: str, system: str | None, messages: list[dict], max_tokens: int,
-                temperature: float | None) -> str:
-        return self.inner.complete(role=role, model=self.model, system=system, messages=messages,
-                                   max_tokens=max_tokens, temperature=temperature).text
+    def respond(
+        self, *, role: str, system: str | None, messages: list[dict], max_tokens: int, temperature: float | None
+    ) -> str:
+        return self.inner.complete(
+            role=role,
+            model=self.model,
+            system=system,
+            messages=messages,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        ).text
 
 
 @register_system("engram")
@@ -108,8 +115,13 @@ class EngramSystem(System):
         self.relation_decider = self._relation_decider(context.model_for("decide"))
         context.run_dir.mkdir(parents=True, exist_ok=True)
         self.engram: Engram = Engram(
-            context.run_dir / "engram.db", extractor=self.extractor, decider=self.decider, embedder=embedder,
-            escalator=self.escalator, flags=self.flags, relation_decider=self.relation_decider,
+            context.run_dir / "engram.db",
+            extractor=self.extractor,
+            decider=self.decider,
+            embedder=embedder,
+            escalator=self.escalator,
+            flags=self.flags,
+            relation_decider=self.relation_decider,
         )
 
     # -- wiring per stack --------------------------------------------------------------------------------------
@@ -147,14 +159,17 @@ class EngramSystem(System):
             jev = JevDecider(self.context.gateway, model)
             self._closers.append(jev)
             return jev
-        raise ConfigError(f"models.decide: engram's typed questions run on {RULES_DECIDER!r} or a jev-* model, "
-                          f"found {model!r}")
+        raise ConfigError(
+            f"models.decide: engram's typed questions run on {RULES_DECIDER!r} or a jev-* model, found {model!r}"
+        )
 
     def _decider(self, model: str) -> DecisionBackend:
         if model.startswith("claude-"):
             if self.settings["relation_decider"] != "llm_update":
-                raise ConfigError(f"models.decide: {model!r} can only decide relations (settings.relation_decider "
-                                  f"= \"llm_update\"); found relation_decider {self.settings['relation_decider']!r}")
+                raise ConfigError(
+                    f"models.decide: {model!r} can only decide relations (settings.relation_decider "
+                    f'= "llm_update"); found relation_decider {self.settings["relation_decider"]!r}'
+                )
             return self._typed_backend(JEV_FOR_FACT_QUESTIONS)
         return self._typed_backend(model)
 
@@ -176,8 +191,7 @@ class EngramSystem(System):
     # -- the System interface ----------------------------------------------------------------------------------
 
     def write(self, message: SliceMessage) -> WriteUsage:
-        report = self.engram.add(message.text, speaker=message.speaker, when=message.timestamp,
-                                 message_id=message.id)
+        report = self.engram.add(message.text, speaker=message.speaker, when=message.timestamp, message_id=message.id)
         return WriteUsage(
             extract_cost_usd=report.extract_cost_usd,
             decision_cost_usd=report.decision_cost_usd,
@@ -214,8 +228,14 @@ class EngramSystem(System):
         facts = self.engram.facts(valid_only=False)
         source_of = {f.id: f.source_message_id for f in facts}
         return [
-            AuditFact(fact_id=f.id, text=f.text, source_message_id=f.source_message_id, active=f.is_open,
-                      closed_reason=f.closed_reason, closed_by=source_of.get(f.closed_by) if f.closed_by else None)
+            AuditFact(
+                fact_id=f.id,
+                text=f.text,
+                source_message_id=f.source_message_id,
+                active=f.is_open,
+                closed_reason=f.closed_reason,
+                closed_by=source_of.get(f.closed_by) if f.closed_by else None,
+            )
             for f in facts
         ]
 
@@ -225,8 +245,11 @@ class EngramSystem(System):
             "flags": self.flags.describe(),
             "extractor": {"name": self.extractor.name, "model": self.extractor.model},
             "decider": {"name": self.decider.name, "model": self.decider.model},
-            "relation_decider": (None if self.relation_decider is None
-                                 else {"name": self.relation_decider.name, "model": self.relation_decider.model}),
+            "relation_decider": (
+                None
+                if self.relation_decider is None
+                else {"name": self.relation_decider.name, "model": self.relation_decider.model}
+            ),
             "escalator": {"model": self.escalator.model},
             "embedder": self.context.get_embedder().name,
             "line_format": '[said YYYY-MM-DD] <fact> [(no longer true since YYYY-MM-DD)] - "<source quote>"',

@@ -44,8 +44,15 @@ class FullContextSystem(System):
 
     def stats(self) -> dict[str, Any]:
         n = len(self._turns)
-        return {"stored": n, "active": n, "tentative": 0, "closes_by_reason": {}, "reopens": 0, "escalations": 0,
-                "unit": "turn"}
+        return {
+            "stored": n,
+            "active": n,
+            "tentative": 0,
+            "closes_by_reason": {},
+            "reopens": 0,
+            "escalations": 0,
+            "unit": "turn",
+        }
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "line_format": "[<session_date>] <speaker>: <text>", "k": "ignored"}

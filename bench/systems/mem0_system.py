@@ -166,8 +166,14 @@ class GatewayMem0LLM:
     def attach(self, complete: Any) -> None:
         self._complete = complete
 
-    def generate_response(self, messages: list[dict], response_format: Any = None, tools: Any = None,
-                          tool_choice: str = "auto", **kwargs: Any) -> str:
+    def generate_response(
+        self,
+        messages: list[dict],
+        response_format: Any = None,
+        tools: Any = None,
+        tool_choice: str = "auto",
+        **kwargs: Any,
+    ) -> str:
         if self._complete is None:
             raise RuntimeError("GatewayMem0LLM used before attach(): the harness wires it after building Memory")
         return self._complete(messages, response_format)
@@ -205,8 +211,9 @@ class RulesMem0Extraction(OfflineLLM):
         self.extractor = RulesExtractor()
         self.current: Any = None  # the engram Message being added; set by Mem0System.write
 
-    def respond(self, *, role: str, system: str | None, messages: list[dict], max_tokens: int,
-                temperature: float | None) -> str:
+    def respond(
+        self, *, role: str, system: str | None, messages: list[dict], max_tokens: int, temperature: float | None
+    ) -> str:
         from engram.types import ExtractionContext
 
         extraction = self.extractor.extract(self.current, ExtractionContext((), (), PINNED_CURRENT_DATE))
@@ -219,9 +226,7 @@ class RulesMem0Extraction(OfflineLLM):
 
 @register_system("mem0")
 class Mem0System(System):
-    SETTINGS = (
-        Setting("show_dates", bool, True, "prefix each memory with its session date (the article's lines)"),
-    )
+    SETTINGS = (Setting("show_dates", bool, True, "prefix each memory with its session date (the article's lines)"),)
     # mem0 over-fetches max(4k, 60) candidates before hybrid re-scoring, so k=20 can rank differently from k=8.
     PREFIX_STABLE = False
 
@@ -235,14 +240,22 @@ class Mem0System(System):
         self._spacy = _install_spacy()
         # No `config` key for our two providers: mem0 validates a given config against its built-in provider list,
         # and its factories build our classes from defaults; they are wired with attach() below.
-        self.memory = memory_class.from_config({
-            "llm": {"provider": LLM_PROVIDER},
-            "embedder": {"provider": EMBEDDER_PROVIDER},
-            "vector_store": {"provider": "qdrant", "config": {
-                "path": str(self.store_dir / "qdrant"), "on_disk": True, "embedding_model_dims": 384,
-                "collection_name": COLLECTION}},
-            "history_db_path": str(self.store_dir / "history.db"),
-        })
+        self.memory = memory_class.from_config(
+            {
+                "llm": {"provider": LLM_PROVIDER},
+                "embedder": {"provider": EMBEDDER_PROVIDER},
+                "vector_store": {
+                    "provider": "qdrant",
+                    "config": {
+                        "path": str(self.store_dir / "qdrant"),
+                        "on_disk": True,
+                        "embedding_model_dims": 384,
+                        "collection_name": COLLECTION,
+                    },
+                },
+                "history_db_path": str(self.store_dir / "history.db"),
+            }
+        )
         self.memory.embedding_model.attach(context.get_embedder())
         self._standin: RulesMem0Extraction | None = None
         self._llm = self._extraction_llm(context)
@@ -278,15 +291,23 @@ class Mem0System(System):
         """mem0's one extraction call per add(): system + user message, sent with mem0's default parameters."""
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system") or None
         turns = [m for m in messages if m["role"] != "system"]
-        reply = self._llm.complete(role="extract", model=self.extract_model, system=system, messages=turns,
-                                   max_tokens=EXTRACT_MAX_TOKENS, temperature=EXTRACT_TEMPERATURE)
+        reply = self._llm.complete(
+            role="extract",
+            model=self.extract_model,
+            system=system,
+            messages=turns,
+            max_tokens=EXTRACT_MAX_TOKENS,
+            temperature=EXTRACT_TEMPERATURE,
+        )
         self._pending_usage.append(reply)
         return reply.text
 
     @contextlib.contextmanager
     def _ids_for(self, message_id: str) -> Iterator[None]:
-        ids = (uuid.uuid5(uuid.NAMESPACE_URL, f"engram-bench:mem0:{self.user_id}:{message_id}:{n}")
-               for n in itertools.count())
+        ids = (
+            uuid.uuid5(uuid.NAMESPACE_URL, f"engram-bench:mem0:{self.user_id}:{message_id}:{n}")
+            for n in itertools.count()
+        )
         token = _ID_SOURCE.set(ids)
         try:
             yield
@@ -338,13 +359,24 @@ class Mem0System(System):
     def stats(self) -> dict[str, Any]:
         stored = len(self._all())
         # mem0 2.1.0's add() only adds: nothing is ever closed, updated or escalated.
-        return {"stored": stored, "active": stored, "tentative": 0, "closes_by_reason": {}, "reopens": 0,
-                "escalations": 0, "search_mode": self.search_mode}
+        return {
+            "stored": stored,
+            "active": stored,
+            "tentative": 0,
+            "closes_by_reason": {},
+            "reopens": 0,
+            "escalations": 0,
+            "search_mode": self.search_mode,
+        }
 
     def facts_for_audit(self) -> list[AuditFact]:
         facts = [
-            AuditFact(fact_id=str(m["id"]), text=m["memory"],
-                      source_message_id=(m.get("metadata") or {}).get("message_id"), active=True)
+            AuditFact(
+                fact_id=str(m["id"]),
+                text=m["memory"],
+                source_message_id=(m.get("metadata") or {}).get("message_id"),
+                active=True,
+            )
             for m in self._all()
         ]
         return sorted(facts, key=lambda f: (f.source_message_id or "", f.fact_id))

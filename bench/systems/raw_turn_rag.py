@@ -23,9 +23,7 @@ if TYPE_CHECKING:
 
 @register_system("raw-turn-rag")
 class RawTurnRagSystem(System):
-    SETTINGS = (
-        Setting("show_dates", bool, True, "prefix each shown turn with its session date"),
-    )
+    SETTINGS = (Setting("show_dates", bool, True, "prefix each shown turn with its session date"),)
 
     def __init__(self, settings: dict[str, Any], context: Any) -> None:
         super().__init__(settings, context)
@@ -37,7 +35,7 @@ class RawTurnRagSystem(System):
         return WriteUsage()
 
     def _embedded(self) -> np.ndarray:
-        pending = self._turns[len(self._vectors):]
+        pending = self._turns[len(self._vectors) :]
         if pending:
             fresh = self.context.get_embedder().embed([f"{m.speaker}: {m.text}" for m in pending])
             self._vectors = fresh if len(self._vectors) == 0 else np.vstack([self._vectors, fresh])
@@ -58,9 +56,20 @@ class RawTurnRagSystem(System):
 
     def stats(self) -> dict[str, Any]:
         n = len(self._turns)
-        return {"stored": n, "active": n, "tentative": 0, "closes_by_reason": {}, "reopens": 0, "escalations": 0,
-                "unit": "turn"}
+        return {
+            "stored": n,
+            "active": n,
+            "tentative": 0,
+            "closes_by_reason": {},
+            "reopens": 0,
+            "escalations": 0,
+            "unit": "turn",
+        }
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "embedder": self.context.get_embedder().name,
-                "embedded_text": "<speaker>: <text>", "line_format": "[<session_date>] <speaker>: <text>"}
+        return {
+            **super().describe(),
+            "embedder": self.context.get_embedder().name,
+            "embedded_text": "<speaker>: <text>",
+            "line_format": "[<session_date>] <speaker>: <text>",
+        }

@@ -21,8 +21,9 @@ import ast
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from engram import config
 from engram.protocols import LLM, LLMError
@@ -104,9 +105,12 @@ def mem0_update_decision(
     Raises LLMError when the call fails; the caller keeps the fact tentative and closes nothing.
     """
     completion = llm.complete(
-        role=role, model=model, system=None,
+        role=role,
+        model=model,
+        system=None,
         messages=[{"role": "user", "content": update_prompt(existing, [new])}],
-        max_tokens=config.UPDATE_MAX_TOKENS, temperature=config.UPDATE_TEMPERATURE,
+        max_tokens=config.UPDATE_MAX_TOKENS,
+        temperature=config.UPDATE_TEMPERATURE,
     )
     events = parse_events(completion.text)
     relation, index, text = map_update_events(events, len(existing))
@@ -144,13 +148,25 @@ class LLMRelationDecider:
         try:
             verdict = mem0_update_decision(self.llm, self.model, [t for _, t in candidates], new, role="decide")
         except LLMError as error:
-            failed = Decision(question=self.question.id, options=self.question.options, probs={}, chosen="new",
-                              confidence=0.0, backend=self.name, model=self.model, fallback=True, error=str(error))
+            failed = Decision(
+                question=self.question.id,
+                options=self.question.options,
+                probs={},
+                chosen="new",
+                confidence=0.0,
+                backend=self.name,
+                model=self.model,
+                fallback=True,
+                error=str(error),
+            )
             return RelationVerdict(failed, None, None)
         target = candidates[verdict.target_index][0] if verdict.target_index is not None else None
         completion = verdict.completion
         decision = self._certain(
-            verdict.relation, target, 1.0, text=verdict.text,
+            verdict.relation,
+            target,
+            1.0,
+            text=verdict.text,
             # The model that answered (a stand-in names itself), not only the one requested.
             model=completion.model if completion and completion.model else self.model,
             latency_ms=completion.latency_ms if completion else 0.0,
@@ -158,15 +174,34 @@ class LLMRelationDecider:
         )
         return RelationVerdict(decision, verdict.text, verdict)
 
-    def _certain(self, relation: str, target: str | None, p: float, *, text: str | None = None,
-                 model: str | None = None, latency_ms: float = 0.0, cost_usd: float = 0.0) -> Decision:
+    def _certain(
+        self,
+        relation: str,
+        target: str | None,
+        p: float,
+        *,
+        text: str | None = None,
+        model: str | None = None,
+        latency_ms: float = 0.0,
+        cost_usd: float = 0.0,
+    ) -> Decision:
         # `rewrite` is not an option of the relation question; it is carried as an extra option so the
         # distribution stays honest (all mass on what the LLM said).
         options = self.question.options if relation in self.question.options else (*self.question.options, relation)
         probs = {o: (p if o == relation else 0.0) for o in options}
-        return Decision(question=self.question.id, options=options, probs=probs, chosen=relation, confidence=p,
-                        backend=self.name, model=model or self.model, target=target, latency_ms=latency_ms,
-                        cost_usd=cost_usd, text=text)
+        return Decision(
+            question=self.question.id,
+            options=options,
+            probs=probs,
+            chosen=relation,
+            confidence=p,
+            backend=self.name,
+            model=model or self.model,
+            target=target,
+            latency_ms=latency_ms,
+            cost_usd=cost_usd,
+            text=text,
+        )
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -176,8 +211,12 @@ class LLMRelationDecider:
 _FENCED = re.compile(r"```\s*\n?(.*?)\n?\s*```", re.DOTALL)
 # mem0's event for each rules relation: what the update prompt asks an LLM to do with that situation.
 EVENT_OF_RELATION = {
-    "new": "ADD", "duplicate": "NONE", "refinement": "UPDATE", "update": "UPDATE",
-    "contradiction": "DELETE", "negates": "DELETE",
+    "new": "ADD",
+    "duplicate": "NONE",
+    "refinement": "UPDATE",
+    "update": "UPDATE",
+    "contradiction": "DELETE",
+    "negates": "DELETE",
 }
 STANDIN_MODEL = "rules-update-standin-v1"
 
@@ -198,8 +237,16 @@ class RulesUpdateLLM:
             decider = RulesDecider()
         self._decider = decider
 
-    def complete(self, *, role: str, model: str, system: str | None, messages: list[dict], max_tokens: int,
-                 temperature: float | None = None) -> Completion:
+    def complete(
+        self,
+        *,
+        role: str,
+        model: str,
+        system: str | None,
+        messages: list[dict],
+        max_tokens: int,
+        temperature: float | None = None,
+    ) -> Completion:
         prompt = str(messages[-1].get("content", "")) if messages else ""
         old, new_facts = self._read_prompt(prompt)
         events = self._events(old, new_facts)
@@ -225,8 +272,15 @@ class RulesUpdateLLM:
         for fact in new_facts:
             best_id, best_relation, best_p = None, "new", 0.0
             if old:
-                asks = [Ask(f"r{m['id']}", RELATION_TO_CANDIDATE, refs={"existing_fact": {"text": m["text"]}},
-                            target=m["id"]) for m in old]
+                asks = [
+                    Ask(
+                        f"r{m['id']}",
+                        RELATION_TO_CANDIDATE,
+                        refs={"existing_fact": {"text": m["text"]}},
+                        target=m["id"],
+                    )
+                    for m in old
+                ]
                 answers = self._decider.ask({"new_fact": {"text": fact}, "source_message": fact}, asks)
                 for memory in old:
                     decision = answers[f"r{memory['id']}"]
@@ -236,8 +290,12 @@ class RulesUpdateLLM:
             if best_id is None or event == "ADD":
                 added.append({"id": str(len(old) + len(added)), "text": fact, "event": "ADD"})
             elif event == "UPDATE":
-                events[best_id] = {"id": best_id, "text": fact, "event": "UPDATE",
-                                   "old_memory": events[best_id]["text"]}
+                events[best_id] = {
+                    "id": best_id,
+                    "text": fact,
+                    "event": "UPDATE",
+                    "old_memory": events[best_id]["text"],
+                }
             elif event == "DELETE":
                 events[best_id] = {"id": best_id, "text": events[best_id]["text"], "event": "DELETE"}
                 added.append({"id": str(len(old) + len(added)), "text": fact, "event": "ADD"})

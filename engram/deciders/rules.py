@@ -15,9 +15,10 @@ is part of every cache key.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.special
@@ -34,34 +35,167 @@ PRIOR = -1.0  # the score of a relation option that no rule speaks for
 # Relations whose object cannot change over a life: a different value is a contradiction, not an update.
 PERMANENT_RELATIONS = frozenset({"born_in"})
 # What says a new value took an old one's place, as opposed to being added beside it.
-REPLACEMENT_CUES = ("now", "instead", "anymore", "no longer", "these days", "nowadays", "new", "switched",
-                    "replaced", "changed", "swapped", "traded", "upgraded", "moved")
-REPLACE_VERBS = frozenset({"switch", "change", "replace", "move", "transfer", "upgrade", "swap", "trade",
-                           "convert", "relocate"})
+REPLACEMENT_CUES = (
+    "now",
+    "instead",
+    "anymore",
+    "no longer",
+    "these days",
+    "nowadays",
+    "new",
+    "switched",
+    "replaced",
+    "changed",
+    "swapped",
+    "traded",
+    "upgraded",
+    "moved",
+)
+REPLACE_VERBS = frozenset(
+    {"switch", "change", "replace", "move", "transfer", "upgrade", "swap", "trade", "convert", "relocate"}
+)
 # Verbs that end, lose or undo what the existing fact states ("sold the Civic", "quit the band").
 UNDOING_CUES = (
-    "no longer", "not anymore", "anymore", "any more", "stopped", "quit", "gave up", "given up", "ended",
-    "broke up", "split up", "divorced", "lost", "sold", "cancelled", "canceled", "dropped out", "retired",
-    "moved out", "got rid of", "left", "gone", "passed away", "died", "ran away",
+    "no longer",
+    "not anymore",
+    "anymore",
+    "any more",
+    "stopped",
+    "quit",
+    "gave up",
+    "given up",
+    "ended",
+    "broke up",
+    "split up",
+    "divorced",
+    "lost",
+    "sold",
+    "cancelled",
+    "canceled",
+    "dropped out",
+    "retired",
+    "moved out",
+    "got rid of",
+    "left",
+    "gone",
+    "passed away",
+    "died",
+    "ran away",
 )
 OPINION_CUES = ("think", "believe", "feel that", "feels that", "should", "in my opinion", "important", "overrated")
 DATE_CUES = ("today", "tonight", "this week", "this weekend", "this morning", "yesterday", "tomorrow", "last night")
 SENSITIVE_LEMMAS: dict[str, frozenset[str]] = {
-    "health": frozenset({"diagnose", "illness", "disease", "medication", "therapy", "therapist", "pregnant",
-                         "allergy", "allergic", "surgery", "hospital", "depression", "anxiety", "asthma",
-                         "diabetes", "cancer", "injury", "sick", "mental", "doctor", "adhd", "pain", "symptom"}),
-    "financial": frozenset({"salary", "debt", "loan", "bank", "mortgage", "income", "savings", "money", "credit",
-                            "pay", "rent", "budget", "invest", "investment", "bankrupt", "tax", "$"}),
-    "relationship": frozenset({"dating", "date", "boyfriend", "girlfriend", "marry", "married", "divorce",
-                               "sex", "romantic", "breakup", "affair", "crush", "partner", "engaged", "wife",
-                               "husband", "ex"}),
-    "credentials": frozenset({"password", "pin", "passcode", "ssn", "login", "secret", "key", "token",
-                              "passport", "credential", "username"}),
+    "health": frozenset(
+        {
+            "diagnose",
+            "illness",
+            "disease",
+            "medication",
+            "therapy",
+            "therapist",
+            "pregnant",
+            "allergy",
+            "allergic",
+            "surgery",
+            "hospital",
+            "depression",
+            "anxiety",
+            "asthma",
+            "diabetes",
+            "cancer",
+            "injury",
+            "sick",
+            "mental",
+            "doctor",
+            "adhd",
+            "pain",
+            "symptom",
+        }
+    ),
+    "financial": frozenset(
+        {
+            "salary",
+            "debt",
+            "loan",
+            "bank",
+            "mortgage",
+            "income",
+            "savings",
+            "money",
+            "credit",
+            "pay",
+            "rent",
+            "budget",
+            "invest",
+            "investment",
+            "bankrupt",
+            "tax",
+            "$",
+        }
+    ),
+    "relationship": frozenset(
+        {
+            "dating",
+            "date",
+            "boyfriend",
+            "girlfriend",
+            "marry",
+            "married",
+            "divorce",
+            "sex",
+            "romantic",
+            "breakup",
+            "affair",
+            "crush",
+            "partner",
+            "engaged",
+            "wife",
+            "husband",
+            "ex",
+        }
+    ),
+    "credentials": frozenset(
+        {"password", "pin", "passcode", "ssn", "login", "secret", "key", "token", "passport", "credential", "username"}
+    ),
 }
-PERMANENT_CUES = frozenset({"born", "bear", "birthday", "native", "name", "sibling", "sister", "brother",
-                            "mother", "father", "allergic", "blood", "eye", "hometown"})
-SHORT_LIVED_CUES = frozenset({"today", "tonight", "week", "weekend", "trip", "sick", "cold", "flu", "visit",
-                              "currently", "reading", "watching", "attend", "party", "concert", "festival"})
+PERMANENT_CUES = frozenset(
+    {
+        "born",
+        "bear",
+        "birthday",
+        "native",
+        "name",
+        "sibling",
+        "sister",
+        "brother",
+        "mother",
+        "father",
+        "allergic",
+        "blood",
+        "eye",
+        "hometown",
+    }
+)
+SHORT_LIVED_CUES = frozenset(
+    {
+        "today",
+        "tonight",
+        "week",
+        "weekend",
+        "trip",
+        "sick",
+        "cold",
+        "flu",
+        "visit",
+        "currently",
+        "reading",
+        "watching",
+        "attend",
+        "party",
+        "concert",
+        "festival",
+    }
+)
 
 
 def softmax(scores: Mapping[str, float], options: Sequence[str], temperature: float = TEMPERATURE) -> dict[str, float]:
@@ -153,13 +287,23 @@ class RulesDecider:
         question = ask.question
         scorer = self._scorers.get(question.id)
         if scorer is None:
-            return Decision.degraded(question, backend=self.name, model=self.model, target=ask.target,
-                                     error=f"rules stand-in has no rule for question {question.id!r}")
+            return Decision.degraded(
+                question,
+                backend=self.name,
+                model=self.model,
+                target=ask.target,
+                error=f"rules stand-in has no rule for question {question.id!r}",
+            )
         try:
             scores = scorer(ask, request)
         except MissingInput as missing:
-            return Decision.degraded(question, backend=self.name, model=self.model, target=ask.target,
-                                     error=f"rules stand-in: {ask.key} needs {missing.args[0]}, not given")
+            return Decision.degraded(
+                question,
+                backend=self.name,
+                model=self.model,
+                target=ask.target,
+                error=f"rules stand-in: {ask.key} needs {missing.args[0]}, not given",
+            )
         probs = softmax(scores, question.options)
         return Decision.from_probs(question, probs, backend=self.name, model=self.model, target=ask.target)
 
@@ -263,11 +407,22 @@ class RulesDecider:
             return sum(evidence.get(r, 0.0) for r in relations)
 
         return {
-            "bio": 0.5 + 1.5 * count("lives_in", "born_in", "works_at", "has_role", "studies_at", "speaks",
-                                     "follows_diet", "allergic_to", "has_condition"),
+            "bio": 0.5
+            + 1.5
+            * count(
+                "lives_in",
+                "born_in",
+                "works_at",
+                "has_role",
+                "studies_at",
+                "speaks",
+                "follows_diet",
+                "allergic_to",
+                "has_condition",
+            ),
             "preference": 1.5 * count("prefers", "dislikes", "hobby"),
-            "relationship": 1.5 * count("married_to", "partner_of", "family_of", "friend_of", "colleague_of",
-                                        "member_of"),
+            "relationship": 1.5
+            * count("married_to", "partner_of", "family_of", "friend_of", "colleague_of", "member_of"),
             "event": 1.5 * count("attended") + 2.0 * temporal["past"] + (1.0 if lexical.has_date(text) else 0.0),
             "task": 1.5 * count("plans", "goal") + 2.5 * temporal["planned"],
             "opinion": 1.5 * len(lexical.cues_in(text, OPINION_CUES)),
@@ -306,9 +461,16 @@ class RulesDecider:
     def _relation_scores(self, ask: Ask, request: _Request, message_weight: float) -> dict[str, float]:
         new_text, new_subject = self._new_fact(ask, request)
         old_text, old_subject = self._ref(ask, "existing_fact")
-        pair = _Pair(new_text, old_text, new_subject, old_subject, request.message, message_weight,
-                     cosine=request.cosine(new_text, old_text),
-                     temporal=self._temporal_probs(new_text, request.message))
+        pair = _Pair(
+            new_text,
+            old_text,
+            new_subject,
+            old_subject,
+            request.message,
+            message_weight,
+            cosine=request.cosine(new_text, old_text),
+            temporal=self._temporal_probs(new_text, request.message),
+        )
         scores = pair.scores()
         if "negates" not in ask.question.options:
             # v1 has no `negates`: "stopped / ended / undone" is read as the closest v1 option, contradiction.
@@ -427,8 +589,9 @@ class _Pair:
         """Evidence that the new fact reports a change: a change phrase, or a change verb in the past tense."""
         if lexical.cues_in(self.new_text, lexical.CHANGE_CUES) or lexical.completed_changes(self.new_text):
             return 1.0
-        if self.message and (lexical.cues_in(self.message, lexical.CHANGE_CUES)
-                             or lexical.completed_changes(self.message)):
+        if self.message and (
+            lexical.cues_in(self.message, lexical.CHANGE_CUES) or lexical.completed_changes(self.message)
+        ):
             return self.message_weight
         return 0.0
 
@@ -438,8 +601,9 @@ class _Pair:
         cues = REPLACEMENT_CUES
         if lexical.cues_in(self.new_text, cues) or set(lexical.completed_changes(self.new_text)) & REPLACE_VERBS:
             return 1.0
-        if self.message and (lexical.cues_in(self.message, cues)
-                             or set(lexical.completed_changes(self.message)) & REPLACE_VERBS):
+        if self.message and (
+            lexical.cues_in(self.message, cues) or set(lexical.completed_changes(self.message)) & REPLACE_VERBS
+        ):
             return self.message_weight
         return 0.0
 
@@ -486,6 +650,7 @@ class _Pair:
     def polarity_flip(self) -> bool:
         """One fact says something holds and the other that it stopped or does not ("sold my bike" vs "has a
         bike"), whichever of the two is the new one."""
+
         def ended(text: str, fact: lexical.Frame) -> bool:
             return fact.negated or bool(lexical.cues_in(text, UNDOING_CUES))
 
@@ -516,8 +681,9 @@ class _Pair:
 
         duplicate = 6.0 * (self.cosine - 0.85)
         duplicate += 2.0 if related and self.new.object == self.old.object and self.new.object else 0.0
-        duplicate += 3.0 * max(0.0, lexical.jaccard(lexical.content_lemmas(self.new_text),
-                                                    lexical.content_lemmas(self.old_text)) - 0.7)
+        duplicate += 3.0 * max(
+            0.0, lexical.jaccard(lexical.content_lemmas(self.new_text), lexical.content_lemmas(self.old_text)) - 0.7
+        )
         duplicate -= 4.0 if self.polarity_flip or undone else 0.0  # a statement and its denial are never the same
         duplicate -= 2.0 if self.objects_differ else 0.0
 
@@ -552,5 +718,11 @@ class _Pair:
             negates += 3.5 * max(undoing, change, 0.5 if self.new.negated else 0.0)
         negates -= 3.0 * not_yet
 
-        return {"new": new, "duplicate": duplicate, "refinement": refinement, "update": update,
-                "contradiction": contradiction, "negates": negates}
+        return {
+            "new": new,
+            "duplicate": duplicate,
+            "refinement": refinement,
+            "update": update,
+            "contradiction": contradiction,
+            "negates": negates,
+        }

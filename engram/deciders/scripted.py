@@ -15,8 +15,9 @@ memory, `query` in the state's query. Unmatched asks get `defaults` (peaked, una
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from engram.answers import decision_from_answer
 from engram.protocols import DecisionError
@@ -68,7 +69,7 @@ class ScriptedDecider:
     requests: list[tuple[dict, list[Ask]]] = field(default_factory=list)  # every request, for assertions
     fail_next: int = 0  # make the next n requests fail as a whole
 
-    def on(self, question: str, answer: Any, **match: str) -> "ScriptedDecider":
+    def on(self, question: str, answer: Any, **match: str) -> ScriptedDecider:
         unknown = set(match) - {"new", "existing", "memory", "query"}
         if unknown:
             raise ValueError(f"ScriptedDecider.on: unknown match keys {sorted(unknown)}")
@@ -81,9 +82,14 @@ class ScriptedDecider:
             self.fail_next -= 1
             raise DecisionError("scripted failure of the whole request")
         return {
-            ask.key: decision_from_answer(ask, self._wire(ask, self._answer(state, ask)), backend=self.name,
-                                          model=self.model, latency_ms=self.latency_ms,
-                                          cost_usd=self.cost_per_ask_usd)
+            ask.key: decision_from_answer(
+                ask,
+                self._wire(ask, self._answer(state, ask)),
+                backend=self.name,
+                model=self.model,
+                latency_ms=self.latency_ms,
+                cost_usd=self.cost_per_ask_usd,
+            )
             for ask in asks
         }
 

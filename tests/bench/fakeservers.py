@@ -53,8 +53,13 @@ def approx_tokens(value: Any) -> int:
 
 def fake_message(body: Any, text: str = "fake reply") -> dict[str, Any]:
     return {
-        "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "unknown"),
-        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "unknown"),
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
         "usage": {"input_tokens": approx_tokens(body.get("messages")), "output_tokens": len(text.split())},
     }
 
@@ -79,8 +84,11 @@ def default_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
     if path == SYSTEMONE:
         answers = {key: fake_jev_answer(payload) for key, payload in body.get("questions", {}).items()}
         usage = {"input_tokens": approx_tokens(body)}
-        return 200, {"x-typesafe-request-id": "req-fake"}, {"answers": answers, "usage": usage,
-                                                            "model": body.get("model")}
+        return (
+            200,
+            {"x-typesafe-request-id": "req-fake"},
+            {"answers": answers, "usage": usage, "model": body.get("model")},
+        )
     return 404, {}, {"error": {"type": "not_found", "message": f"no route {path}"}}
 
 
@@ -115,10 +123,11 @@ class FakeModelServer:
             time.sleep(0.01)
         return seen
 
-    def start(self) -> "FakeModelServer":
+    def start(self) -> FakeModelServer:
         # A short poll interval: shutdown() waits for the serving loop to notice, 0.5 s by default.
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="fake-model-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-model-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -126,7 +135,7 @@ class FakeModelServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "FakeModelServer":
+    def __enter__(self) -> FakeModelServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -140,8 +149,9 @@ class FakeModelServer:
             return canned
         status, headers, reply = self.responder(path, body)
         delay = canned.delay_s if canned else 0.0
-        return Canned(status=status, body=reply, headers={**headers, **(canned.headers if canned else {})},
-                      delay_s=delay)
+        return Canned(
+            status=status, body=reply, headers={**headers, **(canned.headers if canned else {})}, delay_s=delay
+        )
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -149,7 +159,7 @@ class FakeModelServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:

@@ -38,7 +38,11 @@ def write_arm(folder: Path, name: str, text: str) -> Path:
 
 
 def test_child_arm_inherits_and_overrides_its_parent(tmp_path: Path) -> None:
-    write_arm(tmp_path, "base", 'system = "test-notebook"\nk = 20\n[settings]\ndepth = 2\n[models]\nanswer = "claude-sonnet-4-6"\n')
+    write_arm(
+        tmp_path,
+        "base",
+        'system = "test-notebook"\nk = 20\n[settings]\ndepth = 2\n[models]\nanswer = "claude-sonnet-4-6"\n',
+    )
     write_arm(tmp_path, "child", 'extends = "base"\nk = [3, 20]\n[settings]\nmode = "fancy"\n')
 
     child = load_arm("child", tmp_path)
@@ -75,8 +79,8 @@ def test_hash_is_the_same_after_inheritance_as_when_written_out(tmp_path: Path) 
     ("text", "fragments"),
     [
         ('system = "test-notebook"\ncolour = "red"\n', ["bad.toml", "unknown key 'colour'", "extends"]),
-        ('system = 3\n', ["bad.toml", "'system'", "a string", "int 3"]),
-        ('k = 3\n', ["bad.toml", "missing field 'system'"]),
+        ("system = 3\n", ["bad.toml", "'system'", "a string", "int 3"]),
+        ("k = 3\n", ["bad.toml", "missing field 'system'"]),
         ('system = "no-such-system"\n', ["bad.toml", "'no-such-system'", "test-notebook"]),
         ('system = "test-notebook"\nextends = "ghost"\n', ["bad.toml", "'extends'", "'ghost'"]),
         ('system = "test-notebook"\nk = [3, 0]\n', ["bad.toml", "'k'", "positive integer"]),
@@ -128,7 +132,8 @@ def test_token_matched_arm_chooses_its_k_at_run_time(tmp_path: Path) -> None:
     write_arm(tmp_path, "sweep", 'system = "test-notebook"\nk = 20\n')
     write_arm(tmp_path, "ref", 'system = "test-notebook"\nk = 3\n')
     write_arm(
-        tmp_path, "matched",
+        tmp_path,
+        "matched",
         'extends = "sweep"\n[token_match]\nsweep_arm = "sweep"\nreference_arm = "ref"\nreference_k = 3\nks = [3, 4, 5]\n',
     )
     arm = load_arm("matched", tmp_path)
@@ -140,8 +145,14 @@ def test_token_matched_arm_chooses_its_k_at_run_time(tmp_path: Path) -> None:
 
 
 SHIPPED = {
-    "mem0", "engram-llm-decider", "engram-jev", "engram", "engram-reranking-off", "mem0-token-matched",
-    "full-context", "raw-turn-rag",
+    "mem0",
+    "engram-llm-decider",
+    "engram-jev",
+    "engram",
+    "engram-reranking-off",
+    "mem0-token-matched",
+    "full-context",
+    "raw-turn-rag",
 }
 
 

@@ -53,8 +53,18 @@ def _with_body(**changes: object) -> CallRequest:
         _with_body(top_p=0.9),
         _with_body(output_format={"type": "json_schema", "schema": {"type": "object"}}),
     ],
-    ids=["provider", "endpoint", "model", "replicate", "system", "messages", "max_tokens", "temperature", "top_p",
-         "response_format"],
+    ids=[
+        "provider",
+        "endpoint",
+        "model",
+        "replicate",
+        "system",
+        "messages",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "response_format",
+    ],
 )
 def test_changing_any_identifying_input_changes_the_key(changed: CallRequest) -> None:
     assert changed.key() != BASE.key()
@@ -90,16 +100,28 @@ def test_two_processes_build_the_same_key_for_the_same_request() -> None:
     keys = set()
     for seed in ("1", "2"):  # different hash seeds: dict/set iteration order may differ between processes
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([PYTHON, "-c", script, json.dumps(BASE.body)], cwd=REPO, env=env, capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [PYTHON, "-c", script, json.dumps(BASE.body)], cwd=REPO, env=env, capture_output=True, text=True, check=True
+        )
         keys.add(out.stdout.strip())
     assert keys == {BASE.key()}
 
 
 def _entry(key: str, text: str = "hello") -> CacheEntry:
-    return CacheEntry(key=key, provider="offline", endpoint="answer", model="standin", purpose="answer", replicate=0,
-                      body={"text": text}, input_tokens=3, output_tokens=1, cost_usd=0.0, latency_ms=1.5,
-                      recorded_at="2026-12-02T00:00:00+00:00")
+    return CacheEntry(
+        key=key,
+        provider="offline",
+        endpoint="answer",
+        model="standin",
+        purpose="answer",
+        replicate=0,
+        body={"text": text},
+        input_tokens=3,
+        output_tokens=1,
+        cost_usd=0.0,
+        latency_ms=1.5,
+        recorded_at="2026-12-02T00:00:00+00:00",
+    )
 
 
 def test_first_writer_wins_and_both_writers_see_the_same_value(tmp_path: Path) -> None:

@@ -18,22 +18,27 @@ FAKE_KEY = "sk-ant-FAKE-0123456789abcdef"
 QUESTION = [{"role": "user", "content": "When did Caroline go to the LGBTQ support group?"}]
 
 
-
-
 @pytest.fixture
 def llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_anthropic, sleeps):
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     labels = RunLabels("anthropic-test")
-    gateway = Gateway(local=tmp_path / "cache", subsets=[], labels=labels,
-                      budget=Budget(Ledger(tmp_path / "ledger.jsonl"), labels))
+    gateway = Gateway(
+        local=tmp_path / "cache", subsets=[], labels=labels, budget=Budget(Ledger(tmp_path / "ledger.jsonl"), labels)
+    )
     client = AnthropicLLM(gateway, timeout_s=0.5, retry=RetryPolicy(sleep=sleeps))
     yield client
     client.close()
 
 
 def answer(llm: AnthropicLLM):
-    return llm.complete(role="answer", model="claude-sonnet-4-6", system="Answer in five words.",
-                        messages=QUESTION, max_tokens=1024, temperature=0.0)
+    return llm.complete(
+        role="answer",
+        model="claude-sonnet-4-6",
+        system="Answer in five words.",
+        messages=QUESTION,
+        max_tokens=1024,
+        temperature=0.0,
+    )
 
 
 def test_a_completion_sends_sampling_parameters_in_the_body_and_is_priced(llm, fake_anthropic) -> None:
@@ -41,8 +46,13 @@ def test_a_completion_sends_sampling_parameters_in_the_body_and_is_priced(llm, f
     completion = answer(llm)
     sent = fake_anthropic.requests[0]
     assert sent.path == MESSAGES
-    assert sent.body == {"model": "claude-sonnet-4-6", "max_tokens": 1024, "messages": QUESTION,
-                         "system": "Answer in five words.", "temperature": 0.0}
+    assert sent.body == {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 1024,
+        "messages": QUESTION,
+        "system": "Answer in five words.",
+        "temperature": 0.0,
+    }
     assert FAKE_KEY in (sent.headers.get("x-api-key", "") + sent.headers.get("authorization", ""))
     assert completion.text == "fake reply" and completion.model == "claude-sonnet-4-6" and not completion.cached
     expected_cost = (completion.input_tokens * 3 + completion.output_tokens * 15) / 1e6
@@ -53,7 +63,10 @@ def test_the_same_call_again_is_served_from_cache_with_its_recorded_latency(llm,
     first, second = answer(llm), answer(llm)
     assert fake_anthropic.count() == 1
     assert second.cached and (second.text, second.latency_ms, second.cost_usd) == (
-        first.text, first.latency_ms, first.cost_usd)
+        first.text,
+        first.latency_ms,
+        first.cost_usd,
+    )
 
 
 def test_token_counts_go_through_the_count_endpoint_and_are_cached(llm, fake_anthropic) -> None:
@@ -64,16 +77,22 @@ def test_token_counts_go_through_the_count_endpoint_and_are_cached(llm, fake_ant
 
 
 def test_429_with_retry_after_then_success(llm, fake_anthropic, sleeps) -> None:
-    fake_anthropic.script(MESSAGES, Canned(429, body={"type": "error", "error": {"type": "rate_limit_error",
-                                                                                 "message": "slow down"}},
-                                           headers={"Retry-After": "2"}))
+    fake_anthropic.script(
+        MESSAGES,
+        Canned(
+            429,
+            body={"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+            headers={"Retry-After": "2"},
+        ),
+    )
     assert answer(llm).text == "fake reply"
     assert sleeps.delays == [2.0] and fake_anthropic.count() == 2
 
 
 def test_500_then_success(llm, fake_anthropic, sleeps) -> None:
-    fake_anthropic.script(MESSAGES, Canned(500, body={"type": "error", "error": {"type": "api_error",
-                                                                                 "message": "boom"}}))
+    fake_anthropic.script(
+        MESSAGES, Canned(500, body={"type": "error", "error": {"type": "api_error", "message": "boom"}})
+    )
     assert answer(llm).text == "fake reply" and sleeps.delays == [0.25]
 
 
@@ -94,8 +113,10 @@ def test_a_malformed_json_reply_is_an_error_and_is_not_cached(llm, fake_anthropi
 
 
 def test_401_fails_at_once_and_stops_the_run(llm, fake_anthropic, sleeps) -> None:
-    fake_anthropic.script(MESSAGES, Canned(401, body={"type": "error", "error": {"type": "authentication_error",
-                                                                                 "message": "invalid x-api-key"}}))
+    fake_anthropic.script(
+        MESSAGES,
+        Canned(401, body={"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
+    )
     with pytest.raises(AnthropicRefused, match="found 401") as caught:
         answer(llm)
     assert not isinstance(caught.value, LLMError) and fake_anthropic.count() == 1 and sleeps.delays == []

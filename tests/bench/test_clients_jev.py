@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakeservers import SYSTEMONE, Canned, FakeModelServer, fake_jev, fake_jev_answer, RecordedSleeps, sleeps  # noqa: F401 (fixtures)
+from fakeservers import SYSTEMONE, Canned, FakeModelServer, RecordedSleeps, fake_jev, fake_jev_answer, sleeps  # noqa: F401 (fixtures)
 
 from bench.budget import Budget, Ledger, RunLabels
 from bench.clients.jev import JevDecider, JevRefused, JevUnavailable, validate_answer
@@ -17,24 +17,32 @@ from engram.protocols import DecisionError
 from engram.types import Ask, Question
 
 RELATION = Question(
-    id="relation_to_candidate", kind="choice", instructions="How does new_fact relate to existing_fact?",
+    id="relation_to_candidate",
+    kind="choice",
+    instructions="How does new_fact relate to existing_fact?",
     criteria={"new": "different things", "duplicate": "same information", "update": "new value replaces old"},
     default="new",
 )
-WORTH = Question(id="worth_remembering", kind="yes_no", instructions="Keep this in long-term memory?",
-                 criteria={"yes": "a stable personal detail", "no": "small talk"}, default="no")
-STATE = {"new_fact": {"text": "Caroline moved to Boston", "subject": "caroline", "object": "boston"},
-         "source_message": "I moved to Boston last month!"}
-
-
+WORTH = Question(
+    id="worth_remembering",
+    kind="yes_no",
+    instructions="Keep this in long-term memory?",
+    criteria={"yes": "a stable personal detail", "no": "small talk"},
+    default="no",
+)
+STATE = {
+    "new_fact": {"text": "Caroline moved to Boston", "subject": "caroline", "object": "boston"},
+    "source_message": "I moved to Boston last month!",
+}
 
 
 @pytest.fixture
 def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
     monkeypatch.setenv("TYPESAFE_API_KEY", "ts-FAKE-key-for-tests")
     labels = RunLabels("jev-test")
-    return Gateway(local=tmp_path / "cache", subsets=[], labels=labels,
-                   budget=Budget(Ledger(tmp_path / "ledger.jsonl"), labels))
+    return Gateway(
+        local=tmp_path / "cache", subsets=[], labels=labels, budget=Budget(Ledger(tmp_path / "ledger.jsonl"), labels)
+    )
 
 
 def make_decider(gateway: Gateway, sleeps: RecordedSleeps, **kw) -> JevDecider:
@@ -42,8 +50,14 @@ def make_decider(gateway: Gateway, sleeps: RecordedSleeps, **kw) -> JevDecider:
 
 
 def asks() -> list[Ask]:
-    existing = {"existing_fact": {"text": "Caroline lives in Denver", "subject": "caroline", "object": "denver",
-                                  "valid_from": "2023-01-02"}}
+    existing = {
+        "existing_fact": {
+            "text": "Caroline lives in Denver",
+            "subject": "caroline",
+            "object": "denver",
+            "valid_from": "2023-01-02",
+        }
+    }
     return [Ask("relation_to_candidate__3", RELATION, refs=existing, target="fact-3"), Ask("worth", WORTH)]
 
 
@@ -147,7 +161,8 @@ def test_answers_that_break_a_rule_are_rejected(answer, problem) -> None:
 
 def test_jev_rounding_within_a_hundredth_is_accepted() -> None:
     probs, chosen = validate_answer(
-        RELATION, {"probabilities": {"new": 0.44, "duplicate": 0.45, "update": 0.11}, "choice": "new"})
+        RELATION, {"probabilities": {"new": 0.44, "duplicate": 0.45, "update": 0.11}, "choice": "new"}
+    )
     assert chosen == "new" and probs["duplicate"] == 0.45
     assert validate_answer(WORTH, {"noul": 0.3})[1] == "no"
     with pytest.raises(ValueError):

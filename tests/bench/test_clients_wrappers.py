@@ -13,10 +13,20 @@ from bench.gateway import Gateway
 from engram.protocols import DecisionBackend, Extractor
 from engram.types import Ask, Decision, ExtractedFact, Extraction, ExtractionContext, Message, Question
 
-KIND = Question(id="fact_kind", kind="choice", instructions="What kind of fact?",
-                criteria={"preference": "likes", "bio": "stable attribute", "event": "at a time"}, default="bio")
-WORTH = Question(id="worth_remembering", kind="yes_no", instructions="Keep it?",
-                 criteria={"yes": "stable detail", "no": "small talk"}, default="no")
+KIND = Question(
+    id="fact_kind",
+    kind="choice",
+    instructions="What kind of fact?",
+    criteria={"preference": "likes", "bio": "stable attribute", "event": "at a time"},
+    default="bio",
+)
+WORTH = Question(
+    id="worth_remembering",
+    kind="yes_no",
+    instructions="Keep it?",
+    criteria={"yes": "stable detail", "no": "small talk"},
+    default="no",
+)
 
 
 class CountingDecider:
@@ -34,8 +44,11 @@ class CountingDecider:
         for a in asks:
             if a.key == self.skip:
                 continue
-            probs = {"event": 0.8, "bio": 0.1, "preference": 0.1} if a.question.kind == "choice" else {"yes": 0.7,
-                                                                                                      "no": 0.3}
+            probs = (
+                {"event": 0.8, "bio": 0.1, "preference": 0.1}
+                if a.question.kind == "choice"
+                else {"yes": 0.7, "no": 0.3}
+            )
             out[a.key] = Decision.from_probs(a.question, probs, backend=self.name, model=self.model, target=a.target)
         return out
 
@@ -48,8 +61,11 @@ class CountingExtractor:
 
     def extract(self, message: Message, context: ExtractionContext) -> Extraction:
         self.calls += 1
-        return Extraction(facts=[ExtractedFact(text=f"{message.speaker} went hiking", subject=message.speaker,
-                                               valid_from=message.when)])
+        return Extraction(
+            facts=[
+                ExtractedFact(text=f"{message.speaker} went hiking", subject=message.speaker, valid_from=message.when)
+            ]
+        )
 
 
 class EchoAnswerer(OfflineLLM):
@@ -98,8 +114,14 @@ def test_gateway_extractor_replays_facts_exactly_and_strict_replay_refuses_new_i
 
 def test_offline_llm_standins_are_cached_under_their_own_labelled_model(tmp_path: Path) -> None:
     answerer = EchoAnswerer(Gateway(local=tmp_path, subsets=[]))
-    kwargs = dict(role="answer", model="claude-sonnet-4-6", system=None,
-                  messages=[{"role": "user", "content": "where?"}], max_tokens=64, temperature=0.0)
+    kwargs = dict(
+        role="answer",
+        model="claude-sonnet-4-6",
+        system=None,
+        messages=[{"role": "user", "content": "where?"}],
+        max_tokens=64,
+        temperature=0.0,
+    )
     first, second = answerer.complete(**kwargs), answerer.complete(**kwargs)
     assert first.text == "WHERE?" and first.model == "answer-standin-v1" and first.cost_usd == 0.0
     assert second.cached and second.latency_ms == first.latency_ms

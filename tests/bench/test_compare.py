@@ -24,19 +24,41 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: py
     return exited.value.code or 0, captured.out, captured.err
 
 
-def write_set(path: Path, arm: str, labels: dict[str, bool], stack: str = "offline",
-              standins: tuple[str, ...] = ("answer", "judge"), unscored: dict[str, bool] | None = None) -> Path:
+def write_set(
+    path: Path,
+    arm: str,
+    labels: dict[str, bool],
+    stack: str = "offline",
+    standins: tuple[str, ...] = ("answer", "judge"),
+    unscored: dict[str, bool] | None = None,
+) -> Path:
     """A small result file: questions 'c1:0', 'c2:3'... with the given correctness (conversation = id prefix)."""
     answers = [
-        Answer(question_id=qid, conversation=qid.split(":")[0], category=category, scored=scored, question="q?",
-               gold="g", answer="a", label="CORRECT" if ok else "WRONG")
+        Answer(
+            question_id=qid,
+            conversation=qid.split(":")[0],
+            category=category,
+            scored=scored,
+            question="q?",
+            gold="g",
+            answer="a",
+            label="CORRECT" if ok else "WRONG",
+        )
         for group, category, scored in ((labels, "single-hop", True), (unscored or {}, "adversarial", False))
         for qid, ok in group.items()
     ]
     result = Result.build(
-        answers=answers, arm=arm, system=arm.split("-")[0], stack=stack, slice="dev", k=3, arm_hash=None,
-        settings={}, models={"answer": "answer-standin-v1" if stack == "offline" else "claude-sonnet-4-6"},
-        standins=list(standins) if stack == "offline" else [], provenance=Provenance(origin="test"),
+        answers=answers,
+        arm=arm,
+        system=arm.split("-")[0],
+        stack=stack,
+        slice="dev",
+        k=3,
+        arm_hash=None,
+        settings={},
+        models={"answer": "answer-standin-v1" if stack == "offline" else "claude-sonnet-4-6"},
+        standins=list(standins) if stack == "offline" else [],
+        provenance=Provenance(origin="test"),
     )
     return write_result(path, result)
 
@@ -45,15 +67,15 @@ def write_set(path: Path, arm: str, labels: dict[str, bool], stack: str = "offli
 def test_heldout_engram_k3_against_mem0_k3_reproduces_the_articles_row(capsys, monkeypatch) -> None:
     code, out, _ = run_cli(
         ["compare", str(V1_HELDOUT / "*" / "engram__k3.json"), str(V1_HELDOUT / "*" / "mem0__k3.json"), "--json"],
-        capsys, monkeypatch,
+        capsys,
+        monkeypatch,
     )
     assert code == 0
     [report] = json.loads(out)
     overall = report["overall"]
     assert overall["n"] == 610
     assert round(100 * overall["difference"]["estimate"], 1) == 14.9
-    assert (round(100 * overall["difference"]["low"], 1), round(100 * overall["difference"]["high"], 1)) == (
-        11.2, 18.7)
+    assert (round(100 * overall["difference"]["low"], 1), round(100 * overall["difference"]["high"], 1)) == (11.2, 18.7)
     assert f"{overall['mcnemar_p']:.1e}" == "2.4e-14"
     assert overall["cluster"]["clusters"] == 4 and overall["unclustered"]["clusters"] == 610
     assert {row["group"] for row in report["by_conversation"]} == {"conv-30", "conv-41", "conv-42", "conv-43"}
@@ -64,7 +86,8 @@ def test_heldout_engram_k3_against_mem0_k3_reproduces_the_articles_row(capsys, m
 def test_text_report_states_g_and_prints_the_unclustered_interval_beside_it(capsys, monkeypatch) -> None:
     code, out, _ = run_cli(
         ["compare", str(V1_HELDOUT / "*" / "engram__k3.json"), str(V1_HELDOUT / "*" / "mem0__k6.json")],
-        capsys, monkeypatch,
+        capsys,
+        monkeypatch,
     )
     assert code == 0
     assert "Δ (A − B) over 610 paired questions: +8.7 points" in out
@@ -77,8 +100,9 @@ def test_a_directory_or_glob_pools_files_by_question_id(tmp_path, capsys, monkey
     write_set(tmp_path / "a" / "c1.json", "engram", {"c1:0": True, "c1:1": True})
     write_set(tmp_path / "a" / "c2.json", "engram", {"c2:0": True, "c2:1": False})
     write_set(tmp_path / "b.json", "mem0", {"c1:0": False, "c1:1": True, "c2:0": False, "c2:1": False})
-    code, out, _ = run_cli(["compare", str(tmp_path / "a"), str(tmp_path / "b.json"), "--draws", "200"],
-                           capsys, monkeypatch)
+    code, out, _ = run_cli(
+        ["compare", str(tmp_path / "a"), str(tmp_path / "b.json"), "--draws", "200"], capsys, monkeypatch
+    )
     assert code == 0
     assert "2 files" in out and "accuracy 3/4" in out and "accuracy 1/4" in out
     assert "+50.0 points" in out  # d = [1, 0, 1, 0]

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -24,8 +23,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def answer_request(question: str, model: str = "claude-sonnet-4-6", max_tokens: int = 1024) -> CallRequest:
-    body = {"model": model, "max_tokens": max_tokens, "temperature": 0.0,
-            "messages": [{"role": "user", "content": question}]}
+    body = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "messages": [{"role": "user", "content": question}],
+    }
     return CallRequest("anthropic", "messages", model, body, "answer")
 
 
@@ -34,8 +37,13 @@ def offline_request(n: int) -> CallRequest:
 
 
 def paid_reply(request: CallRequest) -> LiveResponse:
-    return LiveResponse(body={"content": [{"type": "text", "text": "Boston"}]}, input_tokens=1000,
-                        output_tokens=10, model=request.model, latency_ms=812.4)
+    return LiveResponse(
+        body={"content": [{"type": "text", "text": "Boston"}]},
+        input_tokens=1000,
+        output_tokens=10,
+        model=request.model,
+        latency_ms=812.4,
+    )
 
 
 def must_not_call(request: object) -> LiveResponse:
@@ -45,8 +53,7 @@ def must_not_call(request: object) -> LiveResponse:
 def make_gateway(tmp_path: Path, *, mode=None, strict=False, run_limit=20.0, total_limit=100.0, **kw) -> Gateway:
     labels = RunLabels(run_id="run-1", arm="engram", slice_name="dev")
     budget = Budget(Ledger(tmp_path / "ledger.jsonl"), labels, run_limit_usd=run_limit, total_limit_usd=total_limit)
-    return Gateway(local=tmp_path / "cache", subsets=[], mode=mode, strict=strict, labels=labels, budget=budget,
-                   **kw)
+    return Gateway(local=tmp_path / "cache", subsets=[], mode=mode, strict=strict, labels=labels, budget=budget, **kw)
 
 
 def test_replay_is_the_default_without_a_key_and_a_miss_stops_the_run_naming_the_call(tmp_path: Path) -> None:
@@ -56,8 +63,14 @@ def test_replay_is_the_default_without_a_key_and_a_miss_stops_the_run_naming_the
     with pytest.raises(CacheMiss) as caught:
         gateway.call(request, must_not_call)
     message = str(caught.value)
-    for needle in ("anthropic", "claude-sonnet-4-6", "purpose answer", request.key(), "ANTHROPIC_API_KEY",
-                   "no network was touched"):
+    for needle in (
+        "anthropic",
+        "claude-sonnet-4-6",
+        "purpose answer",
+        request.key(),
+        "ANTHROPIC_API_KEY",
+        "no network was touched",
+    ):
         assert needle in message
 
 
@@ -148,8 +161,7 @@ def test_a_partly_cached_batch_sends_only_the_missing_requests_together(tmp_path
         return [LiveResponse(body={"answer": r.body["question"] * 10}) for r in batch]
 
     gateway.call_batch([offline_request(1), offline_request(2)], live)
-    results = gateway.call_batch([offline_request(1), offline_request(2), offline_request(3), offline_request(3)],
-                                 live)
+    results = gateway.call_batch([offline_request(1), offline_request(2), offline_request(3), offline_request(3)], live)
     assert sent == [[1, 2], [3]]
     assert [r.body["answer"] for r in results] == [10, 20, 30, 30]
     assert [r.cached for r in results] == [True, True, False, False]
@@ -215,12 +227,15 @@ def test_a_run_killed_halfway_reuses_every_call_it_already_made(tmp_path: Path) 
     made_before = [int(n) for n in log.read_text().split()]
     assert 20 <= len(made_before) < total
     stored = {entry_key for entry_key in LocalStore(cache_dir).keys()}
-    stored_questions = {n for n in range(total)
-                        if CallRequest("offline", "answer", "standin", {"question": n}, "answer").key() in stored}
+    stored_questions = {
+        n
+        for n in range(total)
+        if CallRequest("offline", "answer", "standin", {"question": n}, "answer").key() in stored
+    }
     assert set(range(20)) <= stored_questions  # every call reported done before the kill is on disk
 
     second = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
-    made_after = [int(n) for n in log.read_text().split()][len(made_before):]
+    made_after = [int(n) for n in log.read_text().split()][len(made_before) :]
     # The second run makes exactly the calls that were never stored, each once, and none it already paid for.
     assert sorted(made_after) == sorted(set(range(total)) - stored_questions)
     assert second.stdout.splitlines()[-1] == f"finished {total - len(stored_questions)}"

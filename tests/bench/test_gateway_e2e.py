@@ -26,10 +26,20 @@ from engram.types import Ask, Question
 REPO = Path(__file__).resolve().parents[2]
 ANTHROPIC_KEY = "sk-ant-FAKE-0123456789abcdef"
 JEV_KEY = "ts-FAKE-fedcba9876543210"
-TEMPORAL = Question(id="temporal_status", kind="choice", instructions="When is it true?",
-                    criteria={"current": "true now", "planned": "future", "past": "earlier only"}, default="current")
-WORTH = Question(id="worth_remembering", kind="yes_no", instructions="Keep it?",
-                 criteria={"yes": "stable detail", "no": "small talk"}, default="no")
+TEMPORAL = Question(
+    id="temporal_status",
+    kind="choice",
+    instructions="When is it true?",
+    criteria={"current": "true now", "planned": "future", "past": "earlier only"},
+    default="current",
+)
+WORTH = Question(
+    id="worth_remembering",
+    kind="yes_no",
+    instructions="Keep it?",
+    criteria={"yes": "stable detail", "no": "small talk"},
+    default="no",
+)
 
 
 class UpperJudge(OfflineLLM):
@@ -45,19 +55,36 @@ def small_run(gateway: Gateway) -> dict:
     try:
         out: dict = {}
         for i, text in enumerate(["I moved to Boston in May.", "We might adopt a dog next year."]):
-            extraction = llm.complete(role="extract", model="claude-haiku-4-5", system="Extract facts.",
-                                      messages=[{"role": "user", "content": text}], max_tokens=2000,
-                                      temperature=0.1)
+            extraction = llm.complete(
+                role="extract",
+                model="claude-haiku-4-5",
+                system="Extract facts.",
+                messages=[{"role": "user", "content": text}],
+                max_tokens=2000,
+                temperature=0.1,
+            )
             state = {"new_fact": {"text": text, "subject": "caroline", "object": "unspecified"}}
             decisions = jev.ask(state, [Ask("temporal", TEMPORAL), Ask("worth", WORTH)])
-            out[f"message-{i}"] = {"extraction": _plain(extraction),
-                                   "decisions": {k: d.to_json() for k, d in sorted(decisions.items())}}
-        answer = llm.complete(role="answer", model="claude-sonnet-4-6", system="Answer briefly.",
-                              messages=[{"role": "user", "content": "Where does Caroline live?"}], max_tokens=1024,
-                              temperature=0.0)
-        judged = UpperJudge(gateway).complete(role="judge", model="claude-sonnet-4-6", system=None,
-                                              messages=[{"role": "user", "content": "gold: Boston"}],
-                                              max_tokens=1024, temperature=0.0)
+            out[f"message-{i}"] = {
+                "extraction": _plain(extraction),
+                "decisions": {k: d.to_json() for k, d in sorted(decisions.items())},
+            }
+        answer = llm.complete(
+            role="answer",
+            model="claude-sonnet-4-6",
+            system="Answer briefly.",
+            messages=[{"role": "user", "content": "Where does Caroline live?"}],
+            max_tokens=1024,
+            temperature=0.0,
+        )
+        judged = UpperJudge(gateway).complete(
+            role="judge",
+            model="claude-sonnet-4-6",
+            system=None,
+            messages=[{"role": "user", "content": "gold: Boston"}],
+            max_tokens=1024,
+            temperature=0.0,
+        )
         out["answer"], out["judge"] = _plain(answer), _plain(judged)
         out["tokens"] = llm.count_tokens("claude-sonnet-4-6", [{"role": "user", "content": "Caroline: Boston"}])
         return out
@@ -121,19 +148,34 @@ def recorded(tmp_path_factory: pytest.TempPathFactory):
         root.removeHandler(handler), root.setLevel(old_level)
         handler.close()
     sent = anthropic_server.count() + jev_server.count()
-    keys_seen = {v for server in (anthropic_server, jev_server) for r in server.requests for v in r.headers.values()
-                 if ANTHROPIC_KEY in v or JEV_KEY in v}
-    code, out, err = run_cli("cache", "export", "--run", str(result), "--out", str(tmp_path / "subset"),
-                             "--cache-dir", str(cache_dir))
+    keys_seen = {
+        v
+        for server in (anthropic_server, jev_server)
+        for r in server.requests
+        for v in r.headers.values()
+        if ANTHROPIC_KEY in v or JEV_KEY in v
+    }
+    code, out, err = run_cli(
+        "cache", "export", "--run", str(result), "--out", str(tmp_path / "subset"), "--cache-dir", str(cache_dir)
+    )
     assert code == 0, err
     with log_path.open("a") as log:
         log.write(out + err)
-    return {"output": output, "result": result, "subset": tmp_path / "subset", "sent": sent, "keys_seen": keys_seen,
-            "cache_dir": cache_dir, "servers": (anthropic_server, jev_server), "tmp": tmp_path}
+    return {
+        "output": output,
+        "result": result,
+        "subset": tmp_path / "subset",
+        "sent": sent,
+        "keys_seen": keys_seen,
+        "cache_dir": cache_dir,
+        "servers": (anthropic_server, jev_server),
+        "tmp": tmp_path,
+    }
 
 
 def test_a_recorded_run_replays_identically_from_its_exported_subset_with_servers_stopped(
-        recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for var in ("ANTHROPIC_API_KEY", "TYPESAFE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     assert recorded["sent"] == 2 + 2 + 1 + 1  # two extractions, two Jev requests, one answer, one count
@@ -147,8 +189,16 @@ def test_a_recorded_run_replays_identically_from_its_exported_subset_with_server
 
 
 def test_re_exporting_the_same_run_is_byte_identical(recorded, tmp_path: Path) -> None:
-    code, _, err = run_cli("cache", "export", "--run", str(recorded["result"]), "--out", str(tmp_path / "again"),
-                           "--cache-dir", str(recorded["cache_dir"]))
+    code, _, err = run_cli(
+        "cache",
+        "export",
+        "--run",
+        str(recorded["result"]),
+        "--out",
+        str(tmp_path / "again"),
+        "--cache-dir",
+        str(recorded["cache_dir"]),
+    )
     assert code == 0, err
     for name in ("calls.jsonl", "manifest.json"):
         assert (tmp_path / "again" / name).read_bytes() == (recorded["subset"] / name).read_bytes()
@@ -158,14 +208,24 @@ def test_a_replay_miss_stops_the_run_naming_provider_model_purpose_and_key(recor
     with _gateway(None, tmp_path, subsets=[recorded["subset"]]) as replay:
         llm = AnthropicLLM(replay)
         with pytest.raises(CacheMiss, match=r"anthropic/claude-sonnet-4-6 \(purpose answer, key [0-9a-f]{64}\)"):
-            llm.complete(role="answer", model="claude-sonnet-4-6", system="Answer briefly.",
-                         messages=[{"role": "user", "content": "A question nobody recorded"}], max_tokens=1024)
+            llm.complete(
+                role="answer",
+                model="claude-sonnet-4-6",
+                system="Answer briefly.",
+                messages=[{"role": "user", "content": "A question nobody recorded"}],
+                max_tokens=1024,
+            )
 
 
 def test_no_api_key_appears_in_the_cache_subset_results_or_logs(recorded) -> None:
     tmp_path = recorded["tmp"]
-    places = [recorded["cache_dir"], recorded["subset"], recorded["result"].parent, tmp_path / "run.log",
-              tmp_path / "ledger.jsonl"]
+    places = [
+        recorded["cache_dir"],
+        recorded["subset"],
+        recorded["result"].parent,
+        tmp_path / "run.log",
+        tmp_path / "ledger.jsonl",
+    ]
     files = [p for place in places for p in ([place] if place.is_file() else place.rglob("*")) if p.is_file()]
     assert len(files) >= 6
     assert b"Request options" in (tmp_path / "run.log").read_bytes()  # the SDK's debug logging was captured too

@@ -68,13 +68,25 @@ def test_an_unknown_tag_is_refused(tagged_repo: Path) -> None:
 def test_an_existing_heldout_result_is_never_overwritten(tmp_path: Path) -> None:
     import json
 
-    from bench.results import Provenance, Result, Tally, write_result
+    from bench.results import Provenance, Result, write_result
 
     path = result_path(tmp_path, "offline", "heldout:conv-41", "mem0", 3)
-    write_result(path, Result.build(
-        arm="mem0", system="mem0", stack="offline", slice="heldout:conv-41", k=3, arm_hash=None, settings={},
-        models={}, standins=[], provenance=Provenance(origin="test", git_tag="frozen-v1"), answers=[],
-    ))
+    write_result(
+        path,
+        Result.build(
+            arm="mem0",
+            system="mem0",
+            stack="offline",
+            slice="heldout:conv-41",
+            k=3,
+            arm_hash=None,
+            settings={},
+            models={},
+            standins=[],
+            provenance=Provenance(origin="test", git_tag="frozen-v1"),
+            answers=[],
+        ),
+    )
     before = path.read_bytes()
     with pytest.raises(HeldoutRefused, match="conv-41.*already exists \\(tag frozen-v1\\)"):
         refuse_overwrites(tmp_path, "offline", "mem0", (3, 20), ("conv-30", "conv-41"))

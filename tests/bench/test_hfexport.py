@@ -28,25 +28,46 @@ def run_cli(args: list[str], capsys, monkeypatch):
 
 def _result(arm: str, stack: str, labels: dict[str, str]) -> Result:
     answers = [
-        Answer(question_id=qid, conversation="conv-26", category="temporal", scored=True, question=f"when {qid}?",
-               gold="May", answer="In May", label=label, lines=["[2023-05-01] a line"], lines_shown=1,
-               retrieved_tokens=12)
+        Answer(
+            question_id=qid,
+            conversation="conv-26",
+            category="temporal",
+            scored=True,
+            question=f"when {qid}?",
+            gold="May",
+            answer="In May",
+            label=label,
+            lines=["[2023-05-01] a line"],
+            lines_shown=1,
+            retrieved_tokens=12,
+        )
         for qid, label in labels.items()
     ]
     return Result.build(
-        answers=answers, arm=arm, system=arm, stack=stack, slice="dev", k=3, arm_hash="abc123", settings={"k": 3},
+        answers=answers,
+        arm=arm,
+        system=arm,
+        stack=stack,
+        slice="dev",
+        k=3,
+        arm_hash="abc123",
+        settings={"k": 3},
         models={"answer": "answer-standin-v1" if stack == "offline" else "claude-sonnet-4-6"},
-        standins=["answer", "judge"] if stack == "offline" else [], provenance=Provenance(origin="run"),
+        standins=["answer", "judge"] if stack == "offline" else [],
+        provenance=Provenance(origin="run"),
     )
 
 
 @pytest.fixture()
 def results_root(tmp_path: Path) -> Path:
     root = tmp_path / "results"
-    write_result(root / "offline" / "dev" / "engram__k3.json",
-                 _result("engram", "offline", {"conv-26:1": "CORRECT", "conv-26:2": "WRONG"}))
-    write_result(root / "paper" / "dev" / "mem0__k3.json",
-                 _result("mem0", "paper", {"conv-26:1": "WRONG", "conv-26:2": "WRONG"}))
+    write_result(
+        root / "offline" / "dev" / "engram__k3.json",
+        _result("engram", "offline", {"conv-26:1": "CORRECT", "conv-26:2": "WRONG"}),
+    )
+    write_result(
+        root / "paper" / "dev" / "mem0__k3.json", _result("mem0", "paper", {"conv-26:1": "WRONG", "conv-26:2": "WRONG"})
+    )
     if CALIBRATION_SOURCE.is_file():
         (root / "v1" / "supplementary").mkdir(parents=True)
         shutil.copy(CALIBRATION_SOURCE, root / "v1" / "supplementary" / "calibration_items.json")
@@ -78,8 +99,12 @@ def test_export_round_trips_through_disk_offline(results_root, tmp_path, capsys,
         assert len(calibration) == 129 and set(calibration["label_set"].str[0]) == {"A", "B"}
 
     # The parquet copies load on their own, as the Hub would serve them.
-    parquet = datasets.load_dataset("parquet", data_files=str(out / "parquet" / "answers.parquet"), split="train",
-                                   cache_dir=str(tmp_path / "hf-cache"))
+    parquet = datasets.load_dataset(
+        "parquet",
+        data_files=str(out / "parquet" / "answers.parquet"),
+        split="train",
+        cache_dir=str(tmp_path / "hf-cache"),
+    )
     assert parquet.num_rows == 4
 
     card = (out / "README.md").read_text(encoding="utf-8")
@@ -91,8 +116,9 @@ def test_export_round_trips_through_disk_offline(results_root, tmp_path, capsys,
     assert "| `retrieved_tokens` | int32 |" in card
 
 
-def test_re_export_replaces_the_previous_export_and_leaves_no_temp_folders(results_root, tmp_path, capsys,
-                                                                            monkeypatch) -> None:
+def test_re_export_replaces_the_previous_export_and_leaves_no_temp_folders(
+    results_root, tmp_path, capsys, monkeypatch
+) -> None:
     out = tmp_path / "hf"
     assert run_cli(["export", "--hf", str(out), "--results", str(results_root)], capsys, monkeypatch)[0] == 0
     (out / "stale.txt").write_text("from an older export", encoding="utf-8")
@@ -113,22 +139,25 @@ def test_a_folder_that_is_not_an_export_is_not_replaced(results_root, tmp_path, 
 
 def test_no_results_is_a_clear_error(tmp_path, capsys, monkeypatch) -> None:
     (tmp_path / "empty").mkdir()
-    code, _, err = run_cli(["export", "--hf", str(tmp_path / "hf"), "--results", str(tmp_path / "empty")],
-                           capsys, monkeypatch)
+    code, _, err = run_cli(
+        ["export", "--hf", str(tmp_path / "hf"), "--results", str(tmp_path / "empty")], capsys, monkeypatch
+    )
     assert code == 2 and "found none" in err
     assert not (tmp_path / "hf").exists()
 
 
-def test_push_without_a_token_fails_clearly_after_a_complete_export(results_root, tmp_path, capsys,
-                                                                     monkeypatch) -> None:
+def test_push_without_a_token_fails_clearly_after_a_complete_export(
+    results_root, tmp_path, capsys, monkeypatch
+) -> None:
     import huggingface_hub.constants
 
     for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
     out = tmp_path / "hf"
-    code, _, err = run_cli(["export", "--hf", str(out), "--results", str(results_root), "--push", "me/engram"],
-                           capsys, monkeypatch)
+    code, _, err = run_cli(
+        ["export", "--hf", str(out), "--results", str(results_root), "--push", "me/engram"], capsys, monkeypatch
+    )
     assert code == 2
     assert "expected a Hugging Face token (HF_TOKEN or `hf auth login`), found none" in err
     assert "nothing was uploaded" in err and err.count("\n") == 1

@@ -63,8 +63,10 @@ def test_prompt_copies_are_byte_identical_to_the_reference_data_and_their_hashes
         for path in (ANSWER_PROMPT_FILE, JUDGE_PROMPT_FILE):
             assert path.read_bytes() == (SHARED_PROMPTS / path.name).read_bytes()
     protocol = prompt_protocol()
-    assert len(protocol["answer_prompt_sha256"]) == 64 and protocol["answer_prompt_sha256"] != protocol[
-        "judge_prompt_sha256"]
+    assert (
+        len(protocol["answer_prompt_sha256"]) == 64
+        and protocol["answer_prompt_sha256"] != protocol["judge_prompt_sha256"]
+    )
     assert (ANSWER_PROMPT_FILE.parent / "NOTICE.md").read_text().count("Apache License 2.0") >= 2
 
 
@@ -102,7 +104,9 @@ def test_judge_replies_are_parsed_strictly_and_anything_unparsable_is_wrong(repl
 def test_paper_answerer_sends_the_filled_template_at_temperature_zero() -> None:
     llm = RecordingLLM("7 May 2023")
     answer = LLMAnswerer(llm, "claude-sonnet-4-6").answer(
-        "When did Caroline go?", ["1:56 pm on 8 May, 2023: Caroline went to the group"], ["Caroline", "Melanie"],
+        "When did Caroline go?",
+        ["1:56 pm on 8 May, 2023: Caroline went to the group"],
+        ["Caroline", "Melanie"],
         ["Caroline"],
     )
     call = llm.calls[0]
@@ -181,9 +185,13 @@ def test_decorations_of_every_system_line_format_are_stripped() -> None:
     engram = '[said 2023-05-08] Caroline attended an LGBTQ support group. - "I went to a LGBTQ support group"'
     assert strip_decorations(engram) == ("Caroline attended an LGBTQ support group.", "2023-05-08")
     assert strip_decorations("1:56 pm on 8 May, 2023: Caroline is single") == (
-        "Caroline is single", "1:56 pm on 8 May, 2023")
-    assert strip_decorations("[1:56 pm on 8 May, 2023] Melanie: I paint") == ("Melanie: I paint",
-                                                                             "1:56 pm on 8 May, 2023")
+        "Caroline is single",
+        "1:56 pm on 8 May, 2023",
+    )
+    assert strip_decorations("[1:56 pm on 8 May, 2023] Melanie: I paint") == (
+        "Melanie: I paint",
+        "1:56 pm on 8 May, 2023",
+    )
     assert strip_decorations("no decoration") == ("no decoration", None)
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakeservers import COUNT_TOKENS, MESSAGES, FakeModelServer, default_responder, fake_message
 
 from bench.clients.anthropic import AnthropicLLM
 from bench.gateway import Gateway
 from bench.judge import CORRECT, make_answerer, make_judge
 from bench.systems.base import shared_minilm
 from bench.tokens import make_token_counter, retrieved_tokens
-from fakeservers import COUNT_TOKENS, MESSAGES, FakeModelServer, default_responder, fake_message
 
 PAPER = {"answer": "claude-sonnet-4-6", "judge": "claude-sonnet-4-6", "count_tokens": "claude-sonnet-4-6"}
 LINES = ["1:56 pm on 8 May, 2023: Caroline went to a LGBTQ support group"]
@@ -37,7 +37,8 @@ def test_paper_answer_judge_and_count_go_to_claude_and_replay_without_it(
         llm = AnthropicLLM(gateway)
         try:
             answer = make_answerer(PAPER, gateway, shared_minilm(), llm=llm).answer(
-                "When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"])
+                "When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"]
+            )
             verdict = make_judge(PAPER, gateway, llm=llm).judge("When did Caroline go?", "7 May 2023", answer.text)
             tokens = retrieved_tokens(make_token_counter(PAPER, gateway, llm=llm), LINES)
         finally:
@@ -58,7 +59,8 @@ def test_paper_answer_judge_and_count_go_to_claude_and_replay_without_it(
     llm = AnthropicLLM(replay)
     try:
         again = make_answerer(PAPER, replay, shared_minilm(), llm=llm).answer(
-            "When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"])
+            "When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"]
+        )
         assert again.text == answer.text and again.cached
         assert retrieved_tokens(make_token_counter(PAPER, replay, llm=llm), LINES) == tokens
     finally:

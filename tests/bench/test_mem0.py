@@ -19,9 +19,15 @@ TURNS = 8
 
 def _context(tmp: Path, cache: Path, strict: bool = False) -> SystemContext:
     dev = load_slice("dev")
-    return SystemContext(stack="offline", models=build_stack("offline").models,
-                         gateway=Gateway(local=cache, subsets=[], strict=strict), run_dir=tmp,
-                         conversation=dev.conversation, speakers=dev.speakers, embedder=shared_minilm())
+    return SystemContext(
+        stack="offline",
+        models=build_stack("offline").models,
+        gateway=Gateway(local=cache, subsets=[], strict=strict),
+        run_dir=tmp,
+        conversation=dev.conversation,
+        speakers=dev.speakers,
+        embedder=shared_minilm(),
+    )
 
 
 @pytest.fixture(scope="module")

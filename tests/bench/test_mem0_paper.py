@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakeservers import MESSAGES, FakeModelServer, default_responder, fake_message
 
 from bench.gateway import Gateway
 from bench.slices import load_slice
 from bench.stacks import build_stack
 from bench.systems import SystemContext, build_system
 from bench.systems.base import shared_minilm
-from fakeservers import MESSAGES, FakeModelServer, default_responder, fake_message
 
 pytestmark = pytest.mark.slow
 TURNS = 3
@@ -33,8 +33,15 @@ def extraction_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any
 def _system(tmp: Path, cache: Path, mode: str, strict: bool = False):
     dev = load_slice("dev")
     gateway = Gateway(local=cache, subsets=[], mode=mode, strict=strict)
-    context = SystemContext(stack="paper", models=build_stack("paper").models, gateway=gateway, run_dir=tmp,
-                            conversation=dev.conversation, speakers=dev.speakers, embedder=shared_minilm())
+    context = SystemContext(
+        stack="paper",
+        models=build_stack("paper").models,
+        gateway=gateway,
+        run_dir=tmp,
+        conversation=dev.conversation,
+        speakers=dev.speakers,
+        embedder=shared_minilm(),
+    )
     return build_system("mem0", {}, context), dev
 
 

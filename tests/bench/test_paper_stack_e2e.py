@@ -66,8 +66,16 @@ def test_record_on_the_paper_stack_then_replay_without_servers_or_keys(
     if wanted not in system_names():
         pytest.skip(f"system {wanted!r} is not registered in this checkout")
     tiny = six_message_slice()
-    base = RunOptions(stack="paper", ks=(3,), results_root=tmp_path / "results", runs_root=tmp_path / "runs",
-                      cache_dir=tmp_path / "cache", subsets=(), progress=False, slice_loader=lambda name: tiny)
+    base = RunOptions(
+        stack="paper",
+        ks=(3,),
+        results_root=tmp_path / "results",
+        runs_root=tmp_path / "runs",
+        cache_dir=tmp_path / "cache",
+        subsets=(),
+        progress=False,
+        slice_loader=lambda name: tiny,
+    )
 
     with FakeModelServer(plausible_responder) as anthropic, FakeModelServer(plausible_responder) as jev:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
@@ -87,8 +95,9 @@ def test_record_on_the_paper_stack_then_replay_without_servers_or_keys(
     for variable in ("ANTHROPIC_API_KEY", "TYPESAFE_API_KEY"):
         monkeypatch.delenv(variable)
     replay_root = tmp_path / "replay"
-    replayed_path = run_arm(arm, "dev", replace(base, results_root=replay_root, use_local_cache=False, strict=True,
-                                                subsets=(subset,)))[0]
+    replayed_path = run_arm(
+        arm, "dev", replace(base, results_root=replay_root, use_local_cache=False, strict=True, subsets=(subset,))
+    )[0]
     replayed = json.loads(replayed_path.read_text())
 
     for data in (recorded, replayed):

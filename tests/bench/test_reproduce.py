@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from test_runner import tiny_dev  # tests/bench is on sys.path (pytest's rootdir-relative import)
 
 from bench.cache import LocalStore, ShippedSubset, read_keys_file, write_subset
 from bench.commands.reproduce import PAPER_COLUMN, reproduce
 from bench.results import read_result
 from bench.runner import RunOptions, run_arm
-from test_runner import tiny_dev  # tests/bench is on sys.path (pytest's rootdir-relative import)
 
 
 @pytest.fixture()
@@ -22,9 +22,16 @@ def shipped(tmp_path: Path) -> dict[str, object]:
     arms = tmp_path / "arms"
     arms.mkdir()
     (arms / "turns.toml").write_text('system = "raw-turn-rag"\nk = 4\n', encoding="utf-8")
-    options = RunOptions(stack="offline", results_root=tmp_path / "results", runs_root=tmp_path / "runs",
-                         cache_dir=tmp_path / "cache", subsets=(), arms_dir=arms, progress=False,
-                         slice_loader=lambda name: tiny_dev())
+    options = RunOptions(
+        stack="offline",
+        results_root=tmp_path / "results",
+        runs_root=tmp_path / "runs",
+        cache_dir=tmp_path / "cache",
+        subsets=(),
+        arms_dir=arms,
+        progress=False,
+        slice_loader=lambda name: tiny_dev(),
+    )
     committed = run_arm("turns", "dev", options)[0]
     store = LocalStore(tmp_path / "cache")
     keys = read_keys_file(tmp_path / "results" / read_result(committed).calls.keys_file)
@@ -35,9 +42,14 @@ def shipped(tmp_path: Path) -> dict[str, object]:
 
 def run_reproduce(shipped: dict[str, object]) -> tuple[bool, str]:
     out = StringIO()
-    ok = reproduce(subset=shipped["subset"], committed_root=Path(shipped["committed"]).parent,
-                   v1_root=Path(shipped["tmp"]) / "no-v1", console=Console(file=out, width=200),
-                   arms=("turns",), base_options=shipped["options"])
+    ok = reproduce(
+        subset=shipped["subset"],
+        committed_root=Path(shipped["committed"]).parent,
+        v1_root=Path(shipped["tmp"]) / "no-v1",
+        console=Console(file=out, width=200),
+        arms=("turns",),
+        base_options=shipped["options"],
+    )
     return ok, out.getvalue()
 
 

@@ -21,19 +21,40 @@ from bench.results import (
 
 
 def _answer(i: int, label: str, category: str = "single-hop", scored: bool = True) -> Answer:
-    return Answer(question_id=f"conv-30:{i}", conversation="conv-30", category=category, scored=scored,
-                  question=f"q{i}?", gold="g", answer="a", label=label, lines_shown=3, retrieved_tokens=100 + i)
+    return Answer(
+        question_id=f"conv-30:{i}",
+        conversation="conv-30",
+        category=category,
+        scored=scored,
+        question=f"q{i}?",
+        gold="g",
+        answer="a",
+        label=label,
+        lines_shown=3,
+        retrieved_tokens=100 + i,
+    )
 
 
 def _result(answers: list[Answer]) -> Result:
-    return Result.build(arm="engram", system="engram", stack="offline", slice="heldout:conv-30", k=3,
-                        arm_hash="abc", settings={"flags": {}}, models={"extract": "rules-extractor-standin-v1"},
-                        standins=["extract"], provenance=Provenance(origin="test"), answers=answers)
+    return Result.build(
+        arm="engram",
+        system="engram",
+        stack="offline",
+        slice="heldout:conv-30",
+        k=3,
+        arm_hash="abc",
+        settings={"flags": {}},
+        models={"extract": "rules-extractor-standin-v1"},
+        standins=["extract"],
+        provenance=Provenance(origin="test"),
+        answers=answers,
+    )
 
 
 def test_a_written_result_reads_back_equal_and_byte_stable(tmp_path: Path) -> None:
-    result = _result([_answer(0, "CORRECT"), _answer(1, "WRONG", "temporal"),
-                      _answer(2, "CORRECT", "adversarial", scored=False)])
+    result = _result(
+        [_answer(0, "CORRECT"), _answer(1, "WRONG", "temporal"), _answer(2, "CORRECT", "adversarial", scored=False)]
+    )
     path = result_path(tmp_path, "offline", result.slice, result.arm, result.k)
     assert path == tmp_path / "offline" / "heldout" / "conv-30" / "engram__k3.json"
     write_result(path, result)

@@ -35,8 +35,16 @@ def workspace(tmp_path: Path) -> dict[str, Path]:
 
 
 def options_for(ws: dict[str, Path], **changes: object) -> RunOptions:
-    base = RunOptions(stack="offline", results_root=ws["results"], runs_root=ws["runs"], cache_dir=ws["cache"],
-                      subsets=(), arms_dir=ws["arms"], progress=False, slice_loader=lambda name: tiny_dev())
+    base = RunOptions(
+        stack="offline",
+        results_root=ws["results"],
+        runs_root=ws["runs"],
+        cache_dir=ws["cache"],
+        subsets=(),
+        arms_dir=ws["arms"],
+        progress=False,
+        slice_loader=lambda name: tiny_dev(),
+    )
     return replace(base, **changes)
 
 
@@ -143,11 +151,14 @@ def test_k_on_the_command_line_must_be_positive_integers() -> None:
 def test_token_matched_arm_runs_its_prerequisites_and_answers_at_the_closest_k(workspace: dict[str, Path]) -> None:
     arms = workspace["arms"]
     (arms / "sweep.toml").write_text('system = "raw-turn-rag"\nk = [1, 2, 3, 4, 5]\n', encoding="utf-8")
-    (arms / "reference.toml").write_text('system = "raw-turn-rag"\nk = 3\n[settings]\nshow_dates = false\n',
-                                         encoding="utf-8")
+    (arms / "reference.toml").write_text(
+        'system = "raw-turn-rag"\nk = 3\n[settings]\nshow_dates = false\n', encoding="utf-8"
+    )
     (arms / "matched.toml").write_text(
         'extends = "sweep"\n[token_match]\nsweep_arm = "sweep"\nreference_arm = "reference"\nreference_k = 3\n'
-        'ks = [1, 2, 3, 4, 5]\n', encoding="utf-8")
+        "ks = [1, 2, 3, 4, 5]\n",
+        encoding="utf-8",
+    )
 
     [path] = run_arm("matched", "dev", options_for(workspace))
 

@@ -19,7 +19,10 @@ from bench.cli import main
     ],
 )
 def test_bad_run_input_exits_2_with_one_line(
-    argv: list[str], fragment: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    fragment: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
     monkeypatch.setattr("sys.argv", ["engram-bench", *argv])

@@ -37,8 +37,8 @@ def test_costs_are_per_thousand_messages_and_medians_follow_the_spec() -> None:
     assert figures.cost_per_1k == pytest.approx(1000 * 0.033 / 3)
     assert figures.extract_cost_per_1k == pytest.approx(10.0)
     assert figures.decision_cost_per_1k == pytest.approx(1.0)
-    assert figures.write_p50_ms == 1000.0          # medians of 1000, 700, 1300: every message counts
-    assert figures.decision_p50_ms == 300.0        # only messages that produced a fact: 200 and 400
+    assert figures.write_p50_ms == 1000.0  # medians of 1000, 700, 1300: every message counts
+    assert figures.decision_p50_ms == 300.0  # only messages that produced a fact: 200 and 400
 
 
 def test_a_system_without_a_decision_layer_reports_none_not_zero() -> None:
@@ -52,9 +52,14 @@ def item(item_id: str) -> dict:
 
 
 def fact_for(item_data: dict, *, active: bool, closed_by: str | None = None, reason: str | None = None) -> AuditFact:
-    return AuditFact(fact_id=f"f-{item_data['id']}", text=item_data["original"]["fact"],
-                     source_message_id=item_data["original"]["message_id"], active=active,
-                     closed_reason=reason, closed_by=closed_by)
+    return AuditFact(
+        fact_id=f"f-{item_data['id']}",
+        text=item_data["original"]["fact"],
+        source_message_id=item_data["original"]["message_id"],
+        active=active,
+        closed_reason=reason,
+        closed_by=closed_by,
+    )
 
 
 def test_item_behaviour_covers_every_case() -> None:
@@ -80,7 +85,7 @@ def replace_reason(fact: AuditFact, reason: str) -> AuditFact:
 def test_update_report_counts_stale_items_traps_and_audits_closes() -> None:
     easy, other_easy, trap = item("E01"), item("E02"), item("S01")
     facts = [
-        fact_for(easy, active=True),                                                    # stale
+        fact_for(easy, active=True),  # stale
         fact_for(other_easy, active=False, closed_by=other_easy["update"]["id"], reason="belief"),  # labeled close
         fact_for(trap, active=False, closed_by=trap["update"]["id"], reason="belief"),  # over-closed trap, unlabeled
         AuditFact("noise", "Caroline likes tea", "D1:3", active=True),

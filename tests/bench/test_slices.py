@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -61,7 +61,10 @@ def test_dev_updates2_adds_28_messages_and_asks_only_the_20_set2_questions() -> 
     assert len(s.messages) == 76 + 30 + 28
     assert len(s.questions) == 20
     assert Counter(q.type for q in s.questions) == {
-        "point_in_time": 5, "chain_current": 5, "chain_point_in_time": 5, "no_temporal_cue": 5,
+        "point_in_time": 5,
+        "chain_current": 5,
+        "chain_point_in_time": 5,
+        "no_temporal_cue": 5,
     }
 
 
@@ -78,7 +81,7 @@ def test_message_times_come_from_the_session_date_plus_the_turn_index_in_seconds
     dev = load_slice("dev")
     first, second = dev.messages[0], dev.messages[1]
     assert first.session_date == "1:56 pm on 8 May, 2023"
-    assert first.timestamp == datetime(2023, 5, 8, 13, 56, 0, tzinfo=timezone.utc)
+    assert first.timestamp == datetime(2023, 5, 8, 13, 56, 0, tzinfo=UTC)
     assert (second.timestamp - first.timestamp).total_seconds() == 1
     for s in (load_slice(n) for n in SLICE_NAMES):
         stamps = [m.timestamp for m in s.messages]
@@ -112,8 +115,16 @@ def test_cli_prints_every_slice_count_as_json() -> None:
     rows = {row["name"]: row for row in json.loads(out)}
     assert set(rows) == set(SLICE_NAMES)
     assert rows["dev"] == {
-        "name": "dev", "messages": 76, "questions": 35, "unscored": 0,
-        "by_category": {"multi-hop": 5, "open-domain": 2, "single-hop": 19, "temporal": 9}, "checkpoints": [4],
+        "name": "dev",
+        "messages": 76,
+        "questions": 35,
+        "unscored": 0,
+        "by_category": {"multi-hop": 5, "open-domain": 2, "single-hop": 19, "temporal": 9},
+        "checkpoints": [4],
     }
-    assert (rows["stress"]["messages"], rows["stress"]["questions"], rows["stress"]["checkpoints"]) == (215, 80, [4, 7, 10])
+    assert (rows["stress"]["messages"], rows["stress"]["questions"], rows["stress"]["checkpoints"]) == (
+        215,
+        80,
+        [4, 7, 10],
+    )
     assert sum(rows[f"heldout:{c}"]["unscored"] for c in ("conv-30", "conv-41", "conv-42", "conv-43")) == 190

@@ -20,9 +20,15 @@ def dev():
 
 @pytest.fixture
 def context(tmp_path: Path, dev) -> SystemContext:
-    return SystemContext(stack="offline", models={}, gateway=Gateway(local=tmp_path / "cache", subsets=[]),
-                         run_dir=tmp_path / "run", conversation=dev.conversation, speakers=dev.speakers,
-                         embedder=shared_minilm())
+    return SystemContext(
+        stack="offline",
+        models={},
+        gateway=Gateway(local=tmp_path / "cache", subsets=[]),
+        run_dir=tmp_path / "run",
+        conversation=dev.conversation,
+        speakers=dev.speakers,
+        embedder=shared_minilm(),
+    )
 
 
 def test_every_shipped_system_is_found_by_name() -> None:

@@ -25,10 +25,15 @@ TURNS = 6
 
 def _context(tmp: Path, stack: str = "offline", cache: Path | None = None, strict: bool = False) -> SystemContext:
     dev = load_slice("dev")
-    return SystemContext(stack=stack, models=build_stack(stack).models,
-                         gateway=Gateway(local=cache or tmp / "cache", subsets=[], strict=strict),
-                         run_dir=tmp / "run", conversation=dev.conversation, speakers=dev.speakers,
-                         embedder=shared_minilm())
+    return SystemContext(
+        stack=stack,
+        models=build_stack(stack).models,
+        gateway=Gateway(local=cache or tmp / "cache", subsets=[], strict=strict),
+        run_dir=tmp / "run",
+        conversation=dev.conversation,
+        speakers=dev.speakers,
+        embedder=shared_minilm(),
+    )
 
 
 def test_presets_and_flag_overrides_resolve_to_engram_flags(tmp_path: Path) -> None:
@@ -113,8 +118,9 @@ def test_a_close_is_audited_with_the_turn_that_closed_it(tmp_path: Path) -> None
     first = dev.messages[0]
     moved = [
         replace(first, id="T:1", speaker="Ana", text="I live in Paris."),
-        replace(first, id="T:2", speaker="Ana", text="I live in Berlin now.",
-                timestamp=first.timestamp + timedelta(days=30)),
+        replace(
+            first, id="T:2", speaker="Ana", text="I live in Berlin now.", timestamp=first.timestamp + timedelta(days=30)
+        ),
     ]
     # E2 closes on one confident superseding answer, so a single update is enough to see a close.
     system = build_system("engram", {"preset": "E2"}, _context(tmp_path))

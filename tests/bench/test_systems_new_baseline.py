@@ -28,10 +28,17 @@ def test_the_example_baseline_runs_on_the_dev_slice_from_one_module_and_one_toml
     arms.mkdir()
     shutil.copy(EXAMPLE / "recent-turns.toml", arms / "recent-turns.toml")
 
-    written = run_arm("recent-turns", "dev", RunOptions(
-        arms_dir=arms, results_root=tmp_path / "results", runs_root=tmp_path / "runs",
-        cache_dir=tmp_path / "cache", progress=False,
-    ))
+    written = run_arm(
+        "recent-turns",
+        "dev",
+        RunOptions(
+            arms_dir=arms,
+            results_root=tmp_path / "results",
+            runs_root=tmp_path / "runs",
+            cache_dir=tmp_path / "cache",
+            progress=False,
+        ),
+    )
 
     assert [p.name for p in written] == ["recent-turns__k10.json"]
     result = json.loads(written[0].read_text())

@@ -49,8 +49,14 @@ def make_memory(tmp_path: Path, decider: ScriptedDecider):
     """Build an Engram over the scripted decider; call again with the same name to reopen the same file."""
 
     def build(flags: Flags = Flags(), name: str = "engram.db", **kwargs) -> Engram:
-        return Engram(tmp_path / name, extractor=kwargs.pop("extractor", SentenceExtractor()), decider=decider,
-                      embedder=HashEmbedder(), flags=flags, **kwargs)
+        return Engram(
+            tmp_path / name,
+            extractor=kwargs.pop("extractor", SentenceExtractor()),
+            decider=decider,
+            embedder=HashEmbedder(),
+            flags=flags,
+            **kwargs,
+        )
 
     return build
 

@@ -31,12 +31,15 @@ def test_belief_stays_inside_the_clamp():
     assert math.isfinite(belief.logit(1.0)) and belief.logit(1.0) == belief.logit(config.BELIEF_MAX)
 
 
-@pytest.mark.parametrize("probs, expected", [
-    ({"current": 0.5, "past": 0.36}, True),     # split between current and past still counts as done
-    ({"current": 0.84, "planned": 0.16}, False),
-    ({"planned": 0.9, "current": 0.1}, False),
-    ({"hypothetical": 0.5, "current": 0.5}, False),
-])
+@pytest.mark.parametrize(
+    "probs, expected",
+    [
+        ({"current": 0.5, "past": 0.36}, True),  # split between current and past still counts as done
+        ({"current": 0.84, "planned": 0.16}, False),
+        ({"planned": 0.9, "current": 0.1}, False),
+        ({"hypothetical": 0.5, "current": 0.5}, False),
+    ],
+)
 def test_the_temporal_gate_sums_current_and_past(probs, expected):
     assert belief.temporal_gate(temporal(**probs), Flags()) is expected
 
@@ -46,15 +49,18 @@ def test_the_temporal_gate_v1_needs_current_itself():
     assert belief.temporal_gate(temporal(current=0.9), Flags(temporal_gate="current"))
 
 
-@pytest.mark.parametrize("relation, predicate, sibling, expected", [
-    ("negates", "hobby", False, True),
-    ("update", "lives_in", False, True),
-    ("update", "hobby", True, True),
-    ("update", "hobby", False, False),
-    ("contradiction", "lives_in", True, True),
-    ("contradiction", "lives_in", False, False),
-    ("contradiction", "prefers", True, False),
-])
+@pytest.mark.parametrize(
+    "relation, predicate, sibling, expected",
+    [
+        ("negates", "hobby", False, True),
+        ("update", "lives_in", False, True),
+        ("update", "hobby", True, True),
+        ("update", "hobby", False, False),
+        ("contradiction", "lives_in", True, True),
+        ("contradiction", "lives_in", False, False),
+        ("contradiction", "prefers", True, False),
+    ],
+)
 def test_the_cardinality_gate_as_written(relation, predicate, sibling, expected):
     assert belief.cardinality_gate(relation, predicate, sibling, Flags()) is expected
 

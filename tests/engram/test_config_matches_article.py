@@ -36,10 +36,16 @@ def _theta(text: str, name: str) -> float:
     return found.pop()
 
 
-@pytest.mark.parametrize("name, value", [
-    ("act", config.THETA_ACT), ("esc", config.THETA_ESC), ("rel", config.THETA_REL),
-    ("close", config.THETA_CLOSE), ("open", config.THETA_OPEN),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("act", config.THETA_ACT),
+        ("esc", config.THETA_ESC),
+        ("rel", config.THETA_REL),
+        ("close", config.THETA_CLOSE),
+        ("open", config.THETA_OPEN),
+    ],
+)
 def test_each_threshold_equals_the_article(article, name, value):
     assert value == _theta(article, name)
 
@@ -55,19 +61,22 @@ def test_belief_clamp_equals_the_article(article):
 
 def test_write_path_caps_equal_the_article(article):
     # "compared with the ten most similar stored facts, plus up to ten facts that cosine similarity tends to miss"
-    cosine, graph = re.search(r"compared with the (\w+) most similar stored facts, plus up to (\w+) facts",
-                              article).groups()
+    cosine, graph = re.search(
+        r"compared with the (\w+) most similar stored facts, plus up to (\w+) facts", article
+    ).groups()
     assert config.CANDIDATE_K == _number(cosine)
     assert config.GRAPH_CANDIDATE_K == _number(graph)
     # C(f) = Top_10 s_cos(f, .) ∪ Top_10 G(f)
-    top_cos, top_graph = re.search(r"C \(f\) = {Top}_{(\d+)} s_{\\cos} \(f, \\cdot\) \\cup {Top}_{(\d+)} G \(f\)",
-                                   article).groups()
+    top_cos, top_graph = re.search(
+        r"C \(f\) = {Top}_{(\d+)} s_{\\cos} \(f, \\cdot\) \\cup {Top}_{(\d+)} G \(f\)", article
+    ).groups()
     assert (config.CANDIDATE_K, config.GRAPH_CANDIDATE_K) == (int(top_cos), int(top_graph))
 
 
 def test_extraction_inputs_equal_the_article(article):
-    previous, similar = re.search(r"seeing the last (\w+) messages and the (\w+) most similar stored facts",
-                                  article).groups()
+    previous, similar = re.search(
+        r"seeing the last (\w+) messages and the (\w+) most similar stored facts", article
+    ).groups()
     assert config.EXTRACT_PREVIOUS_MESSAGES == _number(previous)
     assert config.EXTRACT_SIMILAR_FACTS == _number(similar)
     assert re.search(rf"m_{{t - {config.EXTRACT_PREVIOUS_MESSAGES}}}", article)

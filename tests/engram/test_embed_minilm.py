@@ -22,7 +22,9 @@ def test_repeated_texts_are_encoded_once_and_come_back_identical(minilm):
     encoded = minilm.texts_encoded
     again = minilm.embed(["another sentence only this test embeds", "a sentence only this test embeds"] * 2)
     assert minilm.texts_encoded == encoded  # served from the cache
-    assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[1]) and np.array_equal(again[3], first[0])
+    assert (
+        np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[1]) and np.array_equal(again[3], first[0])
+    )
 
 
 def test_no_texts_give_an_empty_matrix(minilm):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,8 +20,10 @@ def say(text: str, speaker: str = "Caroline", when: datetime = WHEN, mid: str = 
 
 
 def test_statements_become_facts_about_the_speaker_and_chatter_is_dropped():
-    message = say("Hey Mel! Good to see you! I moved to Berlin last month. Have you been there? "
-                  "My sister lives in Paris. Thanks so much!")
+    message = say(
+        "Hey Mel! Good to see you! I moved to Berlin last month. Have you been there? "
+        "My sister lives in Paris. Thanks so much!"
+    )
     facts = RulesExtractor().extract(message, NO_CONTEXT).facts
     assert [f.text for f in facts] == ["Caroline moved to Berlin last month", "Caroline's sister lives in Paris"]
     assert all(f.subject == "Caroline" for f in facts)
@@ -51,10 +52,19 @@ class FakeHaiku:
     calls: list[dict] = field(default_factory=list)
 
     def complete(self, *, role, model, system, messages, max_tokens, temperature=None) -> Completion:
-        self.calls.append({"role": role, "model": model, "system": system, "messages": messages,
-                           "max_tokens": max_tokens, "temperature": temperature})
-        return Completion(text=self.reply, model=model, input_tokens=9000, output_tokens=60, cost_usd=0.0093,
-                          latency_ms=1800.0)
+        self.calls.append(
+            {
+                "role": role,
+                "model": model,
+                "system": system,
+                "messages": messages,
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+            }
+        )
+        return Completion(
+            text=self.reply, model=model, input_tokens=9000, output_tokens=60, cost_usd=0.0093, latency_ms=1800.0
+        )
 
 
 def test_mem0_extraction_sends_mem0s_own_prompt_with_the_articles_inputs():
@@ -62,8 +72,10 @@ def test_mem0_extraction_sends_mem0s_own_prompt_with_the_articles_inputs():
 
     history = [say(f"message number {i}", speaker="Melanie", mid=f"p{i}") for i in range(12)]
     context = ExtractionContext(previous=history, similar_facts=["Caroline likes hiking"], current_date="2026-09-23")
-    fake = FakeHaiku('```json\n{"memory": [{"id": "0", "text": "Caroline moved to Berlin"}, '
-                     '{"id": "1", "text": "Caroline moved to Berlin"}, {"id": "2", "text": ""}]}\n```')
+    fake = FakeHaiku(
+        '```json\n{"memory": [{"id": "0", "text": "Caroline moved to Berlin"}, '
+        '{"id": "1", "text": "Caroline moved to Berlin"}, {"id": "2", "text": ""}]}\n```'
+    )
     extraction = Mem0PromptExtractor(fake).extract(say("I moved to Berlin!"), context)
 
     [call] = fake.calls
@@ -100,7 +112,11 @@ def test_a_failing_chat_model_surfaces_as_an_llm_error():
 
 
 def test_openers_unresolved_pronouns_and_talk_about_the_listener_are_left_out():
-    message = say("Yeah, I painted that lake sunrise last year! It's special to me. "
-                  "Your empathy will really help people. That's really cool.", speaker="Melanie")
+    message = say(
+        "Yeah, I painted that lake sunrise last year! It's special to me. "
+        "Your empathy will really help people. That's really cool.",
+        speaker="Melanie",
+    )
     assert [f.text for f in RulesExtractor().extract(message, NO_CONTEXT).facts] == [
-        "Melanie painted that lake sunrise last year"]
+        "Melanie painted that lake sunrise last year"
+    ]

@@ -10,7 +10,12 @@ import pytest
 
 from engram import Engram, Flags
 from engram.deciders.llm import (
-    LLMRelationDecider, RulesUpdateLLM, map_update_events, mem0_update_decision, parse_events, update_prompt,
+    LLMRelationDecider,
+    RulesUpdateLLM,
+    map_update_events,
+    mem0_update_decision,
+    parse_events,
+    update_prompt,
 )
 from engram.deciders.rules import RulesDecider
 from engram.extract import RulesExtractor
@@ -32,8 +37,14 @@ class Recorder:
 
     def complete(self, **call) -> Completion:
         self.calls.append(call)
-        return Completion(text=self.reply, model=call["model"], input_tokens=1200, output_tokens=80,
-                          cost_usd=0.0048, latency_ms=6100.0)
+        return Completion(
+            text=self.reply,
+            model=call["model"],
+            input_tokens=1200,
+            output_tokens=80,
+            cost_usd=0.0048,
+            latency_ms=6100.0,
+        )
 
 
 def events(*pairs: tuple[str, str]) -> list[dict]:
@@ -71,10 +82,16 @@ def test_an_escalation_is_one_plain_call_at_mem0s_settings():
 
 
 def test_the_llm_decider_judges_all_candidates_in_one_call_with_certainty():
-    reply = {"memory": [{"id": "0", "text": "Ana likes tea", "event": "NONE"},
-                        {"id": "1", "text": "Ana lives in Lisbon", "event": "UPDATE", "old_memory": "Ana lives in Paris"}]}
+    reply = {
+        "memory": [
+            {"id": "0", "text": "Ana likes tea", "event": "NONE"},
+            {"id": "1", "text": "Ana lives in Lisbon", "event": "UPDATE", "old_memory": "Ana lives in Paris"},
+        ]
+    }
     chat = Recorder(json.dumps(reply))
-    verdict = LLMRelationDecider(chat).decide("Ana lives in Lisbon", [("f7", "Ana likes tea"), ("f9", "Ana lives in Paris")])
+    verdict = LLMRelationDecider(chat).decide(
+        "Ana lives in Lisbon", [("f7", "Ana likes tea"), ("f9", "Ana lives in Paris")]
+    )
     assert len(chat.calls) == 1 and chat.calls[0]["role"] == "decide"
     decision = verdict.decision
     assert (decision.chosen, decision.target, decision.confidence) == ("rewrite", "f9", 1.0)
@@ -108,13 +125,20 @@ def test_the_offline_stand_in_answers_the_update_prompt_like_an_llm_would(standi
 
 def test_the_offline_stand_in_refuses_prompts_it_cannot_answer(standin_llm):
     with pytest.raises(LLMError):
-        standin_llm.complete(role="answer", model="m", system=None, messages=[{"role": "user", "content": "Hi"}],
-                             max_tokens=10)
+        standin_llm.complete(
+            role="answer", model="m", system=None, messages=[{"role": "user", "content": "Hi"}], max_tokens=10
+        )
 
 
 def test_the_llm_decider_arm_runs_offline_end_to_end(tmp_path, minilm, standin_llm):
-    memory = Engram(tmp_path / "e.db", extractor=RulesExtractor(), decider=RulesDecider(minilm), embedder=minilm,
-                    flags=Flags.e2(), relation_decider=LLMRelationDecider(standin_llm))
+    memory = Engram(
+        tmp_path / "e.db",
+        extractor=RulesExtractor(),
+        decider=RulesDecider(minilm),
+        embedder=minilm,
+        flags=Flags.e2(),
+        relation_decider=LLMRelationDecider(standin_llm),
+    )
     memory.add("I live in Paris.", speaker="Ana", when=datetime(2023, 5, 1))
     report = memory.add("I don't live in Paris anymore.", speaker="Ana", when=datetime(2023, 6, 1))
     assert report.decision_usage[-1].backend == "llm_decider"

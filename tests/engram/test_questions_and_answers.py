@@ -7,8 +7,15 @@ from dataclasses import replace
 
 from engram.answers import decision_from_answer
 from engram.questions import (
-    ALL_QUESTIONS, EDGE_TYPES, QUERY_RELATION, RELATION_TO_CANDIDATE, RELEVANT_TO_QUERY, SUPERSEDING,
-    cardinality, relation_questions, temporal_question,
+    ALL_QUESTIONS,
+    EDGE_TYPES,
+    QUERY_RELATION,
+    RELATION_TO_CANDIDATE,
+    RELEVANT_TO_QUERY,
+    SUPERSEDING,
+    cardinality,
+    relation_questions,
+    temporal_question,
 )
 from engram.types import Ask
 
@@ -16,10 +23,18 @@ from engram.types import Ask
 def test_the_twelve_questions_have_the_issue_ids_and_kinds():
     kinds = {q.id: q.kind for q in ALL_QUESTIONS}
     assert kinds == {
-        "worth_remembering": "yes_no", "fact_kind": "choice", "temporal_status": "choice", "edge_type": "choice",
-        "durability": "choice", "sensitivity": "choice", "relation_to_candidate": "choice",
-        "relation_to_candidate_recheck": "choice", "plan_fulfilled": "yes_no", "relevant_to_query": "yes_no",
-        "query_relation": "choice", "same_fact": "yes_no",
+        "worth_remembering": "yes_no",
+        "fact_kind": "choice",
+        "temporal_status": "choice",
+        "edge_type": "choice",
+        "durability": "choice",
+        "sensitivity": "choice",
+        "relation_to_candidate": "choice",
+        "relation_to_candidate_recheck": "choice",
+        "plan_fulfilled": "yes_no",
+        "relevant_to_query": "yes_no",
+        "query_relation": "choice",
+        "same_fact": "yes_no",
     }
     assert len(EDGE_TYPES) == 25 and cardinality("lives_in") == "one" and cardinality("hobby") == "many"
     assert cardinality("not-a-relation") == "many"
@@ -55,8 +70,7 @@ def answer(ask, wire):
 
 def test_a_valid_choice_answer_keeps_the_full_distribution():
     ask = Ask("relation_to_candidate__0", RELATION_TO_CANDIDATE, target="f1")
-    probs = {"new": 0.05, "duplicate": 0.05, "refinement": 0.05, "update": 0.8, "contradiction": 0.03,
-             "negates": 0.02}
+    probs = {"new": 0.05, "duplicate": 0.05, "refinement": 0.05, "update": 0.8, "contradiction": 0.03, "negates": 0.02}
     decision = answer(ask, {"probabilities": probs, "choice": "update", "confidence": 0.8})
     assert not decision.fallback and decision.chosen == "update" and decision.confidence == 0.8
     assert math.isclose(sum(decision.probs.values()), 1.0) and decision.target == "f1"

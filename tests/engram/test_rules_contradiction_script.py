@@ -27,14 +27,36 @@ def script(minilm):
 def write_pairs(path: Path) -> Path:
     # Made-up pairs in the published file's shape (not the 50 gold pairs), so the test is about the script.
     pairs = [
-        {"id": "t1", "tier": "easy", "old": "User lives in Oslo", "new": "User lives in Rome",
-         "message": "We moved to Rome.", "temporal_status": "current", "expected": "update", "accept": ["update"]},
-        {"id": "t2", "tier": "subtle", "old": "User lives in Oslo", "new": "User might move to Rome",
-         "message": "Maybe we'll move to Rome.", "temporal_status": "hypothetical", "expected": "new",
-         "accept": ["new"]},
-        {"id": "t3", "tier": "medium", "old": "User eats fish", "new": "User no longer eats fish",
-         "message": "I stopped eating fish.", "temporal_status": "current", "expected": "negates",
-         "accept": ["contradiction", "update"]},
+        {
+            "id": "t1",
+            "tier": "easy",
+            "old": "User lives in Oslo",
+            "new": "User lives in Rome",
+            "message": "We moved to Rome.",
+            "temporal_status": "current",
+            "expected": "update",
+            "accept": ["update"],
+        },
+        {
+            "id": "t2",
+            "tier": "subtle",
+            "old": "User lives in Oslo",
+            "new": "User might move to Rome",
+            "message": "Maybe we'll move to Rome.",
+            "temporal_status": "hypothetical",
+            "expected": "new",
+            "accept": ["new"],
+        },
+        {
+            "id": "t3",
+            "tier": "medium",
+            "old": "User eats fish",
+            "new": "User no longer eats fish",
+            "message": "I stopped eating fish.",
+            "temporal_status": "current",
+            "expected": "negates",
+            "accept": ["contradiction", "update"],
+        },
     ]
     path.write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
     return path

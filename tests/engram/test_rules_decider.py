@@ -8,8 +8,16 @@ import pytest
 
 from engram.deciders.rules import RulesDecider
 from engram.questions import (
-    ALL_QUESTIONS, BY_ID, PLAN_FULFILLED, QUERY_RELATION, RELATION_TO_CANDIDATE, RELATION_TO_CANDIDATE_RECHECK,
-    RELEVANT_TO_QUERY, SAME_FACT, TEMPORAL_STATUS, relation_questions,
+    ALL_QUESTIONS,
+    BY_ID,
+    PLAN_FULFILLED,
+    QUERY_RELATION,
+    RELATION_TO_CANDIDATE,
+    RELATION_TO_CANDIDATE_RECHECK,
+    RELEVANT_TO_QUERY,
+    SAME_FACT,
+    TEMPORAL_STATUS,
+    relation_questions,
 )
 from engram.types import Ask
 
@@ -24,8 +32,14 @@ def write_state(text: str, message: str = "", subject: str = "Caroline") -> dict
 
 
 def relation(rules, new: str, old: str, message: str = "", question=RELATION_TO_CANDIDATE):
-    ask = Ask("rel", question, refs={"existing_fact": {"text": old, "subject": "Caroline", "object": "unspecified",
-                                                       "valid_from": "2023-05-01"}}, target="f1")
+    ask = Ask(
+        "rel",
+        question,
+        refs={
+            "existing_fact": {"text": old, "subject": "Caroline", "object": "unspecified", "valid_from": "2023-05-01"}
+        },
+        target="f1",
+    )
     return rules.ask(write_state(new, message), [ask])["rel"]
 
 
@@ -54,13 +68,19 @@ def test_a_plan_to_move_replaces_nothing_and_is_read_as_not_yet_true(rules):
 def test_the_same_sentence_again_is_a_duplicate(rules):
     decision = relation(rules, "Caroline lives in Paris", "Caroline lives in Paris")
     assert decision.chosen == "duplicate" and decision.confidence > 0.8
-    assert rules.ask({"subject": "Caroline"}, [Ask("s", SAME_FACT, refs={"fact_a": "Caroline lives in Paris",
-                                                                         "fact_b": "Caroline lives in Paris"})])[
-        "s"].chosen == "yes"
+    assert (
+        rules.ask(
+            {"subject": "Caroline"},
+            [Ask("s", SAME_FACT, refs={"fact_a": "Caroline lives in Paris", "fact_b": "Caroline lives in Paris"})],
+        )["s"].chosen
+        == "yes"
+    )
 
 
 def test_added_detail_is_a_refinement(rules):
-    assert relation(rules, "Caroline lives in Paris with her two cats", "Caroline lives in Paris").chosen == "refinement"
+    assert (
+        relation(rules, "Caroline lives in Paris with her two cats", "Caroline lives in Paris").chosen == "refinement"
+    )
 
 
 def test_stopping_something_negates_it(rules):
@@ -78,8 +98,13 @@ def test_confidence_follows_the_evidence(rules):
 
 
 def test_the_recheck_phrasing_reads_the_same_pair(rules):
-    recheck = relation(rules, "Caroline no longer eats meat", "Caroline eats meat", "I quit meat.",
-                       question=RELATION_TO_CANDIDATE_RECHECK)
+    recheck = relation(
+        rules,
+        "Caroline no longer eats meat",
+        "Caroline eats meat",
+        "I quit meat.",
+        question=RELATION_TO_CANDIDATE_RECHECK,
+    )
     assert recheck.question == "relation_to_candidate_recheck" and recheck.chosen == "negates"
 
 
@@ -90,9 +115,11 @@ def test_past_events_and_completed_changes_get_their_temporal_status(rules):
 
 
 def test_a_memory_that_holds_the_answer_is_relevant_and_an_off_topic_one_is_not(rules):
-    asks = [Ask("a", RELEVANT_TO_QUERY, refs={"memory": {"text": "Caroline moved from Sweden four years ago"}}),
-            Ask("b", RELEVANT_TO_QUERY, refs={"memory": {"text": "Melanie bought new running shoes"}}),
-            Ask("q", QUERY_RELATION)]
+    asks = [
+        Ask("a", RELEVANT_TO_QUERY, refs={"memory": {"text": "Caroline moved from Sweden four years ago"}}),
+        Ask("b", RELEVANT_TO_QUERY, refs={"memory": {"text": "Melanie bought new running shoes"}}),
+        Ask("q", QUERY_RELATION),
+    ]
     answers = rules.ask({"query": "Where did Caroline move from?"}, asks)
     assert answers["a"].chosen == "yes" and answers["b"].chosen == "no"
     assert answers["a"].p("yes") > answers["b"].p("yes") + 0.5
@@ -101,9 +128,12 @@ def test_a_memory_that_holds_the_answer_is_relevant_and_an_off_topic_one_is_not(
 
 def test_a_plan_that_happened_is_fulfilled(rules):
     plan = {"existing_fact": {"text": "Caroline plans to visit Rome next summer"}}
-    done = rules.ask(write_state("Caroline visited Rome", "I finally visited Rome!"),
-                     [Ask("p", PLAN_FULFILLED, refs=plan)])["p"]
-    again = rules.ask(write_state("Caroline still hopes to visit Rome someday"), [Ask("p", PLAN_FULFILLED, refs=plan)])["p"]
+    done = rules.ask(
+        write_state("Caroline visited Rome", "I finally visited Rome!"), [Ask("p", PLAN_FULFILLED, refs=plan)]
+    )["p"]
+    again = rules.ask(write_state("Caroline still hopes to visit Rome someday"), [Ask("p", PLAN_FULFILLED, refs=plan)])[
+        "p"
+    ]
     assert done.chosen == "yes" and again.chosen == "no"
 
 
@@ -115,8 +145,10 @@ def test_every_question_gets_a_valid_distribution(rules):
         "relevant_to_query": {"memory": {"text": "Caroline lives in Paris", "valid_from": "2023-05-01"}},
         "same_fact": {"fact_a": "Caroline lives in Paris", "fact_b": "Caroline is based in Paris"},
     }
-    state = {**write_state("Caroline moved to Berlin and is allergic to peanuts", "I moved to Berlin."),
-             "query": "Where does Caroline live?"}
+    state = {
+        **write_state("Caroline moved to Berlin and is allergic to peanuts", "I moved to Berlin."),
+        "query": "Where does Caroline live?",
+    }
     asks = [Ask(q.id, q, refs=refs.get(q.id, {})) for q in ALL_QUESTIONS]
     answers = rules.ask(state, asks)
     assert set(answers) == {q.id for q in ALL_QUESTIONS}
@@ -132,8 +164,9 @@ def test_every_question_gets_a_valid_distribution(rules):
 
 
 def test_a_missing_ref_degrades_only_its_own_ask(rules):
-    answers = rules.ask(write_state("Caroline lives in Paris"),
-                        [Ask("rel", RELATION_TO_CANDIDATE), Ask("kind", BY_ID["fact_kind"])])
+    answers = rules.ask(
+        write_state("Caroline lives in Paris"), [Ask("rel", RELATION_TO_CANDIDATE), Ask("kind", BY_ID["fact_kind"])]
+    )
     assert answers["rel"].fallback and answers["rel"].chosen == "new" and "existing_fact" in answers["rel"].error
     assert not answers["kind"].fallback and answers["kind"].chosen == "bio"
 

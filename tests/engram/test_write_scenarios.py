@@ -41,8 +41,12 @@ def test_moving_to_berlin_closes_paris_and_history_still_finds_it(decider, make_
     assert "(no longer true since 2023-05-31)" in lines[1].text
 
     # Without the history step, nothing else would have brought Paris back.
-    assert [line.fact_id for line in make_memory(Flags(retrieval_floor=0, retrieval_history=False)).search(
-        "where did she live before Berlin?")] == [berlin.id]
+    assert [
+        line.fact_id
+        for line in make_memory(Flags(retrieval_floor=0, retrieval_history=False)).search(
+            "where did she live before Berlin?"
+        )
+    ] == [berlin.id]
 
 
 def test_likes_hiking_never_closes_likes_painting(decider, make_memory):

@@ -25,8 +25,14 @@ class FakeChatModel:
     def complete(self, *, role, model, system, messages, max_tokens, temperature=None) -> Completion:
         self.prompts.append(messages[-1]["content"])
         memory = [{"id": "0", "text": self.text, "event": self.event}]
-        return Completion(text=json.dumps({"memory": memory}), model=model, input_tokens=900, output_tokens=40,
-                          cost_usd=0.0033, latency_ms=2500.0)
+        return Completion(
+            text=json.dumps({"memory": memory}),
+            model=model,
+            input_tokens=900,
+            output_tokens=40,
+            cost_usd=0.0033,
+            latency_ms=2500.0,
+        )
 
 
 def test_the_llm_decider_arm_judges_all_candidates_in_one_call_and_closes_on_delete(decider, make_memory):

@@ -10,7 +10,10 @@ from bench.report.tables import TEMPLATES_DIR
 
 # Digits allowed in the prose: structural ones only (spec §11.4 in spirit).
 ALLOWED = [
-    r"claude-haiku-4-5", r"claude-sonnet-4-6", r"jev-1\.13\.0", r"mem0 2\.1\.0",
+    r"claude-haiku-4-5",
+    r"claude-sonnet-4-6",
+    r"jev-1\.13\.0",
+    r"mem0 2\.1\.0",
     r"^#+ \d+\.",  # section numbers in headings
     r"k=\d+",  # retrieval budgets
     r"95%",  # the confidence level

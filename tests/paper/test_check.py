@@ -66,8 +66,11 @@ def _flip_first_correct_scored_label(path: Path) -> None:
     index = next(i for i, a in enumerate(result.answers) if a.scored and a.correct)
     answers = list(result.answers)
     answers[index] = replace(answers[index], label="WRONG")
-    fields = {f: getattr(result, f) for f in Result.__dataclass_fields__ if f not in
-              ("answers", "accuracy", "accuracy_by_category", "schema_version")}
+    fields = {
+        f: getattr(result, f)
+        for f in Result.__dataclass_fields__
+        if f not in ("answers", "accuracy", "accuracy_by_category", "schema_version")
+    }
     write_result(path, Result.build(answers=answers, **fields))
 
 

@@ -14,10 +14,17 @@ def test_an_offline_results_root_builds_labelled_tables_and_no_article(tmp_path:
     for path in sorted(source.glob("*.json")):
         result = read_result(path)
         # stand-ins cost nothing: ratios of $0 must print as undefined, not crash
-        offline = replace(result, stack="offline", standins=["extract", "decide"],
-                          costs=replace(result.costs, cost_per_1k=0.0, decision_cost_per_1k=0.0
-                                        if result.costs.decision_cost_per_1k is not None else None),
-                          models={**result.models, "decide": "rules-standin-v1", "extract": "rules-extractor-standin-v1"})
+        offline = replace(
+            result,
+            stack="offline",
+            standins=["extract", "decide"],
+            costs=replace(
+                result.costs,
+                cost_per_1k=0.0,
+                decision_cost_per_1k=0.0 if result.costs.decision_cost_per_1k is not None else None,
+            ),
+            models={**result.models, "decide": "rules-standin-v1", "extract": "rules-extractor-standin-v1"},
+        )
         write_result(tmp_path / "results" / "offline" / "dev" / path.name, offline)
     paper = compute(tmp_path / "results", "offline")
     assert [t.name for t in paper.tables] == ["dev"]
