@@ -18,7 +18,7 @@ from bench.arms import load_arm
 from bench.errors import BenchError
 from bench.results import read_result, result_path
 from bench.runner import REPO_ROOT, RESULTS_ROOT, RunOptions, parse_ks, run_arm
-from bench.slices import HELDOUT_CONVERSATIONS
+from bench.slices import HELDOUT_CONVERSATIONS, heldout_conversations
 from bench.stacks import STACK_NAMES, build_stack, default_stack_name
 
 
@@ -90,7 +90,9 @@ def heldout(
     tag: str = typer.Option(..., "--tag", help="The git tag the configuration was frozen under (HEAD must be it)."),
     stack: str = typer.Option(None, "--stack", help=f"{' | '.join(STACK_NAMES)}; default offline without API keys."),
     conversation: list[str] = typer.Option(
-        list(HELDOUT_CONVERSATIONS), "--conversation", help="Held-out conversations to run (default: all four)."
+        list(HELDOUT_CONVERSATIONS),
+        "--conversation",
+        help="Held-out conversations to run (default: the article's four; any but conv-26).",
     ),
     k: str = typer.Option(None, "--k", help="Override the arm's held-out k, e.g. 3,20."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
@@ -98,11 +100,10 @@ def heldout(
     """Run ARM on the held-out conversations under frozen TAG; writes results/<stack>/heldout/<conv>/."""
     stack_name = stack or default_stack_name()
     build_stack(stack_name)
-    unknown = [c for c in conversation if c not in HELDOUT_CONVERSATIONS]
+    eligible = heldout_conversations()  # every conversation the frozen configuration was not tuned on
+    unknown = [c for c in conversation if c not in eligible]
     if unknown:
-        raise HeldoutRefused(
-            f"--conversation: expected one of {', '.join(HELDOUT_CONVERSATIONS)}, found {unknown[0]!r}"
-        )
+        raise HeldoutRefused(f"--conversation: expected one of {', '.join(eligible)}, found {unknown[0]!r}")
     commit = frozen_commit(REPO_ROOT, tag)
     loaded = load_arm(arm)
     ks = parse_ks(k) or loaded.ks_for(f"heldout:{conversation[0]}") or (None,)

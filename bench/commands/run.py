@@ -13,7 +13,11 @@ from bench.stacks import OFFLINE_LABEL, STACK_NAMES, build_stack, default_stack_
 
 def run(
     arm: str = typer.Argument(..., help="An arm in arms/ (see `engram-bench arms`)."),
-    slice_name: str = typer.Option("dev", "--slice", help="dev | stress | dev_updates | dev_updates2 | heldout:<conv>"),
+    slice_name: str = typer.Option(
+        "dev",
+        "--slice",
+        help="dev | stress | dev_updates | dev_updates2 | heldout:<conv> | locomo:<conv> | locomo (see `slices`)",
+    ),
     stack: str = typer.Option(None, "--stack", help=f"{' | '.join(STACK_NAMES)}; default offline without API keys."),
     k: str = typer.Option(None, "--k", help="Override the arm's k, e.g. 3 or 3,20 (one ingestion for all)."),
     mode: str = typer.Option(None, "--mode", help="Gateway mode: live | replay | record (default from keys)."),
