@@ -33,7 +33,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench import data, judge, metrics, tokens
+from bench import data, judge, metrics, scoring, tokens
 from bench.arms import Arm, load_arm
 from bench.budget import RunLabels
 from bench.cache import read_keys_file, write_keys_file
@@ -192,6 +192,55 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
 # ------------------------------------------------------------------------------------------------------ the run
 
 
+@dataclass
+class _PartRun:
+    """What one part of a slice produced on its own fresh store (a plain slice is its own single part)."""
+
+    usages: list[WriteUsage]
+    answers: dict[int | None, list[Answer]]
+    store: dict[str, Any]
+    audit: list[Any]
+    description: dict[str, Any]
+    decision_layer: bool
+
+
+def _run_part(
+    arm: Arm,
+    part: Slice,
+    stack: Stack,
+    ks: tuple[int | None, ...],
+    options: RunOptions,
+    run_dir: Path,
+    system_tap: KeyTap,
+    answer_taps: Mapping[int | None, KeyTap],
+) -> _PartRun:
+    embedder = shared_minilm()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    context = SystemContext(
+        stack=stack.name,
+        models=stack.models,
+        gateway=system_tap,
+        run_dir=run_dir,
+        conversation=part.conversation,
+        speakers=part.speakers,
+        embedder=embedder,
+    )
+    system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    try:
+        usages, asked = _ingest_and_ask(system, part, ks, options, arm.scores_adversarial)
+        answers = {k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, options) for k in ks}
+        return _PartRun(
+            usages=usages,
+            answers=answers,
+            store=system.stats(),
+            audit=list(system.facts_for_audit()),
+            description=system.describe(),
+            decision_layer=_has_decision_layer(system, usages),
+        )
+    finally:
+        system.close()
+
+
 def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], options: RunOptions) -> list[Path]:
     started, wall_start = _now(), time.perf_counter()
     run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
@@ -202,26 +251,30 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     system_tap = KeyTap(gateway)
     answer_taps = {k: KeyTap(gateway) for k in ks}
     embedder = shared_minilm()
-    context = SystemContext(
-        stack=stack.name,
-        models=stack.models,
-        gateway=system_tap,
-        run_dir=run_dir,
-        conversation=the_slice.conversation,
-        speakers=the_slice.speakers,
-        embedder=embedder,
-    )
-    system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    parts = the_slice.runs()
     try:
-        usages, asked = _ingest_and_ask(system, the_slice, ks, options, arm.scores_adversarial)
-        answers = {k: _answer_all(asked, k, the_slice, stack, answer_taps[k], embedder, options) for k in ks}
-        store = system.stats()
-        audit = system.facts_for_audit()
-        description = system.describe()
-        decision_layer = _has_decision_layer(system, usages)
+        # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
+        runs = [
+            _run_part(
+                arm,
+                part,
+                stack,
+                ks,
+                options,
+                run_dir / part.conversation if the_slice.parts else run_dir,
+                system_tap,
+                answer_taps,
+            )
+            for part in parts
+        ]
     finally:
-        system.close()
         gateway.close()
+    usages = [u for r in runs for u in r.usages]
+    answers = {k: [a for r in runs for a in r.answers[k]] for k in ks}
+    audit = [f for r in runs for f in r.audit]
+    description = runs[0].description
+    decision_layer = any(r.decision_layer for r in runs)
+    store = runs[0].store if not the_slice.parts else {p.name: r.store for p, r in zip(parts, runs, strict=True)}
     figures = metrics.write_figures(usages, decision_layer)
     # Systems that keep no facts (full-context, raw-turn-rag) have no store behaviour to score: null, not "not stored".
     updates = metrics.update_report(the_slice.name, audit, embedder, store) if audit else None
@@ -256,6 +309,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             store=store,
             updates=updates,
             extras=extras,
+            metrics=result_metrics(stack, k),
             calls=_calls(keys_path, options.results_root, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
         )
@@ -378,6 +432,7 @@ def _answer_one(
     reply = answerer.answer(question.question, list(shown.lines), the_slice.speakers, line_speakers)
     verdict = judge_model.judge(question.question, gold, reply.text)
     evidence = [e for e in question.evidence if e in message_ids]  # set-2 evidence is prose, not message ids
+    f1, scores = scoring.llm_free_scores(reply.text, gold, question.category_name)
     return Answer(
         question_id=question.id,
         conversation=question.conversation,
@@ -387,7 +442,8 @@ def _answer_one(
         gold=str(gold),
         answer=reply.text,
         label=verdict.label,
-        f1=judge.locomo_f1(reply.text, gold, question.category),
+        f1=f1,
+        scores=scores,
         evidence_recall=judge.evidence_recall(shown.sources, evidence) if evidence else None,
         # A system that ignores k shows the whole transcript so far: the lines are the slice itself, and keeping
         # them would make every held-out file tens of megabytes of repeated conversation. lines_shown still counts.
@@ -399,6 +455,12 @@ def _answer_one(
         expected=question.expected,
         type=question.type,
     )
+
+
+def result_metrics(stack: Stack, k: int | None) -> dict[str, Any]:
+    """The `metrics` block of a run's result: the LLM-free metrics, the stack's judge, evidence recall at k."""
+    judge_name = judge.judge_metric_for(stack.models)
+    return scoring.metrics_block(judge_name, scoring.evidence_recall_metric(k))
 
 
 def _gold(question: SliceQuestion) -> Any:
@@ -419,9 +481,9 @@ def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
 
 
 def _pooled_slices(slice_name: str) -> list[str]:
-    if slice_name.startswith("heldout:"):
-        return [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
-    return [slice_name]
+    # The article matched tokens over its four held-out conversations pooled; any other slice matches on itself.
+    article_heldout = [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
+    return article_heldout if slice_name in article_heldout else [slice_name]
 
 
 def _pooled_mean_tokens(root: Path, stack: str, arm: str, k: int, slices: list[str]) -> float:
@@ -468,6 +530,11 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
     through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
     assert arm.token_match is not None
+    if the_slice.parts:
+        raise ConfigError(
+            f"{arm.path}: token matching runs on one conversation at a time; slice {the_slice.name!r} pools "
+            f"{len(the_slice.parts)} (run it on each part: {the_slice.parts[0].name}, ...)"
+        )
     started, wall_start = _now(), time.perf_counter()
     _run_missing_prerequisites(arm, the_slice.name, stack.name, options)
     k, by_k, reference = choose_matched_k(arm, the_slice.name, stack.name, options.results_root)
@@ -527,6 +594,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         store=sweep.store,
         updates=sweep.updates,
         extras=extras,
+        metrics=result_metrics(stack, k),
         calls=_calls(keys_path, options.results_root, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
     )
