@@ -42,9 +42,27 @@ class Flags:
     # Facts of one message apply their belief updates one after another (the article). False replays the
     # original's lost updates: every fact of a message reads beliefs as they were before the message.
     sequential_belief: bool = True
+    # The three zones depend on pi* alone (article). True: a fact whose worth_remembering P(yes) < theta_act (or
+    # whose worth answer degraded) is also tentative, so e.g. a confident duplicate gets no same_as link (original).
+    worth_in_zones: bool = True
+    # An escalated LLM verdict is first evidence like any other: g_A asks the second phrasing (article). False: the
+    # verdict counts at once, unconfirmed (original).
+    escalation_agreement: bool = False
+    # mem0's UPDATE answer (escalation, LLM decider): "update", a relation of R (article: a new fact is stored and the
+    # old one loses belief), or "rewrite": the stored text is replaced, no new fact, no belief change (original).
+    mem0_update: Literal["update", "rewrite"] = "rewrite"
+    # plan_fulfilled closes a plan only when g_T(f) holds (article: plans and hypotheticals close nothing). False:
+    # a yes closes the plan whatever the new fact's temporal status (original).
+    plan_temporal_gate: bool = False
+    # e(f, u) = - logit pi - logit pi' on every superseding answer, so the second phrasing is asked each time
+    # (article). False: only for the first evidence against u (g_A); later ones count one phrasing (original).
+    recheck_every_against: bool = False
     retrieval_rerank: bool = True
     retrieval_history: bool = True
     retrieval_floor: int = 10
+    # Where a kept fact's superseded chain goes: "beside" it (article: "where did she live before Berlin?" shows
+    # Paris next to Berlin) or "after" every other line, behind the floor and the relation pull (original).
+    history_placement: Literal["beside", "after"] = "after"
 
     def describe(self) -> dict[str, Any]:
         """The flag values as plain data, for result files."""
