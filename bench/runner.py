@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +38,7 @@ from bench.budget import RunLabels
 from bench.cache import read_keys_file, write_keys_file
 from bench.errors import ConfigError, ResultError
 from bench.gateway import Gateway
+from bench.gitinfo import git_state
 from bench.results import (
     Answer,
     Calls,
@@ -54,14 +54,12 @@ from bench.results import (
     slice_dir,
     write_result,
 )
-from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
+from bench.slices import Slice, SliceQuestion, load_slice
 from bench.stacks import Stack, build_stack, provider_of
 from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
+from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR, heldout_slices, is_heldout
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-RESULTS_ROOT = REPO_ROOT / "results"
-RUNS_ROOT = REPO_ROOT / "runs"
 ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
 PACKAGES = (
     "engram-bench",
@@ -84,8 +82,8 @@ class RunOptions:
 
     stack: str = "offline"
     ks: tuple[int, ...] | None = None  # --k override of the arm's k
-    results_root: Path = RESULTS_ROOT
-    runs_root: Path = RUNS_ROOT
+    results_root: Path = RESULTS_DIR
+    runs_root: Path = RUNS_DIR
     mode: str | None = None  # gateway mode; None = replay without keys, live with keys
     strict: bool = False  # any cache miss (even a stand-in's) raises CacheMiss
     subsets: tuple[Path, ...] | None = None  # shipped subsets to read; None = every one under cache/
@@ -419,8 +417,8 @@ def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
 
 
 def _pooled_slices(slice_name: str) -> list[str]:
-    if slice_name.startswith("heldout:"):
-        return [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
+    if is_heldout(slice_name):
+        return heldout_slices()
     return [slice_name]
 
 
@@ -587,25 +585,6 @@ def _package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def git_state(repo: Path) -> tuple[str | None, bool | None]:
-    """(HEAD commit, whether tracked code differs from it). Result and cache folders do not count as dirty:
-    writing results must not make the next run look like it ran on modified code."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results", ":(exclude)cache"],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None, None
-    return commit, bool(status.strip())
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

@@ -27,9 +27,8 @@ from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
 from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
 from bench.clock import round_ms
-from bench.errors import ProviderError
+from bench.errors import JevRefused, JevUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
-from engram.protocols import DecisionError
 from engram.types import Ask, Decision, Question
 
 DEFAULT_URL = "https://api.typesafe.ai"
@@ -37,14 +36,6 @@ DEFAULT_MODEL = "jev-1.13.0"
 PROVIDER, ENDPOINT = "jev", "systemone"
 PROBABILITY_SUM_TOLERANCE = 0.02
 CHOICE_MAX_TOLERANCE = 0.0101  # Jev rounds to 2 decimals after picking, so its choice may trail the max by 0.01
-
-
-class JevUnavailable(ProviderError, DecisionError):
-    """The whole request failed (retries exhausted, or a non-JSON reply): the write path degrades the fact."""
-
-
-class JevRefused(ProviderError):
-    """Jev refused the request (401/403/422...): a configuration problem that stops the run."""
 
 
 def validate_answer(question: Question, answer: Any) -> tuple[dict[str, float], str]:
