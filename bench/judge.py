@@ -45,7 +45,7 @@ from bench.vocab import PROMPTS_DIR
 
 if TYPE_CHECKING:
     from bench.gateway import Gateway
-    from engram.protocols import LLM, Embedder
+    from engram import LLM, Embedder
 
 ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"
 JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"

@@ -22,7 +22,7 @@ from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailu
 from bench.clock import round_ms
 from bench.errors import AnthropicRefused, AnthropicUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
-from engram.types import Completion
+from engram import Completion
 
 PROVIDER = "anthropic"
 EXTRACTION_MODEL = "claude-haiku-4-5"
@@ -46,7 +46,7 @@ def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int, int]:
 
 
 class AnthropicLLM:
-    """`engram.protocols.LLM` over the Messages API, through the gateway, with bounded concurrency."""
+    """`engram.LLM` over the Messages API, through the gateway, with bounded concurrency."""
 
     def __init__(
         self,

@@ -39,7 +39,7 @@ from bench.stacks import STACK_NAMES
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
     from bench.gateway import Gateway
     from bench.slices import SliceMessage, SliceQuestion
-    from engram.protocols import Embedder
+    from engram import Embedder
 
 
 @dataclass(frozen=True)
@@ -304,6 +304,6 @@ def shared_minilm() -> Embedder:
     import torch
 
     torch.set_num_threads(int(os.environ.get(TORCH_THREADS_ENV, "1")))
-    from engram.embed import MiniLMEmbedder
+    from engram import MiniLMEmbedder
 
     return MiniLMEmbedder()
