@@ -44,7 +44,7 @@ from bench.gateway import LiveResponse
 
 if TYPE_CHECKING:
     from bench.gateway import Gateway
-    from engram.protocols import LLM, Embedder
+    from engram import LLM, Embedder
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"

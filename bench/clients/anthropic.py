@@ -22,8 +22,7 @@ from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailu
 from bench.clock import round_ms
 from bench.errors import ProviderError
 from bench.gateway import CallResult, Gateway, LiveResponse
-from engram.protocols import LLMError
-from engram.types import Completion
+from engram import Completion, LLMError
 
 PROVIDER = "anthropic"
 EXTRACTION_MODEL = "claude-haiku-4-5"
@@ -55,7 +54,7 @@ def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int, int]:
 
 
 class AnthropicLLM:
-    """`engram.protocols.LLM` over the Messages API, through the gateway, with bounded concurrency."""
+    """`engram.LLM` over the Messages API, through the gateway, with bounded concurrency."""
 
     def __init__(
         self,

@@ -38,7 +38,7 @@ from bench.errors import ConfigError
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
     from bench.gateway import Gateway
     from bench.slices import SliceMessage, SliceQuestion
-    from engram.protocols import Embedder
+    from engram import Embedder
 
 STACKS = ("paper", "offline")
 ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
@@ -306,6 +306,6 @@ def shared_minilm() -> Embedder:
     import torch
 
     torch.set_num_threads(int(os.environ.get(TORCH_THREADS_ENV, "1")))
-    from engram.embed import MiniLMEmbedder
+    from engram import MiniLMEmbedder
 
     return MiniLMEmbedder()

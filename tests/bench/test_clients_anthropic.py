@@ -12,7 +12,7 @@ from bench.clients.anthropic import AnthropicLLM, AnthropicRefused, AnthropicTok
 from bench.clients.retry import RetryPolicy
 from bench.errors import CacheMiss
 from bench.gateway import Gateway
-from engram.protocols import LLM, LLMError
+from engram import LLM, LLMError
 
 FAKE_KEY = "sk-ant-FAKE-0123456789abcdef"
 QUESTION = [{"role": "user", "content": "When did Caroline go to the LGBTQ support group?"}]

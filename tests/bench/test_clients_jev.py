@@ -13,8 +13,7 @@ from bench.clients.jev import JevDecider, JevRefused, JevUnavailable, validate_a
 from bench.clients.retry import RetryPolicy
 from bench.errors import CacheMiss
 from bench.gateway import Gateway
-from engram.protocols import DecisionError
-from engram.types import Ask, Question
+from engram import Ask, DecisionError, Question
 
 RELATION = Question(
     id="relation_to_candidate",

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from engram import Flags
-from engram.deciders.llm import LLMRelationDecider
-from engram.types import Completion
+from engram import Completion, Flags
+from engram.deciders import LLMRelationDecider
 from tests.engram.conftest import day
 
 

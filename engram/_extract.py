@@ -1,6 +1,6 @@
 """Extraction: which facts does a message state?
 
-Two extractors implement `engram.protocols.Extractor`:
+Two extractors implement `engram._protocols.Extractor`:
 
 - `Mem0PromptExtractor`: the article's extraction. One claude-haiku-4-5 call per message with mem0 2.1.0's additive
   extraction prompt, imported from mem0 (never retyped), fed exactly the inputs mem0's `Memory.add` builds: the
@@ -18,9 +18,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-from engram import config, lexical
-from engram.protocols import LLM
-from engram.types import ExtractedFact, Extraction, ExtractionContext, Message
+from engram import _lexical as lexical
+from engram import config
+from engram._protocols import LLM
+from engram._types import ExtractedFact, Extraction, ExtractionContext, Message
 
 UNSPECIFIED = "unspecified"
 

@@ -15,13 +15,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from engram import config
-from engram.flags import Flags
-from engram.protocols import DecisionBackend, DecisionError, Embedder
+from engram._exceptions import DecisionError
+from engram._flags import Flags
+from engram._protocols import DecisionBackend, Embedder
+from engram._render import render_fact
+from engram._store import Store
+from engram._types import Ask, Decision, Line, LineSource, Usage
 from engram.questions import NONE_RELATION, QUERY_RELATION, QUERY_RELATION_KEY, RELEVANT_TO_QUERY, relevance_key
-from engram.render import render_fact
-from engram.store import Store
-from engram.types import Ask, Decision, Line, LineSource, Usage
 
 
 @dataclass
@@ -69,7 +72,7 @@ class ReadPath:
         self,
         query: str,
         shortlist: list[tuple[str, float]],
-        scores,
+        scores: np.ndarray,
         result: Retrieval,
     ) -> list[tuple[str, LineSource, float]]:
         asks = [

@@ -12,7 +12,8 @@ Requests per fact, in order (each one round trip, run one after another so laten
   2. only when G(f) adds candidates (it needs rel(f), answered by request 1): Q_rel (+ plan_fulfilled) for them;
   3. only when some evidence against a fact needs g_A: the second phrasing for those candidates.
 Facts of one message are written one after another, and each reads the beliefs the previous one left, so no
-update is lost (the original could lose them, spec §13.9; `Flags.sequential_belief=False` replays that).
+update is lost (the original wrote them concurrently and could lose them; `Flags.sequential_belief=False`
+replays that).
 """
 
 from __future__ import annotations
@@ -25,9 +26,23 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from engram import belief, config
-from engram.flags import Flags
-from engram.protocols import LLM, DecisionBackend, DecisionError, Embedder, Extractor, LLMError
+from engram import _belief as belief
+from engram import config
+from engram._exceptions import DecisionError, LLMError
+from engram._flags import Flags
+from engram._protocols import LLM, DecisionBackend, Embedder, Extractor
+from engram._store import Store, named_entities, normalize_entity
+from engram._types import (
+    Ask,
+    Decision,
+    ExtractedFact,
+    ExtractionContext,
+    Fact,
+    FactOutcome,
+    Message,
+    Usage,
+    WriteReport,
+)
 from engram.questions import (
     EDGE_TYPES,
     FALLBACK_EDGE,
@@ -40,18 +55,6 @@ from engram.questions import (
     recheck_key,
     relation_key,
     relation_questions,
-)
-from engram.store import Store, named_entities, normalize_entity
-from engram.types import (
-    Ask,
-    Decision,
-    ExtractedFact,
-    ExtractionContext,
-    Fact,
-    FactOutcome,
-    Message,
-    Usage,
-    WriteReport,
 )
 
 ESCALATION_BACKEND = "llm_escalation"
@@ -88,13 +91,13 @@ class Escalator(Protocol):
 @dataclass
 class Mem0UpdateEscalator:
     """Escalation with mem0's update-memory prompt on an LLM (the article's L(f, u*)); the prompt call and its
-    event mapping live in `engram.deciders.llm`, shared with the LLM-decider arm."""
+    event mapping live in `engram.deciders._llm`, shared with the LLM-decider arm."""
 
     llm: LLM
     model: str = config.LLM_MODEL
 
     def judge(self, existing: str, new: str) -> Escalation:
-        from engram.deciders.llm import mem0_update_decision  # the stand-ins module; imported only when used
+        from engram.deciders._llm import mem0_update_decision  # the stand-ins module; imported only when used
 
         outcome = mem0_update_decision(self.llm, self.model, [existing], new)
         completion = getattr(outcome, "completion", None)
@@ -107,7 +110,7 @@ class Mem0UpdateEscalator:
 
 
 class RelationDecider(Protocol):
-    """The LLM-decider arm's shape (`engram.deciders.llm.LLMRelationDecider`): one call per extracted fact that
+    """The LLM-decider arm's shape (`engram.deciders._llm.LLMRelationDecider`): one call per extracted fact that
     judges the new fact against all its candidates at once, instead of one typed relation question per candidate.
     Its verdict has `.decision` (a certain Decision about at most one candidate, `.target`) and `.text` (the merged
     text of a rewrite); `.verdict.completion`, when present, carries the call's usage."""

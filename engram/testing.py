@@ -1,7 +1,7 @@
 """A tiny deterministic embedder for tests and benchmarks: a hashed bag of words, L2-normalised.
 
 Not a language model: two texts are close exactly when they share words. It makes unit tests run in milliseconds
-and never needs model weights. Real runs use `engram.embed.MiniLMEmbedder`.
+and never needs model weights. Real runs use `engram.MiniLMEmbedder`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+
+__all__ = ["HashEmbedder"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 

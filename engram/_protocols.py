@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from engram.types import Ask, Completion, Decision, Extraction, ExtractionContext, Message
+from engram._types import Ask, Completion, Decision, Extraction, ExtractionContext, Message
 
 
 @runtime_checkable
@@ -55,11 +55,3 @@ class Extractor(Protocol):
     model: str
 
     def extract(self, message: Message, context: ExtractionContext) -> Extraction: ...
-
-
-class DecisionError(RuntimeError):
-    """A whole decision request failed (network, protocol); the write path degrades the fact, never crashes."""
-
-
-class LLMError(RuntimeError):
-    """A chat-model call failed; escalation keeps the fact tentative and closes nothing."""

@@ -1,6 +1,6 @@
 """RulesDecider: an OFFLINE, DETERMINISTIC STAND-IN for a typed decision model (Jev). Not a model of meaning.
 
-It answers all twelve questions of engram.questions from lexical rules (engram.lexical: spaCy parse, cue lists)
+It answers all twelve questions of engram.questions from lexical rules (engram._lexical: spaCy parse, cue lists)
 plus MiniLM cosine similarity. Each rule adds evidence to a score per option; the distribution is the softmax of
 the scores at TEMPERATURE, so confidence grows with the amount and agreement of the evidence instead of being a
 fixed peak. Yes/no questions score "yes" against a "no" fixed at 0, which makes P(yes) the logistic of the score.
@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 import scipy.special
 
-from engram import lexical
-from engram.protocols import Embedder
+from engram import _lexical as lexical
+from engram._exceptions import MissingInput
+from engram._protocols import Embedder
+from engram._types import NO, YES, Ask, Decision
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
-from engram.types import NO, YES, Ask, Decision
 
 MODEL_VERSION = "rules-standin-v5"
 TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
@@ -227,10 +228,6 @@ def _top_edge(text: str) -> str:
     return max(evidence, key=lambda r: (evidence[r], -order.index(r)))
 
 
-class MissingInput(KeyError):
-    """An ask lacks the state field or ref its question reads; only that ask degrades."""
-
-
 @dataclass
 class _Request:
     """One `ask` call's inputs with the cosine of any two texts in it (embedded once, in one batch)."""
@@ -256,7 +253,7 @@ class RulesDecider:
 
     def __init__(self, embedder: Embedder | None = None) -> None:
         if embedder is None:
-            from engram.embed import MiniLMEmbedder
+            from engram._embed import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
         self._embedder = embedder

@@ -6,13 +6,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engram.flags import Flags
-from engram.hygiene import HygieneReport, run_hygiene
-from engram.protocols import LLM, DecisionBackend, Embedder, Extractor
-from engram.read import ReadPath, Retrieval
-from engram.store import Store
-from engram.types import Fact, Line, Message, WriteReport
-from engram.write import Escalator, Mem0UpdateEscalator, RelationDecider, WritePath
+from engram._exceptions import InvalidInput, MissingInput
+from engram._flags import Flags
+from engram._hygiene import HygieneReport, run_hygiene
+from engram._protocols import LLM, DecisionBackend, Embedder, Extractor
+from engram._read import ReadPath, Retrieval
+from engram._store import Store
+from engram._types import Fact, Line, Message, WriteReport
+from engram._write import Escalator, Mem0UpdateEscalator, RelationDecider, WritePath
 
 OFFLINE_LABEL = "offline stand-ins (rules extractor, rules decider; not the article's models)"
 
@@ -51,14 +52,14 @@ class Engram:
         if escalator is not None and not hasattr(escalator, "judge"):
             escalator = Mem0UpdateEscalator(escalator)  # a bare LLM: escalate with mem0's update prompt
         self.escalator: Escalator | None = escalator  # type: ignore[assignment]
-        self.store = Store(store_path, embedder.dim)
+        self._store = Store(store_path, embedder.dim)
         self._paths()
 
     def _paths(self) -> None:
         self._write = WritePath(
-            self.store, self.extractor, self.decider, self.embedder, self.escalator, self.flags, self.relation_decider
+            self._store, self.extractor, self.decider, self.embedder, self.escalator, self.flags, self.relation_decider
         )
-        self._read = ReadPath(self.store, self.decider, self.embedder, self.flags)
+        self._read = ReadPath(self._store, self.decider, self.embedder, self.flags)
 
     @classmethod
     def offline(
@@ -66,15 +67,15 @@ class Engram:
     ) -> Engram:
         """The offline stack: rules extractor and rules decider (stand-ins) over the real MiniLM embedder; with
         `escalate`, escalations go to mem0's update prompt answered by the rules stand-in chat model."""
-        from engram.deciders.rules import RulesDecider
-        from engram.embed import MiniLMEmbedder
-        from engram.extract import RulesExtractor
+        from engram._embed import MiniLMEmbedder
+        from engram._extract import RulesExtractor
+        from engram.deciders._rules import RulesDecider
 
         embedder = embedder or MiniLMEmbedder()
         decider = RulesDecider(embedder)
         escalator = None
         if escalate:
-            from engram.deciders.llm import RulesUpdateLLM
+            from engram.deciders._llm import RulesUpdateLLM
 
             escalator = Mem0UpdateEscalator(RulesUpdateLLM(decider))
         return cls(
@@ -85,17 +86,17 @@ class Engram:
 
     def add(self, text: str, *, speaker: str, when: datetime, message_id: str | None = None) -> WriteReport:
         """Store what one message says. `when` is conversation time; validity is judged against it."""
-        message_id = message_id or f"m{self.store.message_count() + 1}"
-        if self.store.has_message(message_id):
-            raise ValueError(f"message_id {message_id!r}: already stored; expected a new id")
+        message_id = message_id or f"m{self._store.message_count() + 1}"
+        if self._store.has_message(message_id):
+            raise InvalidInput(f"message_id {message_id!r}: already stored; expected a new id")
         message = Message(id=message_id, text=text, speaker=speaker, when=_conversation_time(when))
         try:
-            with self.store.transaction():
+            with self._store.transaction():
                 return self._write.ingest(message)
         except BaseException:
             # The file rolled back; rebuild the in-memory copy from it so the two agree again.
-            self.store.close_db()
-            self.store = Store(self.store.path, self.embedder.dim)
+            self._store.close_db()
+            self._store = Store(self._store.path, self.embedder.dim)
             self._paths()
             raise
 
@@ -112,35 +113,42 @@ class Engram:
 
     def facts(self, valid_only: bool = True) -> list[Fact]:
         """Stored facts in insertion order; by default only those still valid (not closed)."""
-        return [f for f in self.store.all_facts() if f.is_open or not valid_only]
+        return [f for f in self._store.all_facts() if f.is_open or not valid_only]
+
+    def same_as(self, fact_id: str) -> list[Fact]:
+        """The fact and every fact joined to it by same_as links, in insertion order (a rendered line stands for
+        all of them)."""
+        if fact_id not in self._store:
+            raise MissingInput(f"fact_id {fact_id!r}: no such fact in {self._store.path}")
+        return [self._store.get(i) for i in self._store.same_as_cluster(fact_id)]
 
     def explain(self, fact_id: str) -> dict[str, Any]:
         """A fact, the decisions that shaped it, and its history (insert, belief changes, closes, reopens)."""
-        if fact_id not in self.store:
-            raise KeyError(f"fact_id {fact_id!r}: no such fact in {self.store.path}")
-        fact = self.store.get(fact_id)
+        if fact_id not in self._store:
+            raise MissingInput(f"fact_id {fact_id!r}: no such fact in {self._store.path}")
+        fact = self._store.get(fact_id)
         return {
             "fact": fact,
-            "decisions": self.store.decisions(fact_id),
-            "history": self.store.events(fact_id),
-            "belief_history": [e for e in self.store.events(fact_id) if e["event"] in ("insert", "belief")],
-            "same_as": [i for i in self.store.same_as_cluster(fact_id) if i != fact_id],
-            "superseded": self.store.superseded_by(fact_id),
+            "decisions": self._store.decisions(fact_id),
+            "history": self._store.events(fact_id),
+            "belief_history": [e for e in self._store.events(fact_id) if e["event"] in ("insert", "belief")],
+            "same_as": [i for i in self._store.same_as_cluster(fact_id) if i != fact_id],
+            "superseded": self._store.superseded_by(fact_id),
         }
 
     def stats(self) -> dict[str, Any]:
         """Counts the harness puts in result files."""
-        facts = self.store.all_facts()
-        events = self.store.event_counts()
+        facts = self._store.all_facts()
+        events = self._store.event_counts()
         return {
             "stored": len(facts),
             "active": sum(f.is_open for f in facts),
             "tentative": sum(f.tentative for f in facts),
-            "closes": self.store.close_counts(),
+            "closes": self._store.close_counts(),
             "reopens": events.get("reopen", 0),
             "escalations": events.get("escalation", 0) + events.get("escalation_failed", 0),
             "escalations_failed": events.get("escalation_failed", 0),
-            "same_as_links": self.store.same_as_count(),
+            "same_as_links": self._store.same_as_count(),
             "plan_fulfilled_asks": events.get("plan_ask", 0),
             "ignored_weak": events.get("ignored_weak", 0),
             "blocked": {
@@ -155,8 +163,8 @@ class Engram:
 
     def hygiene(self) -> HygieneReport:
         """Link duplicates among facts sharing subject and relation (same_fact question); deletes nothing."""
-        with self.store.transaction():
-            return run_hygiene(self.store, self.decider)
+        with self._store.transaction():
+            return run_hygiene(self._store, self.decider)
 
     def close(self) -> None:
-        self.store.close_db()
+        self._store.close_db()

@@ -39,7 +39,7 @@ class Flags:
     plan_question: bool = True  # plan_fulfilled closes plans with closed_reason "fulfilled"
     merge_policy: Literal["same_as", "union"] = "same_as"  # duplicates: reversible link, or text merged (E1/E2)
     escalate: bool = True  # use the escalator (when one is given) for r* in S with pi* < theta_esc
-    # Facts of one message apply their belief updates one after another (article; spec §13.9). False replays the
+    # Facts of one message apply their belief updates one after another (the article). False replays the
     # original's lost updates: every fact of a message reads beliefs as they were before the message.
     sequential_belief: bool = True
     retrieval_rerank: bool = True

@@ -1,5 +1,5 @@
 """A scripted decision backend for tests: each answer is written down by the test, so every gate can be tested in
-isolation. Answers go through the same wire parsing as a real backend (`engram.answers`), so a test can also
+isolation. Answers go through the same wire parsing as a real backend (`engram._answers`), so a test can also
 script a malformed answer and watch only that question degrade.
 
     decider = ScriptedDecider()
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.answers import decision_from_answer
-from engram.protocols import DecisionError
-from engram.types import Ask, Decision
+from engram._answers import decision_from_answer
+from engram._exceptions import DecisionError, InvalidInput
+from engram._types import Ask, Decision
 
 DEFAULT_ANSWERS: Mapping[str, Any] = {
     "worth_remembering": 0.95,
@@ -72,7 +72,7 @@ class ScriptedDecider:
     def on(self, question: str, answer: Any, **match: str) -> ScriptedDecider:
         unknown = set(match) - {"new", "existing", "memory", "query"}
         if unknown:
-            raise ValueError(f"ScriptedDecider.on: unknown match keys {sorted(unknown)}")
+            raise InvalidInput(f"ScriptedDecider.on: unknown match keys {sorted(unknown)}")
         self.rules.append(_Rule(question, answer, {k: v.lower() for k, v in match.items()}))
         return self
 

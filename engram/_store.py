@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from engram.types import Decision, Fact, Message
+from engram._exceptions import InvalidInput
+from engram._types import Decision, Fact, Message
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -139,6 +140,10 @@ def _dt(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
 
 
+def _dt_required(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
 _FACT_COLUMNS = (
     "seq",
     "id",
@@ -206,7 +211,7 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
         durability=values["durability"],
         sensitivity=values["sensitivity"],
         temporal_status=values["temporal_status"],
-        valid_from=_dt(values["valid_from"]),
+        valid_from=_dt_required(values["valid_from"]),
         valid_until=_dt(values["valid_until"]),
         belief=values["belief"],
         tentative=bool(values["tentative"]),
@@ -215,7 +220,7 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
         closed_by=values["closed_by"],
         source_message_id=values["source_message_id"],
         source_text=values["source_text"],
-        said_at=_dt(values["said_at"]),
+        said_at=_dt_required(values["said_at"]),
         refines=values["refines"],
         disputed=bool(values["disputed"]),
         against_count=values["against_count"],
@@ -257,7 +262,7 @@ class Store:
         if row is None:
             self._db.execute("INSERT INTO meta VALUES ('dim', ?)", (str(self.dim),))
         elif int(row[0]) != self.dim:
-            raise ValueError(f"{self.path}: store holds {row[0]}-dim vectors, the embedder makes {self.dim}")
+            raise InvalidInput(f"{self.path}: store holds {row[0]}-dim vectors, the embedder makes {self.dim}")
 
     def _load(self) -> None:
         rows = self._db.execute(f"SELECT {', '.join(_FACT_COLUMNS)}, embedding FROM facts ORDER BY seq").fetchall()
@@ -320,7 +325,7 @@ class Store:
         rows = self._db.execute(
             "SELECT id, text, speaker, said_at FROM messages ORDER BY seq DESC LIMIT ?", (n,)
         ).fetchall()
-        return [Message(id=r[0], text=r[1], speaker=r[2], when=_dt(r[3])) for r in reversed(rows)]
+        return [Message(id=r[0], text=r[1], speaker=r[2], when=_dt_required(r[3])) for r in reversed(rows)]
 
     def message_count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
@@ -438,9 +443,9 @@ class Store:
             rows = np.nonzero(masked >= kth)[0]  # every row tied with the k-th stays in the running
         else:
             rows = np.arange(n)
-        rows = [int(r) for r in rows if np.isfinite(masked[r])]
-        rows.sort(key=lambda r: (-float(masked[r]), self._facts[self._ids[r]].text, self._ids[r]))
-        return [(self._ids[r], float(masked[r])) for r in rows[:k]]
+        finite = [int(r) for r in rows if np.isfinite(masked[r])]
+        finite.sort(key=lambda r: (-float(masked[r]), self._facts[self._ids[r]].text, self._ids[r]))
+        return [(self._ids[r], float(masked[r])) for r in finite[:k]]
 
     def top_among(self, scores: np.ndarray, fact_ids: Iterable[str], k: int) -> list[str]:
         """The k best of the given facts by score, ties by text then id (numpy selection: G(f) can be large)."""

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from engram._exceptions import InvalidInput
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 BATCH_SIZE = 64  # fixed: a different batch size changes vectors in the 7th decimal
@@ -38,12 +40,12 @@ def _threads_from_env() -> int | None:
     if not value:
         return None
     if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"ENGRAM_EMBED_THREADS: expected a positive integer, found {value!r}")
+        raise InvalidInput(f"ENGRAM_EMBED_THREADS: expected a positive integer, found {value!r}")
     return int(value)
 
 
 class MiniLMEmbedder:
-    """`engram.protocols.Embedder` over all-MiniLM-L6-v2; loads on first use, one encode at a time."""
+    """`engram._protocols.Embedder` over all-MiniLM-L6-v2; loads on first use, one encode at a time."""
 
     name = MODEL_NAME
     dim = DIMENSIONS

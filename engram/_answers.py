@@ -16,46 +16,47 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from engram.types import YES, Ask, Decision
+from engram._exceptions import MalformedAnswer
+from engram._types import YES, Ask, Decision, Question
 
 SUM_TOLERANCE = 0.02
 ROUNDING_TOLERANCE = 0.0101  # Jev rounds to two decimals after picking its choice
 
 
-class MalformedAnswer(ValueError):
-    """One answer broke the wire contract; the message says which field and what was found."""
-
-
 def _probability(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise MalformedAnswer(f"{where}: expected a number in [0, 1], found {value!r}")
+        raise MalformedAnswer(f"{where}: expected a finite number in [0, 1], found {value!r}")
     number = float(value)
     if not math.isfinite(number) or not 0.0 <= number <= 1.0:
-        raise MalformedAnswer(f"{where}: expected a number in [0, 1], found {value!r}")
+        raise MalformedAnswer(f"{where}: expected a finite number in [0, 1], found {value!r}")
     return number
 
 
-def _yes_no_probs(answer: Mapping[str, Any], key: str) -> tuple[dict[str, float], str]:
-    p_yes = _probability(answer.get("noul"), f"{key}.noul")
-    return {YES: p_yes, "no": 1.0 - p_yes}, (YES if p_yes >= 0.5 else "no")
-
-
-def _choice_probs(answer: Mapping[str, Any], ask: Ask, key: str) -> tuple[dict[str, float], str]:
-    options = ask.question.options
+def validate_answer(question: Question, answer: Any, *, where: str = "answer") -> tuple[dict[str, float], str]:
+    """(probabilities, chosen option) of one raw wire answer, or `MalformedAnswer` naming the rule it breaks.
+    `where` prefixes the message (the ask key, say)."""
+    if not isinstance(answer, Mapping):
+        raise MalformedAnswer(f"{where}: expected an answer object, found {answer!r}")
+    if question.kind == "yes_no":
+        p_yes = _probability(answer.get("noul"), f"{where}.noul")
+        return {YES: p_yes, "no": 1.0 - p_yes}, (YES if p_yes >= 0.5 else "no")
+    options = question.options
     raw = answer.get("probabilities")
     if not isinstance(raw, Mapping) or set(raw) != set(options):
         found = sorted(raw) if isinstance(raw, Mapping) else raw
-        raise MalformedAnswer(f"{key}.probabilities: expected keys {list(options)}, found {found!r}")
-    probs = {o: _probability(raw[o], f"{key}.probabilities.{o}") for o in options}
+        raise MalformedAnswer(
+            f"{where}.probabilities: expected probabilities for exactly {list(options)}, found {found!r}"
+        )
+    probs = {o: _probability(raw[o], f"{where}.probabilities.{o}") for o in options}
     total = math.fsum(probs.values())
     if abs(total - 1.0) >= SUM_TOLERANCE:
-        raise MalformedAnswer(f"{key}.probabilities: expected a sum of 1, found {total:.4f}")
+        raise MalformedAnswer(f"{where}.probabilities: expected a sum of 1, found {total:.4f}")
     choice = answer.get("choice")
     if choice not in probs:
-        raise MalformedAnswer(f"{key}.choice: expected one of {list(options)}, found {choice!r}")
+        raise MalformedAnswer(f"{where}.choice: {choice!r} is not one of {list(options)}")
     if probs[choice] < max(probs.values()) - ROUNDING_TOLERANCE:
-        raise MalformedAnswer(f"{key}.choice: {choice!r} is not the most probable option")
-    return probs, choice
+        raise MalformedAnswer(f"{where}.choice: {choice!r} at {probs[choice]} is not the most probable option")
+    return probs, str(choice)
 
 
 def decision_from_answer(
@@ -63,12 +64,7 @@ def decision_from_answer(
 ) -> Decision:
     """A Decision for one ask; a missing or malformed answer becomes the question's safe default (fallback)."""
     try:
-        if not isinstance(answer, Mapping):
-            raise MalformedAnswer(f"{ask.key}: expected an answer object, found {answer!r}")
-        if ask.question.kind == "yes_no":
-            probs, chosen = _yes_no_probs(answer, ask.key)
-        else:
-            probs, chosen = _choice_probs(answer, ask, ask.key)
+        probs, chosen = validate_answer(ask.question, answer, where=ask.key)
     except MalformedAnswer as exc:
         return Decision.degraded(
             ask.question,

@@ -1,6 +1,6 @@
 """The hygiene pass: after ingestion, ask `same_fact` about pairs of facts that share subject and relation, and
-link (or unlink) them as same_as. Nothing is deleted and no belief changes (spec §5.8; the v1 frozen arm ran it
-once before the final questions; the article does not describe it, so the harness decides whether to run it).
+link (or unlink) them as same_as. Nothing is deleted and no belief changes (the original's v1 frozen
+arm ran it once before the final questions; the article does not describe it, so the harness decides whether to run it).
 
 Groups: every fact, open or closed, by (subject, relation); the 30 most recently stored facts of each group;
 every pair of them, 50 pairs per request, state {"subject": <entity>}. P(yes) >= theta_act links the pair;
@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from engram import config
-from engram.protocols import DecisionBackend, DecisionError
+from engram._exceptions import DecisionError
+from engram._protocols import DecisionBackend
+from engram._store import Store
+from engram._types import Ask, Usage
 from engram.questions import SAME_FACT
-from engram.store import Store
-from engram.types import Ask, Usage
 
 MAX_GROUP = 30
 PAIRS_PER_REQUEST = 50

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engram import config
-from engram.flags import Flags
+from engram._flags import Flags
+from engram._types import Decision
 from engram.questions import SUPERSEDING, SUPPORTING, cardinality
-from engram.types import Decision
 
 
 def clamp(b: float) -> float:

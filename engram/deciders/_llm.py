@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram import config
-from engram.protocols import LLM, LLMError
+from engram._exceptions import LLMError
+from engram._protocols import LLM
+from engram._types import Ask, Completion, Decision, Question
 from engram.questions import RELATION_TO_CANDIDATE
-from engram.types import Ask, Completion, Decision, Question
 
 LLM_DECIDER_BACKEND = "llm_decider"
 REWRITE = "rewrite"  # mem0 UPDATE: the candidate's text is replaced by the merged text; nothing is closed
@@ -222,7 +223,7 @@ STANDIN_MODEL = "rules-update-standin-v1"
 
 
 class RulesUpdateLLM:
-    """OFFLINE STAND-IN implementing `engram.protocols.LLM` for mem0's update prompt only.
+    """OFFLINE STAND-IN implementing `engram._protocols.LLM` for mem0's update prompt only.
 
     It reads the old memories and new facts back out of the prompt, asks the RulesDecider's relation question for
     every (new fact, old memory) pair, and answers in mem0's JSON: the strongest non-`new` relation of each new fact
@@ -232,7 +233,7 @@ class RulesUpdateLLM:
 
     def __init__(self, decider: Any | None = None) -> None:
         if decider is None:
-            from engram.deciders.rules import RulesDecider
+            from engram.deciders._rules import RulesDecider
 
             decider = RulesDecider()
         self._decider = decider

@@ -12,7 +12,7 @@ Token counts of these lines are the caller's business (the harness counts them w
 
 from __future__ import annotations
 
-from engram.types import Fact
+from engram._types import Fact
 
 
 def _one_line(text: str) -> str:
