@@ -2,7 +2,8 @@
 
 Provenance stamps the commit and a dirty flag into every result; the held-out guard refuses unless HEAD is the frozen
 tag and the tree is clean. Both ask the same questions here. The folders runs write into (`RUN_OUTPUT_DIRS`) never
-count as a change: writing results must not make the next run look as if it ran on modified code.
+count as a change: writing results must not make the next run look as if it ran on modified code (a
+changed shipped cache subset does count: it decides what a replay answers).
 """
 
 from __future__ import annotations

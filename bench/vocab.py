@@ -23,6 +23,7 @@ ARMS_DIR = REPO_ROOT / "arms"  # one TOML file per arm
 STACKS_DIR = REPO_ROOT / "stacks"  # one file per stack (which model serves each role)
 RESULTS_DIR = REPO_ROOT / "results"  # results/<stack>/<slice-dir>/<arm>[__k<k>].json
 V1_RESULTS_DIR = RESULTS_DIR / "v1"  # the article's results, converted to the result schema
+V3_RESULTS_DIR = RESULTS_DIR / "v3"  # the v3 paper's results, converted to the result schema
 RUNS_DIR = REPO_ROOT / "runs"  # scratch stores of runs in progress; rebuilt each run, never committed
 CACHE_DIR = REPO_ROOT / "cache"  # shipped call-cache subsets (cache/<subset>/) and the local cache
 LOCAL_CACHE_NAME = "local"  # cache/local/: this machine's cache, git-ignored
@@ -34,8 +35,9 @@ PROMPTS_DIR = BENCH_DIR / "prompts"  # answer and judge prompts of the paper sta
 DOCS_DIR = REPO_ROOT / "docs"
 
 # Folders that runs write into: a git dirty check ignores them, so writing a result does not make the next run
-# look as if it ran on modified code.
-RUN_OUTPUT_DIRS = ("results", "runs", "cache")
+# look as if it ran on modified code. cache/ is not one of them: a shipped cache subset decides what a replay
+# answers, so changing one counts (the local cache, cache/local/, is git-ignored and never counts).
+RUN_OUTPUT_DIRS = ("results", "runs")
 
 # The paper build reads results/<this>/ unless told otherwise: the article's imported results.
 DEFAULT_PAPER_STACK_DIR = "v1"
