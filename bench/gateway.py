@@ -26,8 +26,6 @@ from typing import Any, Literal, get_args
 from bench.atomic import write_json
 from bench.budget import Budget, Ledger, Reservation, RunLabels, estimate_cost_usd, limits_from_env, price_for
 from bench.cache import (
-    LOCAL_CACHE_NAME,
-    SHIPPED_CACHE_ROOT,
     CacheEntry,
     CallRequest,
     LocalStore,
@@ -38,6 +36,7 @@ from bench.cache import (
 )
 from bench.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
 from bench.errors import CacheMiss, ConfigError, ProviderError
+from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
 
 __all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "API_KEY_ENV", "default_cache_dir"]
 
@@ -114,7 +113,7 @@ class _Pending:
 
 def default_cache_dir() -> Path:
     override = os.environ.get("ENGRAM_CACHE_DIR")
-    return Path(override) if override else SHIPPED_CACHE_ROOT / LOCAL_CACHE_NAME
+    return Path(override) if override else CACHE_DIR / LOCAL_CACHE_NAME
 
 
 def ledger_path(cache_dir: Path | None = None) -> Path:

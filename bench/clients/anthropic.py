@@ -20,24 +20,16 @@ from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
 from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
 from bench.clock import round_ms
-from bench.errors import ProviderError
+from bench.errors import AnthropicRefused, AnthropicUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
 from bench.redact import quoted
-from engram import Completion, LLMError
+from engram import Completion
 
 PROVIDER = "anthropic"
 EXTRACTION_MODEL = "claude-haiku-4-5"
 ANSWER_MODEL = "claude-sonnet-4-6"  # answers, judge, escalation, LLM decider
 SENT_AS_PARAMETERS = ("model", "max_tokens", "messages")
 COUNT_TOKENS_FIELDS = ("system", "tools", "thinking", "tool_choice", "output_config")
-
-
-class AnthropicUnavailable(ProviderError, LLMError):
-    """The call failed after its retries, or the reply was unreadable: engram degrades (tentative fact)."""
-
-
-class AnthropicRefused(ProviderError):
-    """The API refused the key or the request (401/403/400...): a configuration problem that stops the run."""
 
 
 def message_text(body: Mapping[str, Any]) -> str:

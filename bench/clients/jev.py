@@ -27,22 +27,14 @@ from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
 from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
 from bench.clock import round_ms
-from bench.errors import ProviderError
+from bench.errors import JevRefused, JevUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
 from bench.redact import quoted
-from engram import Ask, Decision, DecisionError, MalformedAnswer, validate_answer
+from engram import Ask, Decision, MalformedAnswer, validate_answer
 
 DEFAULT_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-1.13.0"
 PROVIDER, ENDPOINT = "jev", "systemone"
-
-
-class JevUnavailable(ProviderError, DecisionError):
-    """The whole request failed (retries exhausted, or a non-JSON reply): the write path degrades the fact."""
-
-
-class JevRefused(ProviderError):
-    """Jev refused the request (401/403/422...): a configuration problem that stops the run."""
 
 
 def decision_from_result(ask: Ask, result: CallResult) -> Decision:
