@@ -10,6 +10,8 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     ├── CacheError              the call cache cannot serve a request
     │   └── CacheMiss           replay met a request no cache holds (no network was touched)
     ├── BudgetExceeded          a call would exceed the spend budget; it was not sent
+    ├── SpendNotConfirmed       a run that may send paid calls got no yes (--yes, ENGRAM_ASSUME_YES=1, a terminal)
+    ├── RunLocked               another run of the same arm, slice and stack holds this checkout's run lock
     ├── ProviderError           a live model provider failed or refused
     │   ├── JevUnavailable      Jev failed after its retries (also engram's DecisionError: the write degrades)
     │   ├── JevRefused          Jev refused the request (a configuration problem that stops the run)
@@ -53,6 +55,8 @@ __all__ = [
     "QuestionSetMismatch",
     "ReproduceError",
     "ResultError",
+    "RunLocked",
+    "SpendNotConfirmed",
 ]
 
 
@@ -80,6 +84,14 @@ class CacheMiss(CacheError):
 
 class BudgetExceeded(BenchError):
     """A call would exceed the run or cumulative spend budget; it was not sent."""
+
+
+class SpendNotConfirmed(BenchError):
+    """A run that may send paid calls was not confirmed; nothing was sent."""
+
+
+class RunLocked(BenchError):
+    """Another run of the same arm on the same slice and stack is in progress in this checkout."""
 
 
 class ProviderError(BenchError):

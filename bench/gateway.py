@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from bench.atomic import write_json
-from bench.budget import Budget, Ledger, RunLabels, estimate_cost_usd, limits_from_env, price_for
+from bench.budget import Budget, Ledger, Reservation, RunLabels, estimate_cost_usd, limits_from_env, price_for
 from bench.cache import (
     CacheEntry,
     CallRequest,
@@ -305,17 +305,19 @@ class Gateway:
         # Hits of one batch are concurrent answers: the batch waits for the slowest.
         return max((r.latency_ms for r in pending.results if r is not None), default=0.0)
 
-    def _reserve(self, to_send: list[CallRequest]) -> float:
+    def _reserve(self, to_send: list[CallRequest]) -> Reservation | None:
         paid = [r for r in to_send if r.provider != OFFLINE]
         if not paid or self.budget is None:
             for request in paid:  # no budget object still requires a known price: never spend blind
                 price_for(request.provider, request.model, request.endpoint)
-            return 0.0
+            return None
         estimate = sum(estimate_cost_usd(request) for request in paid)
+        if estimate == 0.0:
+            return None  # free endpoints (token counting) hold nothing
         return self.budget.reserve(paid[0], estimate)
 
-    def _release(self, reserved: float) -> None:
-        if self.budget is not None and reserved:
+    def _release(self, reserved: Reservation | None) -> None:
+        if self.budget is not None:
             self.budget.release(reserved)
 
     def _record(
@@ -324,7 +326,7 @@ class Gateway:
         to_send: list[CallRequest],
         responses: list[LiveResponse],
         measured_ms: float,
-        reserved: float,
+        reserved: Reservation | None,
     ) -> None:
         if len(responses) != len(to_send):
             self._release(reserved)
@@ -357,13 +359,12 @@ class Gateway:
             )
             stored = self.local.add(entry) if self.local is not None else entry.sealed()
             if request.provider != OFFLINE and self.budget is not None:
-                self.budget.settle(0.0, request, float(cost), key)
+                self.budget.settle(None, request, float(cost), key)
             result = CallResult.from_entry(stored, cached=False)
             for position in pending.missing[key]:
                 pending.results[position] = result
                 self._count(request.provider, hit=False)
-        if self.budget is not None and reserved:
-            self.budget.release(reserved)
+        self._release(reserved)
 
     def _count(self, provider: str, *, hit: bool) -> None:
         with self._lock:

@@ -40,7 +40,7 @@ from bench.arms import Arm, load_arm
 from bench.atomic import write_text
 from bench.budget import Ledger, RunLabels, limits_from_env
 from bench.cache import read_keys_file, write_keys_file
-from bench.errors import BenchError, ConfigError, ResultError
+from bench.errors import ConfigError, ResultError, RunLocked
 from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.gitinfo import git_state
 from bench.preflight import Preflight, announce_and_confirm, modes_for
@@ -117,10 +117,6 @@ class RunOptions:
     say: Callable[[str], None] | None = None  # where the banner goes (None: stderr)
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
-
-
-class RunLocked(BenchError):
-    """Another run of the same arm on the same slice and stack is in progress in this checkout."""
 
 
 @dataclass

@@ -22,6 +22,7 @@ from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailu
 from bench.clock import round_ms
 from bench.errors import AnthropicRefused, AnthropicUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
+from bench.redact import quoted
 from engram import Completion
 
 PROVIDER = "anthropic"
@@ -190,11 +191,14 @@ class AnthropicLLM:
                     raise RetryableFailure(str(exc.status_code), exc.response.headers.get("retry-after")) from None
                 self._count(str(exc.status_code))
                 raise AnthropicRefused(
-                    f"{where}: expected HTTP 200, found {exc.status_code}; check ANTHROPIC_API_KEY and the request"
+                    f"{where}: expected HTTP 200, found {exc.status_code} ({quoted(exc.message)}); check "
+                    f"ANTHROPIC_API_KEY and the request"
                 ) from None
             except (anthropic.APIResponseValidationError, ValueError) as exc:
                 self._count("malformed")
-                raise AnthropicUnavailable(f"{where}: expected a JSON reply, found an unreadable one ({exc})") from None
+                raise AnthropicUnavailable(
+                    f"{where}: expected a JSON reply, found an unreadable one ({quoted(str(exc))})"
+                ) from None
             self._count("200")
             return reply
 
