@@ -45,13 +45,12 @@ import numpy as np
 from bench.cache import CallRequest
 from bench.errors import ConfigError
 from bench.gateway import LiveResponse
-from bench.scoring import judge_metric
+from bench.vocab import PROMPTS_DIR, judge_metric
 
 if TYPE_CHECKING:
     from bench.gateway import Gateway
-    from engram.protocols import LLM, Embedder
+    from engram import LLM, Embedder
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"
 JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"
 DEFAULT_JUDGE_PROMPT = "mem0-lenient"

@@ -26,7 +26,7 @@ import numpy as np
 from bench import data
 from bench.clock import p50_ms
 from bench.systems import AuditFact, WriteUsage
-from engram.protocols import Embedder
+from engram import Embedder
 
 MATCH_THRESHOLD = 0.5  # spec §9.7: a fact matches a labelled claim at MiniLM cosine >= 0.5
 BEHAVIOURS = ("kept", "closed", "stale", "over_closed", "fulfilled", "closed_other_reason", "not_stored")

@@ -30,24 +30,30 @@ from typing import Any
 from bench import data
 from bench.errors import DataError
 from bench.results import LOCOMO_CATEGORY_NAMES
+from bench.vocab import (
+    DEV_CONVERSATION,
+    HELDOUT_CONVERSATIONS,
+    LOCOMO_POOLED,
+    TUNED_ON,
+    heldout_conversation,
+    heldout_slice,
+    heldout_slices,
+    is_heldout,
+    is_locomo_conversation,
+    locomo_conversation_of,
+    locomo_slice,
+)
 
 # LoCoMo's category codes as its evaluation code reads them (category 3's gold keeps its first ";" part, etc.).
 CATEGORY_NAMES = LOCOMO_CATEGORY_NAMES
 ADVERSARIAL = 5
 SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
-DEV_CONVERSATION = "conv-26"
 DEV_SESSIONS = 4
 STRESS_SESSIONS = 10
 STRESS_CHECKPOINTS = (4, 7, 10)
-# The conversations the frozen configuration was tuned on: a held-out slice may be any other conversation.
-TUNED_ON = (DEV_CONVERSATION,)
-# The article's held-out conversations: the default of `engram-bench heldout` and the paper's pooled held-out set.
-HELDOUT_CONVERSATIONS = ("conv-30", "conv-41", "conv-42", "conv-43")
 FIXED_SLICES = ("dev", "stress", "dev_updates", "dev_updates2")
-SLICE_NAMES = FIXED_SLICES + tuple(f"heldout:{c}" for c in HELDOUT_CONVERSATIONS)
-HELDOUT_PREFIX = "heldout:"
-LOCOMO_PREFIX = "locomo:"
-LOCOMO_POOLED = "locomo"
+# The article's slices; `slice_names()` adds every LoCoMo conversation and the pooled `locomo`.
+SLICE_NAMES = FIXED_SLICES + tuple(heldout_slices())
 
 _EVIDENCE_ID = re.compile(r"D(\d+):(\d+)")
 
@@ -371,16 +377,16 @@ def slice_names() -> tuple[str, ...]:
     """Every slice `slices` lists: the article's, one `locomo:<conv>` per conversation and the pooled `locomo`.
     (`heldout:<conv>` is accepted for every conversation in `heldout_conversations()`; only the article's four are
     listed, since the others hold the same content as their `locomo:<conv>` slice.)"""
-    return SLICE_NAMES + tuple(f"{LOCOMO_PREFIX}{c}" for c in locomo_conversations()) + (LOCOMO_POOLED,)
+    return SLICE_NAMES + tuple(locomo_slice(c) for c in locomo_conversations()) + (LOCOMO_POOLED,)
 
 
 def _heldout(sample_id: str) -> Slice:
     notes = {"tuned_on": list(TUNED_ON), "article_heldout": sample_id in HELDOUT_CONVERSATIONS}
-    return _whole_conversation(f"{HELDOUT_PREFIX}{sample_id}", sample_id, notes)
+    return _whole_conversation(heldout_slice(sample_id), sample_id, notes)
 
 
 def _locomo_pooled() -> Slice:
-    parts = tuple(_whole_conversation(f"{LOCOMO_PREFIX}{c}", c) for c in locomo_conversations())
+    parts = tuple(_whole_conversation(locomo_slice(c), c) for c in locomo_conversations())
     return pooled(LOCOMO_POOLED, parts)
 
 
@@ -421,8 +427,8 @@ def _build_slice(name: str, data_root: str) -> Slice:
         return _dev_updates()
     if name == "dev_updates2":
         return _dev_updates2()
-    if name.startswith(HELDOUT_PREFIX):
-        sample_id = name.removeprefix(HELDOUT_PREFIX)
+    if is_heldout(name):
+        sample_id = heldout_conversation(name)
         if sample_id in TUNED_ON:
             raise DataError(
                 f"slice {name!r}: expected a conversation the frozen configuration was not tuned on; "
@@ -431,8 +437,8 @@ def _build_slice(name: str, data_root: str) -> Slice:
         if sample_id not in heldout_conversations():
             raise _unknown_conversation(name, sample_id, heldout_conversations())
         return _heldout(sample_id)
-    if name.startswith(LOCOMO_PREFIX):
-        sample_id = name.removeprefix(LOCOMO_PREFIX)
+    if is_locomo_conversation(name):
+        sample_id = locomo_conversation_of(name)
         if sample_id not in locomo_conversations():
             raise _unknown_conversation(name, sample_id, locomo_conversations())
         return _whole_conversation(name, sample_id)

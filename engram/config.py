@@ -1,5 +1,5 @@
-"""Every threshold and cap engram uses, in one file. `tests/engram/test_config_matches_article.py` reads the
-article's text and checks each value against it, so the paper and the code cannot drift apart silently.
+"""Every threshold and cap engram uses, in one file. `tests/engram/test_config_matches_article.py` checks each value
+against the article's §3, so the paper and the code cannot drift apart silently.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The twelve typed questions engram asks, with their option lists and rubrics.
 
-The wording here is engram-bench's own (the original's rubrics are paraphrased in the spec, not copied). Each
-question's `version` carries a digest of its wording, so any edit yields a new version and a new cache key.
+The wording here is engram-bench's own. Each question's `version` carries a digest of its wording, so any edit
+yields a new version and a new cache key.
 
 Write path state: {"new_fact": {"text", "subject", "object"}, "source_message": text}.
 Read path state:  {"query": text}.
@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
-from engram.types import NO, YES, Question
+from engram._exceptions import InvalidInput
+from engram._types import NO, YES, Question
 
 Cardinality = Literal["one", "many"]
 
@@ -110,7 +111,7 @@ _TEMPORAL_V2 = {
 def temporal_question(revision: int = 2) -> Question:
     """temporal_status, v1 (E0-E4 v1 arms) or v2 (the frozen arm and the article): same options, same order."""
     if revision not in (1, 2):
-        raise ValueError(f"temporal_status revision: expected 1 or 2, found {revision!r}")
+        raise InvalidInput(f"temporal_status revision: expected 1 or 2, found {revision!r}")
     return Question(
         id="temporal_status",
         kind="choice",
@@ -203,7 +204,7 @@ def relation_questions(revision: int = 2) -> tuple[Question, Question]:
     v1 has five options; v2 (the article's R) appends `negates`.
     """
     if revision not in (1, 2):
-        raise ValueError(f"relation_to_candidate revision: expected 1 or 2, found {revision!r}")
+        raise InvalidInput(f"relation_to_candidate revision: expected 1 or 2, found {revision!r}")
     options = RELATIONS if revision == 2 else tuple(r for r in RELATIONS if r != "negates")
     criteria = {o: _RELATION_RUBRICS[o] for o in options}
     first = Question(
@@ -322,3 +323,39 @@ def relevance_key(i: int) -> str:
 
 
 QUERY_RELATION_KEY = "query_relation"
+
+__all__ = [
+    "ALL_QUESTIONS",
+    "BY_ID",
+    "DURABILITY",
+    "EDGE_CARDINALITY",
+    "EDGE_TYPE",
+    "EDGE_TYPES",
+    "FACT_KIND",
+    "FACT_QUESTIONS",
+    "FALLBACK_EDGE",
+    "NONE_RELATION",
+    "PLAN_FULFILLED",
+    "PLAN_RELATIONS",
+    "QUERY_RELATION",
+    "QUERY_RELATION_KEY",
+    "RELATIONS",
+    "RELATION_TO_CANDIDATE",
+    "RELATION_TO_CANDIDATE_RECHECK",
+    "RELEVANT_TO_QUERY",
+    "SAME_FACT",
+    "SENSITIVITY",
+    "SUPERSEDING",
+    "SUPPORTING",
+    "TEMPORAL_STATUS",
+    "WORTH_REMEMBERING",
+    "Cardinality",
+    "cardinality",
+    "fact_questions",
+    "plan_key",
+    "recheck_key",
+    "relation_key",
+    "relation_questions",
+    "relevance_key",
+    "temporal_question",
+]

@@ -24,10 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engram import Engram, Flags
-from engram.deciders.scripted import ScriptedDecider
+from engram import Engram, ExtractedFact, Extraction, ExtractionContext, Fact, Flags, Message
+from engram.deciders import ScriptedDecider
 from engram.questions import EDGE_TYPES
-from engram.types import ExtractedFact, Extraction, ExtractionContext, Fact, Message
 
 DIM = 384
 SPEAKERS = [f"Speaker{n}" for n in range(40)]
@@ -123,8 +122,8 @@ def build(path: Path, size: int) -> float:
     chunk = 5000
     for start in range(0, size, chunk):
         pairs = [synthetic_fact(i, embedder) for i in range(start, min(size, start + chunk))]
-        with memory.store.transaction():
-            memory.store.add_facts([f for f, _ in pairs], embedder.embed([t for _, t in pairs]))
+        with memory._store.transaction():
+            memory._store.add_facts([f for f, _ in pairs], embedder.embed([t for _, t in pairs]))
     memory.close()
     return time.perf_counter() - began
 
@@ -172,7 +171,7 @@ def brute_force_floor(memory: Engram, repeats: int) -> float:
     times = []
     for _ in range(max(5, repeats // 4)):
         began = time.perf_counter()
-        memory.store.scores(vector)
+        memory._store.scores(vector)
         times.append(time.perf_counter() - began)
     return 1000 * statistics.median(times)
 

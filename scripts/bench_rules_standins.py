@@ -42,12 +42,10 @@ def median_seconds(run) -> float:
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from engram import lexical
-    from engram.deciders.rules import RulesDecider
-    from engram.embed import MiniLMEmbedder
-    from engram.extract import RulesExtractor
+    from engram import Ask, ExtractionContext, Message, MiniLMEmbedder, RulesExtractor
+    from engram import _lexical as lexical
+    from engram.deciders import RulesDecider
     from engram.questions import RELEVANT_TO_QUERY, fact_questions, relation_key, relation_questions, relevance_key
-    from engram.types import Ask, ExtractionContext, Message
 
     turns = dev_messages()
     texts = [t["text"] for t in turns]

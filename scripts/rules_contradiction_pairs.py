@@ -35,10 +35,10 @@ from pathlib import Path
 import pandas as pd
 import typer
 
+from engram import Ask, Decision
 from engram.config import THETA_ACT
-from engram.deciders.rules import RulesDecider
+from engram.deciders import RulesDecider
 from engram.questions import SUPERSEDING, relation_questions, temporal_question
-from engram.types import Ask, Decision
 
 REPO = Path(__file__).resolve().parent.parent
 PAIRS_IN_REPO = REPO / "data" / "engram-eval-v1" / "contradiction_pairs.jsonl"

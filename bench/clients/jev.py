@@ -2,7 +2,8 @@
 
 Wire (engram-reference §4.3): `POST {TYPESAFE_URL}/v1/systemone`, `Authorization: Bearer $TYPESAFE_API_KEY`,
 body `{"model", "state", "questions": {ask key: payload}}`; the response holds `answers`, `usage.input_tokens` and
-an `x-typesafe-request-id` header.
+an `x-typesafe-request-id` header. Each answer is checked by engram's `validate_answer` (the one copy of the
+wire rules and their tolerances).
 
 Caching is per question: key body `{"state", "question": payload}` (the ask key and target are not part of it), so a
 partly cached request sends only its missing questions, in one HTTP request. The cache stores what Jev returned for
@@ -13,7 +14,6 @@ replays as the same fallback it was live.
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import time
 from collections import Counter
@@ -27,55 +27,14 @@ from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
 from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
 from bench.clock import round_ms
-from bench.errors import ProviderError
+from bench.errors import JevRefused, JevUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
-from engram.protocols import DecisionError
-from engram.types import Ask, Decision, Question
+from bench.redact import quoted
+from engram import Ask, Decision, MalformedAnswer, validate_answer
 
 DEFAULT_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-1.13.0"
 PROVIDER, ENDPOINT = "jev", "systemone"
-PROBABILITY_SUM_TOLERANCE = 0.02
-CHOICE_MAX_TOLERANCE = 0.0101  # Jev rounds to 2 decimals after picking, so its choice may trail the max by 0.01
-
-
-class JevUnavailable(ProviderError, DecisionError):
-    """The whole request failed (retries exhausted, or a non-JSON reply): the write path degrades the fact."""
-
-
-class JevRefused(ProviderError):
-    """Jev refused the request (401/403/422...): a configuration problem that stops the run."""
-
-
-def validate_answer(question: Question, answer: Any) -> tuple[dict[str, float], str]:
-    """(probabilities, chosen option) from one raw answer, or ValueError saying what is wrong with it."""
-    if not isinstance(answer, Mapping):
-        raise ValueError(f"expected an answer object, found {type(answer).__name__}")
-    if question.kind == "yes_no":
-        p_yes = _probability(answer.get("noul"), "noul")
-        return {"yes": p_yes, "no": 1.0 - p_yes}, ("yes" if p_yes >= 0.5 else "no")
-    options = list(question.options)
-    probabilities = answer.get("probabilities")
-    if not isinstance(probabilities, Mapping) or set(probabilities) != set(options):
-        found = sorted(probabilities) if isinstance(probabilities, Mapping) else probabilities
-        raise ValueError(f"expected probabilities for exactly {options}, found {found}")
-    probs = {option: _probability(probabilities[option], option) for option in options}
-    if abs(math.fsum(probs.values()) - 1.0) >= PROBABILITY_SUM_TOLERANCE:
-        raise ValueError(f"probabilities sum to {math.fsum(probs.values()):.4f}, not 1")
-    choice = answer.get("choice")
-    if choice not in probs:
-        raise ValueError(f"choice {choice!r} is not one of {options}")
-    if probs[choice] < max(probs.values()) - CHOICE_MAX_TOLERANCE:
-        raise ValueError(f"choice {choice!r} at {probs[choice]} is not the most probable option")
-    return probs, str(choice)
-
-
-def _probability(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, found {value!r}")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name}: expected a probability in [0, 1], found {value}")
-    return float(value)
 
 
 def decision_from_result(ask: Ask, result: CallResult) -> Decision:
@@ -92,7 +51,7 @@ def decision_from_result(ask: Ask, result: CallResult) -> Decision:
         return Decision.degraded(ask.question, error="jev returned no answer for this question", **common)
     try:
         probs, chosen = validate_answer(ask.question, answer)
-    except ValueError as exc:
+    except MalformedAnswer as exc:
         return Decision.degraded(ask.question, error=f"malformed jev answer: {exc}", **common)
     return Decision.from_probs(ask.question, probs, chosen=chosen, **common)
 
@@ -212,7 +171,7 @@ class JevDecider:
             self._count(str(response.status_code))
             raise JevRefused(
                 f"jev {self.base_url}/v1/systemone: expected HTTP 200, found {response.status_code} "
-                f"({_brief(response.text)}); check TYPESAFE_API_KEY and the model name {self.model!r}"
+                f"({quoted(response.text)}); check TYPESAFE_API_KEY and the model name {self.model!r}"
             )
         return response
 
@@ -224,7 +183,7 @@ class JevDecider:
             input_tokens = int((data.get("usage") or {}).get("input_tokens", 0))
         except (ValueError, AttributeError, TypeError):
             raise JevUnavailable(
-                f"jev {self.base_url}/v1/systemone: expected a JSON body with answers, found {_brief(response.text)}"
+                f"jev {self.base_url}/v1/systemone: expected a JSON body with answers, found {quoted(response.text)}"
             ) from None
         model = str(data.get("model") or self.model)
         request_id = response.headers.get("x-typesafe-request-id")
@@ -253,8 +212,3 @@ class JevDecider:
             client, self._client = self._client, None
             self._loop.run(client.aclose())
         self._loop.close()
-
-
-def _brief(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -19,8 +19,18 @@ from typing import Any, Protocol, runtime_checkable
 
 from bench.cache import CallRequest
 from bench.gateway import OFFLINE, Gateway, LiveResponse
-from engram.protocols import DecisionBackend, Extractor
-from engram.types import Ask, Completion, Decision, ExtractedFact, Extraction, ExtractionContext, Message, Usage
+from engram import (
+    Ask,
+    Completion,
+    Decision,
+    DecisionBackend,
+    ExtractedFact,
+    Extraction,
+    ExtractionContext,
+    Extractor,
+    Message,
+    Usage,
+)
 
 
 @runtime_checkable

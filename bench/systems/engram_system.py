@@ -17,7 +17,7 @@ Who serves each role (the stack's `models`):
 - escalate: `claude-*` → mem0's update prompt on `AnthropicLLM`; a rules stand-in → `RulesUpdateLLM` (STAND-IN).
   The LLM decider on the offline stack uses the same stand-in. Both stand-ins reach the model through the gateway.
 
-Lines are engram's rendered lines (`engram.render`), cut to the first k after the whole read path; each line's
+Lines are engram's rendered lines (`engram.Line`), cut to the first k after the whole read path; each line's
 sources are the source messages of its fact and of the facts in its same_as cluster.
 """
 
@@ -33,8 +33,7 @@ from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemCont
 
 if TYPE_CHECKING:
     from bench.slices import SliceMessage, SliceQuestion
-    from engram import Engram
-    from engram.protocols import LLM, DecisionBackend, Extractor
+    from engram import LLM, DecisionBackend, Engram, Extractor
 
 JEV_FOR_FACT_QUESTIONS = "jev-1.13.0"
 RULES_EXTRACTOR = "rules-extractor-standin-v1"
@@ -45,7 +44,7 @@ RELATION_DECIDERS = ("typed", "llm_update")
 
 def _flag_settings() -> tuple[Setting, ...]:
     """One setting per `engram.Flags` field; its default None means "the preset's value"."""
-    from engram.flags import Flags
+    from engram import Flags
 
     hints = typing.get_type_hints(Flags)
     settings = []
@@ -59,7 +58,7 @@ def _flag_settings() -> tuple[Setting, ...]:
 
 def flags_for(settings: dict[str, Any]) -> Any:
     """The Flags an arm resolves to: the preset, then every flag the arm sets."""
-    from engram.flags import Flags
+    from engram import Flags
 
     preset = {"E4_FROZEN": Flags.frozen, "E2": Flags.e2, "ORIGINAL_FROZEN": Flags.original_frozen}
     overrides = {s.name: settings[s.name] for s in _flag_settings() if settings.get(s.name) is not None}
@@ -74,7 +73,7 @@ class RulesUpdateStandin(OfflineLLM):
 
     def __init__(self, gateway: Any, decider: DecisionBackend) -> None:
         super().__init__(gateway)
-        from engram.deciders.llm import RulesUpdateLLM
+        from engram.deciders import RulesUpdateLLM
 
         self.inner = RulesUpdateLLM(decider)
 
@@ -101,8 +100,7 @@ class EngramSystem(System):
 
     def __init__(self, settings: dict[str, Any], context: SystemContext) -> None:
         super().__init__(settings, context)
-        from engram import Engram
-        from engram.write import Mem0UpdateEscalator
+        from engram import Engram, Mem0UpdateEscalator
 
         self.flags = flags_for(self.settings)
         self._closers: list[Any] = []
@@ -135,17 +133,17 @@ class EngramSystem(System):
         return self._anthropic
 
     def _rules_decider(self) -> DecisionBackend:
-        from engram.deciders.rules import RulesDecider
+        from engram.deciders import RulesDecider
 
         return RulesDecider(self.context.get_embedder())
 
     def _extractor(self, model: str) -> Extractor:
         if model == RULES_EXTRACTOR:
-            from engram.extract import RulesExtractor
+            from engram import RulesExtractor
 
             return GatewayExtractor(RulesExtractor(), self.context.gateway)
         if model.startswith("claude-"):
-            from engram.extract import Mem0PromptExtractor
+            from engram import Mem0PromptExtractor
 
             return Mem0PromptExtractor(self._anthropic_llm(), model)
         raise ConfigError(f"models.extract: engram runs on {RULES_EXTRACTOR!r} or a claude-* model, found {model!r}")
@@ -184,7 +182,7 @@ class EngramSystem(System):
     def _relation_decider(self, decide_model: str) -> Any:
         if self.settings["relation_decider"] != "llm_update":
             return None
-        from engram.deciders.llm import LLMRelationDecider
+        from engram.deciders import LLMRelationDecider
 
         return LLMRelationDecider(self._chat(decide_model), model=decide_model)
 
@@ -213,9 +211,7 @@ class EngramSystem(System):
         )
 
     def _sources(self, fact_id: str) -> tuple[str, ...]:
-        store = self.engram.store
-        cluster = store.same_as_cluster(fact_id)
-        return tuple(dict.fromkeys(store.get(member).source_message_id for member in cluster))
+        return tuple(dict.fromkeys(member.source_message_id for member in self.engram.same_as(fact_id)))
 
     def stats(self) -> dict[str, Any]:
         raw = self.engram.stats()

@@ -47,7 +47,7 @@ from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemCont
 
 if TYPE_CHECKING:
     from bench.slices import SliceMessage, SliceQuestion
-    from engram.protocols import LLM, Embedder
+    from engram import LLM, Embedder
 
 MEM0_VERSION = "2.1.0"
 PINNED_CURRENT_DATE = "2026-09-23"  # the article's pin (spec §13.11)
@@ -206,7 +206,7 @@ class RulesMem0Extraction(OfflineLLM):
 
     def __init__(self, gateway: Any) -> None:
         super().__init__(gateway)
-        from engram.extract import RulesExtractor
+        from engram import RulesExtractor
 
         self.extractor = RulesExtractor()
         self.current: Any = None  # the engram Message being added; set by Mem0System.write
@@ -214,7 +214,7 @@ class RulesMem0Extraction(OfflineLLM):
     def respond(
         self, *, role: str, system: str | None, messages: list[dict], max_tokens: int, temperature: float | None
     ) -> str:
-        from engram.types import ExtractionContext
+        from engram import ExtractionContext
 
         extraction = self.extractor.extract(self.current, ExtractionContext((), (), PINNED_CURRENT_DATE))
         return json.dumps({"memory": [{"id": str(i), "text": f.text} for i, f in enumerate(extraction.facts)]})
@@ -322,7 +322,7 @@ class Mem0System(System):
 
     def write(self, message: SliceMessage) -> WriteUsage:
         if self._standin is not None:
-            from engram.types import Message
+            from engram import Message
 
             self._standin.current = Message(message.id, message.text, message.speaker, message.timestamp)
         self._pending_usage = []

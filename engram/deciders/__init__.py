@@ -1,8 +1,17 @@
-"""Decision backends behind one protocol (`engram.protocols.DecisionBackend`).
+"""Decision backends that ship with engram, each behind the `engram.DecisionBackend` protocol (or, for the
+LLM-decider arm, `engram.RelationDecider`):
 
-- `scripted`: answers written down by a test (unit tests of each gate).
-- `rules`: an offline, deterministic stand-in decision model (lexical rules + MiniLM cosine). A stand-in, labelled
-  as such in its name and model.
-- `llm`: the LLM-decider arm (mem0's update prompt on an LLM), also used for escalation.
-The `jev` backend lives in `bench.clients` because every Jev call goes through the gateway.
+- `ScriptedDecider`: answers written down by a test (unit tests of each gate); `Raw` passes a raw wire answer.
+- `RulesDecider`: an offline, deterministic STAND-IN decision model (lexical rules + MiniLM cosine), labelled as a
+  stand-in in its name and model.
+- `LLMRelationDecider`: the LLM-decider arm (mem0's update prompt on an LLM, one call per extracted fact), and
+  `RulesUpdateLLM`, an offline STAND-IN for the chat model that answers that prompt.
+
+The Jev backend lives in `bench.clients` because every Jev call goes through the harness's gateway.
 """
+
+from engram.deciders._llm import LLMRelationDecider, RulesUpdateLLM
+from engram.deciders._rules import RulesDecider
+from engram.deciders._scripted import Raw, ScriptedDecider
+
+__all__ = ["LLMRelationDecider", "Raw", "RulesDecider", "RulesUpdateLLM", "ScriptedDecider"]

@@ -8,11 +8,11 @@ import pytest
 from fakeservers import COUNT_TOKENS, MESSAGES, Canned, FakeModelServer, fake_anthropic, sleeps  # noqa: F401 (fixtures)
 
 from bench.budget import Budget, Ledger, RunLabels
-from bench.clients.anthropic import AnthropicLLM, AnthropicRefused, AnthropicTokenCounter, AnthropicUnavailable
+from bench.clients.anthropic import AnthropicLLM, AnthropicTokenCounter
 from bench.clients.retry import RetryPolicy
-from bench.errors import CacheMiss
+from bench.errors import AnthropicRefused, AnthropicUnavailable, CacheMiss
 from bench.gateway import Gateway
-from engram.protocols import LLM, LLMError
+from engram import LLM, LLMError
 
 FAKE_KEY = "sk-ant-FAKE-0123456789abcdef"
 QUESTION = [{"role": "user", "content": "When did Caroline go to the LGBTQ support group?"}]

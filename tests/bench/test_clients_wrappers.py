@@ -10,8 +10,17 @@ import pytest
 from bench.clients.wrappers import GatewayDecider, GatewayExtractor, OfflineLLM
 from bench.errors import CacheMiss
 from bench.gateway import Gateway
-from engram.protocols import DecisionBackend, Extractor
-from engram.types import Ask, Decision, ExtractedFact, Extraction, ExtractionContext, Message, Question
+from engram import (
+    Ask,
+    Decision,
+    DecisionBackend,
+    ExtractedFact,
+    Extraction,
+    ExtractionContext,
+    Extractor,
+    Message,
+    Question,
+)
 
 KIND = Question(
     id="fact_kind",

@@ -21,7 +21,7 @@ from bench.clients.jev import JevDecider
 from bench.clients.wrappers import OfflineLLM
 from bench.errors import CacheMiss
 from bench.gateway import Gateway
-from engram.types import Ask, Question
+from engram import Ask, Question
 
 REPO = Path(__file__).resolve().parents[2]
 ANTHROPIC_KEY = "sk-ant-FAKE-0123456789abcdef"

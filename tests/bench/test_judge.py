@@ -30,7 +30,7 @@ from bench.judge import (
     strip_decorations,
 )
 from bench.systems.base import shared_minilm
-from engram.types import Completion
+from engram import Completion
 
 SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "prompts"
 OFFLINE_MODELS = {"answer": "extractive-answerer-standin-v1", "judge": "lexical-judge-standin-v1"}

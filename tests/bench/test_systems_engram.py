@@ -17,8 +17,7 @@ from bench.stacks import build_stack
 from bench.systems import SystemContext, build_system
 from bench.systems.base import shared_minilm
 from bench.systems.engram_system import EngramSystem, RulesUpdateStandin, flags_for
-from engram.extract import Mem0PromptExtractor
-from engram.flags import Flags
+from engram import Flags, Mem0PromptExtractor
 
 TURNS = 6
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engram import Engram, Flags
-from engram.deciders.scripted import ScriptedDecider
-from engram.embed_testing import HashEmbedder
-from engram.types import Completion, ExtractedFact, Extraction, ExtractionContext, Message
+from engram import Completion, Engram, ExtractedFact, Extraction, ExtractionContext, Flags, Message
+from engram.deciders import ScriptedDecider
+from engram.testing import HashEmbedder
 
 
 @dataclass
@@ -64,6 +63,6 @@ def make_memory(tmp_path: Path, decider: ScriptedDecider):
 @pytest.fixture(scope="session")
 def minilm():
     """The real all-MiniLM-L6-v2 embedder, loaded once per test session (it is the offline stack's main cost)."""
-    from engram.embed import MiniLMEmbedder
+    from engram import MiniLMEmbedder
 
     return MiniLMEmbedder()

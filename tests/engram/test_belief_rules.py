@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from engram import Flags, belief, config
+from engram import Decision, Flags, config
+from engram import _belief as belief
 from engram.questions import temporal_question
-from engram.types import Decision
 
 
 def temporal(**probs: float) -> Decision:

@@ -7,9 +7,8 @@ from datetime import datetime
 
 import pytest
 
-from engram.extract import Mem0PromptExtractor, RulesExtractor, locomo_time
-from engram.protocols import LLMError
-from engram.types import Completion, ExtractionContext, Message
+from engram import Completion, ExtractionContext, LLMError, Mem0PromptExtractor, Message, RulesExtractor
+from engram._extract import locomo_time
 
 WHEN = datetime(2023, 5, 8, 13, 56)
 NO_CONTEXT = ExtractionContext(previous=[], similar_facts=[], current_date="2026-09-23")

@@ -8,19 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from engram import Engram, Flags
-from engram.deciders.llm import (
-    LLMRelationDecider,
-    RulesUpdateLLM,
-    map_update_events,
-    mem0_update_decision,
-    parse_events,
-    update_prompt,
-)
-from engram.deciders.rules import RulesDecider
-from engram.extract import RulesExtractor
-from engram.protocols import LLMError
-from engram.types import Completion
+from engram import Completion, Engram, Flags, LLMError, RulesExtractor
+from engram.deciders import LLMRelationDecider, RulesDecider, RulesUpdateLLM
+from engram.deciders._llm import map_update_events, mem0_update_decision, parse_events, update_prompt
 
 
 @pytest.fixture(scope="module")

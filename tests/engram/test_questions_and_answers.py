@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from engram.answers import decision_from_answer
+from engram import Ask, decision_from_answer
 from engram.questions import (
     ALL_QUESTIONS,
     EDGE_TYPES,
@@ -17,7 +17,6 @@ from engram.questions import (
     relation_questions,
     temporal_question,
 )
-from engram.types import Ask
 
 
 def test_the_twelve_questions_have_the_issue_ids_and_kinds():

@@ -22,10 +22,10 @@ def test_only_facts_judged_relevant_above_theta_rel_are_reranked_by_rho_times_be
     lines = memory.search("what does Ana do for fun?")
     assert [line.fact_id for line in lines] == [ids["Ana works at the bakery"], ids["Ana likes jazz"]]
     assert all(line.source == "rerank" for line in lines)
-    assert lines[0].score == 0.95 * memory.store.get(ids["Ana works at the bakery"]).belief
+    assert lines[0].score == 0.95 * memory._store.get(ids["Ana works at the bakery"]).belief
 
     # Belief weighs in: a weakly held fact falls behind a slightly less relevant one.
-    memory.store.set_belief(ids["Ana works at the bakery"], 0.3)
+    memory._store.set_belief(ids["Ana works at the bakery"], 0.3)
     assert [line.fact_id for line in memory.search("what does Ana do for fun?")][0] == ids["Ana likes jazz"]
 
 

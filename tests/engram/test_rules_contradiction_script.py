@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from engram.deciders.rules import RulesDecider
+from engram.deciders import RulesDecider
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "rules_contradiction_pairs.py"
 
@@ -74,8 +74,8 @@ def test_the_script_prints_the_three_figures_beside_the_anchors(script, tmp_path
 
 
 def test_negates_is_folded_into_contradiction_only_when_the_accept_set_lacks_it(script, minilm):
+    from engram import Decision
     from engram.questions import RELATION_TO_CANDIDATE
-    from engram.types import Decision
 
     probs = {"new": 0.1, "duplicate": 0.0, "refinement": 0.0, "update": 0.3, "contradiction": 0.25, "negates": 0.35}
     decision = Decision.from_probs(RELATION_TO_CANDIDATE, probs, backend="t", model="t")

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from engram.deciders.rules import RulesDecider
+from engram import Ask
+from engram.deciders import RulesDecider
 from engram.questions import (
     ALL_QUESTIONS,
     BY_ID,
@@ -19,7 +20,6 @@ from engram.questions import (
     TEMPORAL_STATUS,
     relation_questions,
 )
-from engram.types import Ask
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engram.deciders.rules import RulesDecider
+from engram import Ask
+from engram.deciders import RulesDecider
 from engram.questions import RELATION_TO_CANDIDATE, TEMPORAL_STATUS
-from engram.types import Ask
 
 RELATION_SCENARIOS = [
     ("Ana works at Acme", "Ana started a new job at Globex", "I started a new job at Globex!", {"update"}),

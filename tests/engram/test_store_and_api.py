@@ -85,7 +85,7 @@ def test_validity_uses_conversation_time_not_the_wall_clock(decider, make_memory
     script_move(decider)
     memory = make_memory()
     conversation(memory)
-    paris = memory.store.get("d1#0")
+    paris = memory._store.get("d1#0")
     assert paris.valid_until == day(30) and paris.valid_at(day(29)) and not paris.valid_at(day(31))
 
 

@@ -1,0 +1,202 @@
+"""Extraction: which facts does a message state?
+
+Two extractors implement `engram._protocols.Extractor`:
+
+- `Mem0PromptExtractor`: the article's extraction. One claude-haiku-4-5 call per message with mem0 2.1.0's additive
+  extraction prompt, imported from mem0 (never retyped), fed exactly the inputs mem0's `Memory.add` builds: the
+  last 10 messages, the 10 stored facts most similar to the message, and a pinned "current date".
+- `RulesExtractor`: an OFFLINE STAND-IN with no model at all. Each sentence that states something becomes a draft
+  fact, first person rewritten to the speaker's name, small talk and questions dropped. It is a stand-in for the
+  LLM and is labelled so in its name and model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime
+from typing import Any
+
+from engram import _lexical as lexical
+from engram import config
+from engram._protocols import LLM
+from engram._types import ExtractedFact, Extraction, ExtractionContext, Message
+
+UNSPECIFIED = "unspecified"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# mem0's prompt on an LLM
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _mem0_prompts() -> Any:
+    # mem0 reads MEM0_TELEMETRY at import time; it must never phone home from here.
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    import mem0.configs.prompts as prompts
+
+    return prompts
+
+
+def locomo_time(when: datetime) -> str:
+    """LoCoMo's date format, which the original fed to mem0: "1:56 pm on 8 May, 2023"."""
+    hour = when.hour % 12 or 12
+    meridiem = "am" if when.hour < 12 else "pm"
+    return f"{hour}:{when.minute:02d} {meridiem} on {when.day} {when:%B}, {when.year}"
+
+
+def message_line(message: Message) -> str:
+    """One message as the original gave it to mem0: "[<LoCoMo date>] <speaker>: <text>"."""
+    return f"[{locomo_time(message.when)}] {message.speaker}: {message.text}"
+
+
+def build_extraction_request(message: Message, context: ExtractionContext) -> tuple[str, str]:
+    """(system prompt, user prompt) for one message, exactly as mem0 2.1.0's `Memory.add` would build them.
+
+    mem0 passes every prior message with role "user" (LoCoMo turns are all user-side), the new message through its
+    `parse_messages` ("user: <content>\\n"), existing memories as [{"id": "0", "text": ...}], no summary and no
+    recently extracted memories; the current date is pinned so the prompt, and its cache key, are stable.
+    """
+    prompts = _mem0_prompts()
+    from mem0.memory.utils import parse_messages
+
+    previous = list(context.previous)[-config.EXTRACT_PREVIOUS_MESSAGES :]
+    last_k = [{"role": "user", "content": message_line(m)} for m in previous]
+    existing = [{"id": str(i), "text": text} for i, text in enumerate(context.similar_facts)]
+    new_messages = parse_messages([{"role": "user", "content": message_line(message)}])
+    user_prompt = prompts.generate_additive_extraction_prompt(
+        existing_memories=existing,
+        new_messages=new_messages,
+        last_k_messages=last_k,
+        current_date=context.current_date,
+    )
+    return prompts.ADDITIVE_EXTRACTION_PROMPT, user_prompt
+
+
+def parse_memory_list(reply: str) -> list[dict[str, Any]]:
+    """The `memory` list of a mem0-style JSON reply, parsed the way mem0 does (code fences stripped, outermost
+    JSON object as a fallback); an unreadable reply is an empty list, as in mem0."""
+    from mem0.memory.utils import extract_json, remove_code_blocks
+
+    body = remove_code_blocks(reply)
+    if not body:
+        return []
+    try:
+        data = json.loads(body, strict=False)
+    except json.JSONDecodeError:
+        try:
+            data = json.loads(extract_json(body), strict=False)
+        except json.JSONDecodeError:
+            return []
+    items = data.get("memory", []) if isinstance(data, dict) else []
+    return [item for item in items if isinstance(item, dict)]
+
+
+class Mem0PromptExtractor:
+    """The article's extractor: claude-haiku-4-5 with mem0 2.1.0's additive extraction prompt, via `LLM`."""
+
+    name = "anthropic"
+
+    def __init__(self, llm: LLM, model: str = config.EXTRACT_MODEL) -> None:
+        self._llm = llm
+        self.model = model
+
+    def extract(self, message: Message, context: ExtractionContext) -> Extraction:
+        system, user = build_extraction_request(message, context)
+        # mem0's defaults for its LLM calls: 2000 output tokens, temperature 0.1.
+        completion = self._llm.complete(
+            role="extract",
+            model=self.model,
+            system=system,
+            messages=[{"role": "user", "content": user}],
+            max_tokens=config.UPDATE_MAX_TOKENS,
+            temperature=config.UPDATE_TEMPERATURE,
+        )
+        texts = [str(item.get("text", "")).strip() for item in parse_memory_list(completion.text)]
+        # mem0 drops identical texts by hash; empty texts carry nothing.
+        unique = list(dict.fromkeys(t for t in texts if t))
+        facts = [
+            ExtractedFact(text=t, subject=message.speaker, object=UNSPECIFIED, source_text=message.text) for t in unique
+        ]
+        return Extraction(facts=facts, usage=[completion.usage("extract", backend=self.name)])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The offline stand-in
+# --------------------------------------------------------------------------------------------------------------
+
+# Sentences opening like these talk to or about the listener, not about the speaker's life.
+_SECOND_PERSON = frozenset({"you", "your", "yours", "u", "yourself"})
+# Subjects the stand-in cannot resolve without the conversation ("It's special to me", "That was fun").
+_UNRESOLVED_SUBJECTS = frozenset({"it", "that", "this", "these", "those", "they", "he", "she", "there"})
+# Interjections that open a statement without being part of it ("Yeah, I painted that lake").
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:yeah|yep|yes|wow|well|oh|so|hey|haha|lol|ok|okay|um|btw|by the way|anyway|actually|honestly)"
+    r"[,!.]*\s+)+",
+    re.IGNORECASE,
+)
+
+
+def states_something(sentence: str) -> bool:
+    """Does the sentence assert a fact, as opposed to asking, greeting, reacting or addressing the listener?"""
+    if lexical.is_question(sentence) or lexical.is_small_talk(sentence):
+        return False
+    doc = lexical.parse(sentence)
+    has_verb = any(t.pos_ in {"VERB", "AUX"} for t in doc)
+    subjects = [t for t in doc if t.dep_ in {"nsubj", "nsubjpass"}]
+    if not has_verb or not subjects:
+        return False  # fragments ("Oh wow, the beach!") and imperatives state nothing about anyone
+    subject_words = {t.lower_ for t in subjects[0].subtree}
+    if subject_words & _SECOND_PERSON or subjects[0].lower_ in _UNRESOLVED_SUBJECTS:
+        return False
+    return bool(lexical.content_lemmas(sentence))
+
+
+def _object_phrase(text: str) -> str:
+    """The object side of a fact, as its content words in sentence order ("unspecified" when there are none)."""
+    wanted = lexical.frame(text).object
+    words = [t.text for t in lexical.parse(text) if t.lemma_.lower() in wanted]
+    return " ".join(dict.fromkeys(words)) or UNSPECIFIED
+
+
+def _predicate_hint(text: str) -> str:
+    evidence = lexical.edge_evidence(text)
+    if not evidence:
+        return "related_to"
+    # Highest count wins; ties go to the relation listed first, so the hint is deterministic.
+    order = list(lexical.EDGE_LEMMAS)
+    return max(evidence, key=lambda r: (evidence[r], -order.index(r)))
+
+
+class RulesExtractor:
+    """OFFLINE STAND-IN for LLM extraction: one draft per stating sentence, first person resolved to the speaker.
+
+    Deterministic: the same message always yields the same drafts. It reads only the message (the context is
+    accepted for protocol compatibility), so it cannot resolve "she" or "it" the way an LLM would.
+    """
+
+    name = "rules"
+    model = "rules-extractor-standin-v2"
+
+    def extract(self, message: Message, context: ExtractionContext) -> Extraction:
+        drafts: list[ExtractedFact] = []
+        seen: set[str] = set()
+        for sentence in lexical.sentences(message.text):
+            if not states_something(sentence):
+                continue
+            stated = _LEADING_FILLER.sub("", sentence).strip()
+            text = lexical.first_person_to(stated[:1].upper() + stated[1:], message.speaker).rstrip(" .!;,")
+            if text.lower() in seen:
+                continue
+            seen.add(text.lower())
+            drafts.append(
+                ExtractedFact(
+                    text=text,
+                    subject=message.speaker,
+                    object=_object_phrase(text),
+                    predicate_hint=_predicate_hint(text),
+                    source_text=sentence,
+                )
+            )
+        return Extraction(facts=drafts)

@@ -1,0 +1,175 @@
+"""The read path, as the article's §3.3.
+
+    A(q) = Top_30 s_cos(q, .)                                   closed facts included (rendered as no longer true)
+    K(q) = [u in A(q) : rho(u, q) > theta_rel] sorted by rho(u, q) b_u,   rho(u, q) = P_D(yes | u, q, Q_rlv)
+    K+(q) = K(q) + floor (the 10 closest) + relation pull (valid facts of a named relation) + superseded history
+
+One decision request scores all thirty shortlisted facts and asks which relation the query names. If that request
+fails, the 10 closest facts are returned unscored (degraded). With reranking off (the "reranking off" arm) no
+decision is asked: the 30 shortlisted facts in cosine order, plus their history. A same_as cluster shows once, at
+the position of its first member. The caller cuts the first k lines.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engram import config
+from engram._exceptions import DecisionError
+from engram._flags import Flags
+from engram._protocols import DecisionBackend, Embedder
+from engram._render import render_fact
+from engram._store import Store
+from engram._types import Ask, Decision, Line, LineSource, Usage
+from engram.questions import NONE_RELATION, QUERY_RELATION, QUERY_RELATION_KEY, RELEVANT_TO_QUERY, relevance_key
+
+
+@dataclass
+class Retrieval:
+    query: str
+    lines: list[Line] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    usage: list[Usage] = field(default_factory=list)
+    degraded: bool = False
+    query_relation: str | None = None
+
+    @property
+    def cost_usd(self) -> float:
+        return math.fsum(u.cost_usd for u in self.usage)
+
+    @property
+    def latency_ms(self) -> float:
+        return math.fsum(u.latency_ms for u in self.usage)
+
+
+class ReadPath:
+    def __init__(self, store: Store, decider: DecisionBackend, embedder: Embedder, flags: Flags) -> None:
+        self.store = store
+        self.decider = decider
+        self.embedder = embedder
+        self.flags = flags
+
+    def retrieve(self, query: str) -> Retrieval:
+        result = Retrieval(query)
+        if not len(self.store):
+            return result
+        scores = self.store.scores(self.embedder.embed([query])[0])
+        shortlist = self.store.top(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .)
+        picked: list[tuple[str, LineSource, float]] = []
+        if not self.flags.retrieval_rerank:
+            picked = [(i, "cosine", s) for i, s in shortlist]
+        else:
+            picked = self._reranked(query, shortlist, scores, result)
+        if self.flags.retrieval_history:
+            picked = self._with_history(picked)
+        result.lines = self._render(picked)
+        return result
+
+    def _reranked(
+        self,
+        query: str,
+        shortlist: list[tuple[str, float]],
+        scores: np.ndarray,
+        result: Retrieval,
+    ) -> list[tuple[str, LineSource, float]]:
+        asks = [
+            Ask(relevance_key(i), RELEVANT_TO_QUERY, {"memory": self._memory_ref(fact_id)}, fact_id)
+            for i, (fact_id, _) in enumerate(shortlist)
+        ] + [Ask(QUERY_RELATION_KEY, QUERY_RELATION)]
+        try:
+            answers = self.decider.ask({"query": query}, asks)
+        except DecisionError:
+            result.degraded = True
+            result.usage.append(Usage(role="decide", backend=self.decider.name, model=self.decider.model))
+            return [(i, "cosine", s) for i, s in shortlist[: config.FLOOR_K]]
+        decisions = [answers[a.key] for a in asks if a.key in answers]
+        result.decisions = decisions
+        result.usage.append(
+            Usage(
+                role="decide",
+                backend=self.decider.name,
+                model=self.decider.model,
+                cost_usd=math.fsum(d.cost_usd for d in decisions),
+                latency_ms=max((d.latency_ms for d in decisions), default=0.0),
+            )
+        )
+
+        kept: list[tuple[str, LineSource, float]] = []
+        for i, (fact_id, _) in enumerate(shortlist):
+            decision = answers.get(relevance_key(i))
+            if decision is None or decision.fallback:
+                continue
+            rho = decision.p("yes")
+            if rho > config.THETA_REL:  # rho(u, q) > theta_rel, strictly
+                kept.append((fact_id, "rerank", rho * self.store.get(fact_id).belief))
+        # sorted by rho(u, q) b_u, ties by text so the order is repeatable
+        kept.sort(key=lambda item: (-item[2], self.store.get(item[0]).text, item[0]))
+
+        present = {fact_id for fact_id, _, _ in kept}
+        for fact_id, score in shortlist[: self.flags.retrieval_floor]:  # the floor: the closest facts stay
+            if fact_id not in present:
+                kept.append((fact_id, "cosine", score))
+                present.add(fact_id)
+
+        relation = answers.get(QUERY_RELATION_KEY)
+        if (
+            relation is not None
+            and not relation.fallback
+            and relation.chosen != NONE_RELATION
+            and relation.confidence >= config.THETA_ACT
+        ):
+            result.query_relation = relation.chosen
+            pulled = [self.store.get(i) for i in self.store.with_predicate(relation.chosen) if i not in present]
+            pulled = [f for f in pulled if f.is_open]
+            pulled.sort(key=lambda f: (-self.store.score_of(scores, f.id), f.text, f.id))
+            for fact in pulled[: config.RELATION_PULL_K]:
+                kept.append((fact.id, "relation", self.store.score_of(scores, fact.id)))
+                present.add(fact.id)
+        return kept
+
+    def _memory_ref(self, fact_id: str) -> dict[str, str | None]:
+        fact = self.store.get(fact_id)
+        until = fact.valid_until.date().isoformat() if fact.valid_until else None
+        return {"text": fact.text, "valid_from": fact.valid_from.date().isoformat(), "valid_until": until}
+
+    def _with_history(self, picked: list[tuple[str, LineSource, float]]) -> list[tuple[str, LineSource, float]]:
+        """Each kept fact brings the facts it superseded (transitively, up to HISTORY_DEPTH generations): placed
+        right after it ("beside", the article), or after every other line ("after", the original)."""
+        if self.flags.history_placement == "after":
+            present = {fact_id for fact_id, _, _ in picked}
+            return list(picked) + [item for fact_id, _, _ in picked for item in self._chain(fact_id, present)]
+        out: list[tuple[str, LineSource, float]] = []
+        present = set()
+        for item in picked:
+            if item[0] in present:
+                continue
+            out.append(item)
+            present.add(item[0])
+            out += self._chain(item[0], present)
+        return out
+
+    def _chain(self, fact_id: str, present: set[str]) -> list[tuple[str, LineSource, float]]:
+        """The facts `fact_id` superseded, generation by generation, that are not already present (adds them)."""
+        chain: list[tuple[str, LineSource, float]] = []
+        frontier = [fact_id]
+        for _ in range(config.HISTORY_DEPTH):
+            older = [o for f in frontier for o in self.store.superseded_by(f) if o not in present]
+            for other in older:
+                chain.append((other, "history", 0.0))
+                present.add(other)
+            frontier = older
+            if not frontier:
+                break
+        return chain
+
+    def _render(self, picked: list[tuple[str, LineSource, float]]) -> list[Line]:
+        lines, shown = [], set()
+        for fact_id, source, score in picked:
+            if fact_id in shown:
+                continue
+            shown.update(self.store.same_as_cluster(fact_id))  # a same_as cluster shows once
+            lines.append(Line(text=render_fact(self.store.get(fact_id)), fact_id=fact_id, source=source, score=score))
+        return lines

@@ -1,0 +1,725 @@
+"""RulesDecider: an OFFLINE, DETERMINISTIC STAND-IN for a typed decision model (Jev). Not a model of meaning.
+
+It answers all twelve questions of engram.questions from lexical rules (engram._lexical: spaCy parse, cue lists)
+plus MiniLM cosine similarity. Each rule adds evidence to a score per option; the distribution is the softmax of
+the scores at TEMPERATURE, so confidence grows with the amount and agreement of the evidence instead of being a
+fixed peak. Yes/no questions score "yes" against a "no" fixed at 0, which makes P(yes) the logistic of the score.
+
+The rules were written from the questions' rubrics (engram.questions) before anything was measured; later versions
+changed general rules found wanting on made-up rubric scenarios (tests/engram/test_rules_rubric_scenarios.py) and
+on offline end-to-end runs. They were never fitted to the 50 contradiction pairs that
+`scripts/rules_contradiction_pairs.py` scores them on (see that script for each version's figures). Every decision
+carries backend "rules" and model MODEL_VERSION; bump the version whenever any rule changes, since the model name
+is part of every cache key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import scipy.special
+
+from engram import _lexical as lexical
+from engram._exceptions import MissingInput
+from engram._protocols import Embedder
+from engram._types import NO, YES, Ask, Decision
+from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
+
+MODEL_VERSION = "rules-standin-v5"
+TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
+PRIOR = -1.0  # the score of a relation option that no rule speaks for
+
+# Relations whose object cannot change over a life: a different value is a contradiction, not an update.
+PERMANENT_RELATIONS = frozenset({"born_in"})
+# What says a new value took an old one's place, as opposed to being added beside it.
+REPLACEMENT_CUES = (
+    "now",
+    "instead",
+    "anymore",
+    "no longer",
+    "these days",
+    "nowadays",
+    "new",
+    "switched",
+    "replaced",
+    "changed",
+    "swapped",
+    "traded",
+    "upgraded",
+    "moved",
+)
+REPLACE_VERBS = frozenset(
+    {"switch", "change", "replace", "move", "transfer", "upgrade", "swap", "trade", "convert", "relocate"}
+)
+# Verbs that end, lose or undo what the existing fact states ("sold the Civic", "quit the band").
+UNDOING_CUES = (
+    "no longer",
+    "not anymore",
+    "anymore",
+    "any more",
+    "stopped",
+    "quit",
+    "gave up",
+    "given up",
+    "ended",
+    "broke up",
+    "split up",
+    "divorced",
+    "lost",
+    "sold",
+    "cancelled",
+    "canceled",
+    "dropped out",
+    "retired",
+    "moved out",
+    "got rid of",
+    "left",
+    "gone",
+    "passed away",
+    "died",
+    "ran away",
+)
+OPINION_CUES = ("think", "believe", "feel that", "feels that", "should", "in my opinion", "important", "overrated")
+DATE_CUES = ("today", "tonight", "this week", "this weekend", "this morning", "yesterday", "tomorrow", "last night")
+SENSITIVE_LEMMAS: dict[str, frozenset[str]] = {
+    "health": frozenset(
+        {
+            "diagnose",
+            "illness",
+            "disease",
+            "medication",
+            "therapy",
+            "therapist",
+            "pregnant",
+            "allergy",
+            "allergic",
+            "surgery",
+            "hospital",
+            "depression",
+            "anxiety",
+            "asthma",
+            "diabetes",
+            "cancer",
+            "injury",
+            "sick",
+            "mental",
+            "doctor",
+            "adhd",
+            "pain",
+            "symptom",
+        }
+    ),
+    "financial": frozenset(
+        {
+            "salary",
+            "debt",
+            "loan",
+            "bank",
+            "mortgage",
+            "income",
+            "savings",
+            "money",
+            "credit",
+            "pay",
+            "rent",
+            "budget",
+            "invest",
+            "investment",
+            "bankrupt",
+            "tax",
+            "$",
+        }
+    ),
+    "relationship": frozenset(
+        {
+            "dating",
+            "date",
+            "boyfriend",
+            "girlfriend",
+            "marry",
+            "married",
+            "divorce",
+            "sex",
+            "romantic",
+            "breakup",
+            "affair",
+            "crush",
+            "partner",
+            "engaged",
+            "wife",
+            "husband",
+            "ex",
+        }
+    ),
+    "credentials": frozenset(
+        {"password", "pin", "passcode", "ssn", "login", "secret", "key", "token", "passport", "credential", "username"}
+    ),
+}
+PERMANENT_CUES = frozenset(
+    {
+        "born",
+        "bear",
+        "birthday",
+        "native",
+        "name",
+        "sibling",
+        "sister",
+        "brother",
+        "mother",
+        "father",
+        "allergic",
+        "blood",
+        "eye",
+        "hometown",
+    }
+)
+SHORT_LIVED_CUES = frozenset(
+    {
+        "today",
+        "tonight",
+        "week",
+        "weekend",
+        "trip",
+        "sick",
+        "cold",
+        "flu",
+        "visit",
+        "currently",
+        "reading",
+        "watching",
+        "attend",
+        "party",
+        "concert",
+        "festival",
+    }
+)
+
+
+def softmax(scores: Mapping[str, float], options: Sequence[str], temperature: float = TEMPERATURE) -> dict[str, float]:
+    """P(o) = exp(s_o / T) / sum exp(s / T) over the question's options (an option with no rule scores 0)."""
+    values = np.array([scores.get(o, 0.0) for o in options], dtype=np.float64) / temperature
+    return {o: float(p) for o, p in zip(options, scipy.special.softmax(values))}
+
+
+def _text(value: Any) -> str:
+    """A fact as given in a state or ref: a dict with "text", or a bare string."""
+    if isinstance(value, Mapping):
+        return str(value.get("text", ""))
+    return "" if value is None else str(value)
+
+
+def _subject(value: Any) -> str:
+    if isinstance(value, Mapping):
+        subject = str(value.get("subject", "")).strip().lower()
+        return "" if subject in {"", "unspecified", "none"} else subject
+    return ""
+
+
+def _top_edge(text: str) -> str:
+    """The relation type with the most cue evidence, or the fallback when no cue fires."""
+    evidence = lexical.edge_evidence(text)
+    if not evidence:
+        return FALLBACK_EDGE
+    order = list(EDGE_TYPES)
+    return max(evidence, key=lambda r: (evidence[r], -order.index(r)))
+
+
+@dataclass
+class _Request:
+    """One `ask` call's inputs with the cosine of any two texts in it (embedded once, in one batch)."""
+
+    state: Mapping[str, Any]
+    vectors: dict[str, np.ndarray]
+
+    def cosine(self, a: str, b: str) -> float:
+        if not a or not b:
+            return 0.0
+        return float(self.vectors[a] @ self.vectors[b])
+
+    @cached_property
+    def message(self) -> str:
+        return str(self.state.get("source_message", "") or "")
+
+
+class RulesDecider:
+    """`DecisionBackend` stand-in: lexical rules + MiniLM cosine, honest softmax distributions, zero cost."""
+
+    name = "rules"
+    model = MODEL_VERSION
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        if embedder is None:
+            from engram._embed import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder()
+        self._embedder = embedder
+        self._scorers: dict[str, Callable[[Ask, _Request], dict[str, float]]] = {
+            "worth_remembering": self._worth_remembering,
+            "fact_kind": self._fact_kind,
+            "temporal_status": self._temporal_status,
+            "edge_type": self._edge_type,
+            "durability": self._durability,
+            "sensitivity": self._sensitivity,
+            "relation_to_candidate": self._relation,
+            "relation_to_candidate_recheck": self._recheck,
+            "plan_fulfilled": self._plan_fulfilled,
+            "relevant_to_query": self._relevant_to_query,
+            "query_relation": self._query_relation,
+            "same_fact": self._same_fact,
+        }
+
+    # ---------------------------------------------------------------------------------------------------------
+    # the protocol
+    # ---------------------------------------------------------------------------------------------------------
+
+    def ask(self, state: dict, asks: Sequence[Ask]) -> dict[str, Decision]:
+        request = _Request(state=state, vectors=self._embed_all(state, asks))
+        return {ask.key: self._decide(ask, request) for ask in asks}
+
+    def _decide(self, ask: Ask, request: _Request) -> Decision:
+        question = ask.question
+        scorer = self._scorers.get(question.id)
+        if scorer is None:
+            return Decision.degraded(
+                question,
+                backend=self.name,
+                model=self.model,
+                target=ask.target,
+                error=f"rules stand-in has no rule for question {question.id!r}",
+            )
+        try:
+            scores = scorer(ask, request)
+        except MissingInput as missing:
+            return Decision.degraded(
+                question,
+                backend=self.name,
+                model=self.model,
+                target=ask.target,
+                error=f"rules stand-in: {ask.key} needs {missing.args[0]}, not given",
+            )
+        probs = softmax(scores, question.options)
+        return Decision.from_probs(question, probs, backend=self.name, model=self.model, target=ask.target)
+
+    def _embed_all(self, state: Mapping[str, Any], asks: Sequence[Ask]) -> dict[str, np.ndarray]:
+        texts = {_text(state.get("new_fact")), str(state.get("query", "") or "")}
+        for ask in asks:
+            for ref in ask.refs.values():
+                texts.add(_text(ref))
+        ordered = sorted(t for t in texts if t)
+        if not ordered:
+            return {}
+        return dict(zip(ordered, self._embedder.embed(ordered)))
+
+    # ---------------------------------------------------------------------------------------------------------
+    # inputs
+    # ---------------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _new_fact(ask: Ask, request: _Request) -> tuple[str, str]:
+        """(text, subject) of the fact being written: from the refs (within-message dedupe) or the state."""
+        fact = ask.refs.get("new_fact", request.state.get("new_fact"))
+        text = _text(fact)
+        if not text:
+            raise MissingInput("state.new_fact.text")
+        return text, _subject(fact)
+
+    @staticmethod
+    def _ref(ask: Ask, name: str) -> tuple[str, str]:
+        ref = ask.refs.get(name)
+        text = _text(ref)
+        if not text:
+            raise MissingInput(f"refs.{name}")
+        return text, _subject(ref)
+
+    # ---------------------------------------------------------------------------------------------------------
+    # write path: the six fact questions
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _worth_remembering(self, ask: Ask, request: _Request) -> dict[str, float]:
+        text, _ = self._new_fact(ask, request)
+        if lexical.is_small_talk(text) or lexical.is_question(text):
+            return {YES: -3.0, NO: 0.0}
+        content = len(lexical.content_lemmas(text))
+        score = -1.0 + 0.8 * min(content, 4)  # an empty remark is filler; a few content words make a detail
+        score += 1.0 if lexical.edge_evidence(text) else 0.0  # touches a rubric area: home, work, tastes, people...
+        score += 0.5 if lexical.entities(text) else 0.0
+        return {YES: score, NO: 0.0}
+
+    def _temporal_scores(self, text: str, message: str, message_weight: float = 0.5) -> dict[str, float]:
+        """Scores for current / planned / past / hypothetical from the fact text and, more weakly, the message."""
+        # With no cue at all a statement is read as holding now, at about 0.8 (not certainty: cues can be missed).
+        scores = {"current": 2.0, "planned": 0.0, "past": 0.0, "hypothetical": 0.0}
+        for source, weight in ((text, 1.0), (message, message_weight)):
+            if not source:
+                continue
+            modals = lexical.modals(source)
+            hypothetical = len(lexical.cues_in(source, lexical.HYPOTHETICAL_CUES))
+            hypothetical += sum(m in lexical.HYPOTHETICAL_MODALS for m in modals)
+            planned = len(lexical.cues_in(source, lexical.PLAN_CUES))
+            planned += sum(m in lexical.PLAN_MODALS for m in modals)
+            fact = lexical.frame(source)
+            completed_change = fact.past_tense and fact.verb in lexical.CHANGE_VERBS
+            past_cues = lexical.cues_in(source, lexical.PAST_CUES)
+            if not completed_change:  # a date on a completed change dates the change; the new state holds now
+                past_cues += lexical.cues_in(source, lexical.PAST_TIME_CUES)
+            scores["hypothetical"] += weight * 2.5 * min(hypothetical, 2)
+            scores["planned"] += weight * 2.5 * min(planned, 2)
+            scores["past"] += weight * (2.0 * min(len(past_cues), 2) + (1.0 if "used to" in past_cues else 0.0))
+            if completed_change:
+                # v2 rubric: a completed change reports the new state, which holds now, and is never hypothetical.
+                scores["current"] += weight * 1.5
+                scores["hypothetical"] -= weight * 1.0
+            elif fact.past_tense:
+                scores["past"] += weight * 1.5
+            elif lexical.present_tense(source) and not (hypothetical or planned):
+                scores["current"] += weight * 1.0  # "lives", "is": a plain present-tense statement
+            if lexical.cues_in(source, ("now", "currently", "these days", "nowadays", "anymore", "no longer")):
+                scores["current"] += weight * 1.5
+        return scores
+
+    def _temporal_status(self, ask: Ask, request: _Request) -> dict[str, float]:
+        text, _ = self._new_fact(ask, request)
+        return self._temporal_scores(text, request.message)
+
+    def _temporal_probs(self, text: str, message: str) -> dict[str, float]:
+        return softmax(self._temporal_scores(text, message), ("current", "planned", "past", "hypothetical"))
+
+    def _edge_type(self, ask: Ask, request: _Request) -> dict[str, float]:
+        text, _ = self._new_fact(ask, request)
+        evidence = lexical.edge_evidence(text)
+        scores = {relation: 1.5 * count for relation, count in evidence.items()}
+        scores[FALLBACK_EDGE] = 1.0  # "use only when nothing above fits"
+        return scores
+
+    def _fact_kind(self, ask: Ask, request: _Request) -> dict[str, float]:
+        text, _ = self._new_fact(ask, request)
+        evidence = lexical.edge_evidence(text)
+        temporal = self._temporal_probs(text, request.message)
+
+        def count(*relations: str) -> float:
+            return sum(evidence.get(r, 0.0) for r in relations)
+
+        return {
+            "bio": 0.5
+            + 1.5
+            * count(
+                "lives_in",
+                "born_in",
+                "works_at",
+                "has_role",
+                "studies_at",
+                "speaks",
+                "follows_diet",
+                "allergic_to",
+                "has_condition",
+            ),
+            "preference": 1.5 * count("prefers", "dislikes", "hobby"),
+            "relationship": 1.5
+            * count("married_to", "partner_of", "family_of", "friend_of", "colleague_of", "member_of"),
+            "event": 1.5 * count("attended") + 2.0 * temporal["past"] + (1.0 if lexical.has_date(text) else 0.0),
+            "task": 1.5 * count("plans", "goal") + 2.5 * temporal["planned"],
+            "opinion": 1.5 * len(lexical.cues_in(text, OPINION_CUES)),
+        }
+
+    def _durability(self, ask: Ask, request: _Request) -> dict[str, float]:
+        text, _ = self._new_fact(ask, request)
+        lemmas = lexical.fact_lemmas(text)
+        temporal = self._temporal_probs(text, request.message)
+        short = len(lemmas & SHORT_LIVED_CUES) + len(lexical.cues_in(text, DATE_CUES))
+        return {
+            "permanent": 2.0 * len(lemmas & PERMANENT_CUES),
+            "long_term": 1.0,
+            "short_lived": 1.5 * short + 2.0 * (temporal["past"] + temporal["planned"]),
+        }
+
+    def _sensitivity(self, ask: Ask, request: _Request) -> dict[str, float]:
+        text, _ = self._new_fact(ask, request)
+        lemmas = lexical.fact_lemmas(text)
+        scores = {area: 2.5 * len(lemmas & cues) for area, cues in SENSITIVE_LEMMAS.items()}
+        scores["none"] = 1.0
+        return scores
+
+    # ---------------------------------------------------------------------------------------------------------
+    # write path: the relation of a new fact to a stored one
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _relation(self, ask: Ask, request: _Request) -> dict[str, float]:
+        return self._relation_scores(ask, request, message_weight=0.5)
+
+    def _recheck(self, ask: Ask, request: _Request) -> dict[str, float]:
+        # The second phrasing asks what becomes of the stored fact; the stand-in reads the same evidence but
+        # weighs the source message's change and undoing cues fully, as the question is about what was said.
+        return self._relation_scores(ask, request, message_weight=1.0)
+
+    def _relation_scores(self, ask: Ask, request: _Request, message_weight: float) -> dict[str, float]:
+        new_text, new_subject = self._new_fact(ask, request)
+        old_text, old_subject = self._ref(ask, "existing_fact")
+        pair = _Pair(
+            new_text,
+            old_text,
+            new_subject,
+            old_subject,
+            request.message,
+            message_weight,
+            cosine=request.cosine(new_text, old_text),
+            temporal=self._temporal_probs(new_text, request.message),
+        )
+        scores = pair.scores()
+        if "negates" not in ask.question.options:
+            # v1 has no `negates`: "stopped / ended / undone" is read as the closest v1 option, contradiction.
+            scores["contradiction"] = max(scores["contradiction"], scores.pop("negates"))
+        return scores
+
+    def _plan_fulfilled(self, ask: Ask, request: _Request) -> dict[str, float]:
+        new_text, _ = self._new_fact(ask, request)
+        plan_text, _ = self._ref(ask, "existing_fact")
+        new, plan = lexical.frame(new_text), lexical.frame(plan_text)
+        temporal = self._temporal_probs(new_text, request.message)
+        score = -2.5
+        score += 2.0 if new.verb == plan.verb else 0.0  # "plans to visit Rome" -> "visited Rome"
+        score += 3.0 * lexical.jaccard(new.object, plan.object)
+        score += 2.0 * max(0.0, request.cosine(new_text, plan_text) - 0.4)
+        score += 1.5 * (temporal["current"] + temporal["past"]) - 3.0 * (temporal["planned"] + temporal["hypothetical"])
+        score -= 2.5 if new.negated else 0.0  # "didn't go" is no fulfilment
+        return {YES: score, NO: 0.0}
+
+    # ---------------------------------------------------------------------------------------------------------
+    # read path and hygiene
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _relevant_to_query(self, ask: Ask, request: _Request) -> dict[str, float]:
+        query = str(request.state.get("query", "") or "")
+        if not query:
+            raise MissingInput("state.query")
+        memory, _ = self._ref(ask, "memory")
+        cosine = request.cosine(query, memory)
+        shared = lexical.content_lemmas(query) & lexical.content_lemmas(memory)
+        names = {n for n in shared if n in lexical.entities(query)}
+        # A shared name is "only a shared keyword"; shared content words count for more.
+        overlap = 0.75 * min(len(shared - names), 3) + 0.25 * min(len(names), 2)
+        score = -2.5 + 5.0 * cosine + overlap + self._answer_type_match(query, memory)
+        query_edge = _top_edge(query)
+        if query_edge != FALLBACK_EDGE and query_edge == _top_edge(memory):
+            score += 0.8
+        return {YES: score, NO: 0.0}
+
+    @staticmethod
+    def _answer_type_match(query: str, memory: str) -> float:
+        """+1 when the memory holds the kind of thing the wh-word asks for (a date for "when", a place...)."""
+        lowered = lexical.normalise(query)
+        labels = lexical.entity_labels(memory)
+        if lowered.startswith(("when", "how long", "what year", "what date")) and lexical.has_date(memory):
+            return 1.0
+        if lowered.startswith("where") and labels & {"GPE", "LOC", "FAC"}:
+            return 1.0
+        if lowered.startswith("who") and "PERSON" in labels:
+            return 1.0
+        return 0.0
+
+    def _query_relation(self, ask: Ask, request: _Request) -> dict[str, float]:
+        query = str(request.state.get("query", "") or "")
+        if not query:
+            raise MissingInput("state.query")
+        evidence = lexical.edge_evidence(query)
+        scores = {r: 1.5 * c for r, c in evidence.items() if r != FALLBACK_EDGE}
+        lowered = lexical.normalise(query)
+        if lowered.startswith("where") and not evidence:
+            scores["lives_in"] = scores.get("lives_in", 0.0) + 1.0  # a bare "where is X" asks for a place
+        scores[NONE_RELATION] = 1.0
+        return scores
+
+    def _same_fact(self, ask: Ask, request: _Request) -> dict[str, float]:
+        a, _ = self._ref(ask, "fact_a")
+        b, _ = self._ref(ask, "fact_b")
+        frame_a, frame_b = lexical.frame(a), lexical.frame(b)
+        score = 10.0 * (request.cosine(a, b) - 0.88)
+        score += 2.0 * (lexical.jaccard(lexical.content_lemmas(a), lexical.content_lemmas(b)) - 0.6)
+        score -= 3.0 if frame_a.negated != frame_b.negated else 0.0
+        # Each side saying something the other does not means both are needed.
+        if frame_a.object - frame_b.object and frame_b.object - frame_a.object:
+            score -= 1.5
+        return {YES: score, NO: 0.0}
+
+
+@dataclass
+class _Pair:
+    """The evidence about how a new fact relates to a stored one, and the option scores it implies."""
+
+    new_text: str
+    old_text: str
+    new_subject: str
+    old_subject: str
+    message: str
+    message_weight: float
+    cosine: float
+    temporal: Mapping[str, float]
+
+    @cached_property
+    def new(self) -> lexical.Frame:
+        return lexical.frame(self.new_text)
+
+    @cached_property
+    def old(self) -> lexical.Frame:
+        return lexical.frame(self.old_text)
+
+    @cached_property
+    def new_edge(self) -> str:
+        return _top_edge(self.new_text)
+
+    @cached_property
+    def old_edge(self) -> str:
+        return _top_edge(self.old_text)
+
+    def _cue_weight(self, cues: tuple[str, ...]) -> float:
+        """1 if the new fact has the cue, message_weight if only the source message has it, else 0."""
+        if lexical.cues_in(self.new_text, cues):
+            return 1.0
+        if self.message and lexical.cues_in(self.message, cues):
+            return self.message_weight
+        return 0.0
+
+    def _change_weight(self) -> float:
+        """Evidence that the new fact reports a change: a change phrase, or a change verb in the past tense."""
+        if lexical.cues_in(self.new_text, lexical.CHANGE_CUES) or lexical.completed_changes(self.new_text):
+            return 1.0
+        if self.message and (
+            lexical.cues_in(self.message, lexical.CHANGE_CUES) or lexical.completed_changes(self.message)
+        ):
+            return self.message_weight
+        return 0.0
+
+    def _replacement_weight(self) -> float:
+        """Evidence that a new value took the old one's place ("switched", "instead", "now", "replaced"): what
+        an update needs on a relation that can hold several values at once."""
+        cues = REPLACEMENT_CUES
+        if lexical.cues_in(self.new_text, cues) or set(lexical.completed_changes(self.new_text)) & REPLACE_VERBS:
+            return 1.0
+        if self.message and (
+            lexical.cues_in(self.message, cues) or set(lexical.completed_changes(self.message)) & REPLACE_VERBS
+        ):
+            return self.message_weight
+        return 0.0
+
+    @cached_property
+    def undoes_old_object(self) -> bool:
+        """The new fact names what the old one is about (as subject or object): "Rex passed away" vs "has a dog
+        named Rex", "quit tennis" vs "plays tennis". Read from content words, not the parse, which can fail."""
+        people = {self.new.subject, self.old.subject, self.new_subject, self.old_subject} | lexical.GENERIC_SUBJECTS
+        old_content = lexical.content_lemmas(self.old_text) - people - lexical.FUNCTION_LEMMAS
+        new_content = lexical.content_lemmas(self.new_text) - people - lexical.FUNCTION_LEMMAS
+        return bool(old_content & new_content)
+
+    @cached_property
+    def same_subject(self) -> bool:
+        generic = lexical.GENERIC_SUBJECTS
+        given_new, given_old = self.new_subject, self.old_subject
+        if given_new and given_old and given_new != given_old:
+            return False
+        text_new = "" if self.new.subject in generic else self.new.subject
+        text_old = "" if self.old.subject in generic else self.old.subject
+        if text_new and text_old:
+            # "caroline" and "caroline's sister" are different subjects; the speaker's name and "user" are not.
+            return text_new == text_old or {text_new, text_old} <= {given_new, given_old, ""}
+        return True
+
+    @cached_property
+    def same_relation(self) -> bool:
+        if self.new.predicate and self.new.predicate == self.old.predicate:
+            return True
+        return self.new_edge == self.old_edge != FALLBACK_EDGE
+
+    @cached_property
+    def objects_differ(self) -> bool:
+        return self.new.object != self.old.object and not (self.old.object <= self.new.object)
+
+    @cached_property
+    def adds_detail(self) -> bool:
+        """The new fact keeps all the old fact's content and says more."""
+        old_words = lexical.content_lemmas(self.old_text)
+        new_words = lexical.content_lemmas(self.new_text)
+        return bool(old_words) and old_words < new_words
+
+    @cached_property
+    def polarity_flip(self) -> bool:
+        """One fact says something holds and the other that it stopped or does not ("sold my bike" vs "has a
+        bike"), whichever of the two is the new one."""
+
+        def ended(text: str, fact: lexical.Frame) -> bool:
+            return fact.negated or bool(lexical.cues_in(text, UNDOING_CUES))
+
+        return ended(self.new_text, self.new) != ended(self.old_text, self.old)
+
+    @cached_property
+    def object_overlap(self) -> float:
+        return lexical.jaccard(self.new.object, self.old.object)
+
+    def scores(self) -> dict[str, float]:
+        change = self._change_weight()
+        replacement = self._replacement_weight()
+        undoing = self._cue_weight(UNDOING_CUES)
+        single = cardinality(self.new_edge) == "one" or cardinality(self.old_edge) == "one"
+        permanent = self.new_edge in PERMANENT_RELATIONS or self.old_edge in PERMANENT_RELATIONS
+        not_yet = self.temporal["planned"] + self.temporal["hypothetical"]  # a plan or a wish replaces nothing
+        only_then = self.temporal["past"]  # "used to live in Porto" says nothing about now
+        related = self.same_subject and self.same_relation
+        antonyms = {self.new_edge, self.old_edge} == {"prefers", "dislikes"} and self.object_overlap > 0
+        undone = undoing > 0 and self.undoes_old_object and not self.old.negated
+
+        # An option starts at PRIOR and only evidence for it raises it, so options nothing speaks for stay unlikely.
+        new = 0.5 + 2.0 * (1.0 - self.cosine) + 2.5 * not_yet + 1.5 * only_then
+        new += 0.0 if self.same_subject or undone else 2.0
+        new += 0.0 if related or self.polarity_flip or antonyms or undone else 1.5
+        if related and not single and self.objects_differ and replacement == 0.0:
+            new += 1.0  # "likes painting" beside "likes hiking": both can hold
+
+        duplicate = 6.0 * (self.cosine - 0.85)
+        duplicate += 2.0 if related and self.new.object == self.old.object and self.new.object else 0.0
+        duplicate += 3.0 * max(
+            0.0, lexical.jaccard(lexical.content_lemmas(self.new_text), lexical.content_lemmas(self.old_text)) - 0.7
+        )
+        duplicate -= 4.0 if self.polarity_flip or undone else 0.0  # a statement and its denial are never the same
+        duplicate -= 2.0 if self.objects_differ else 0.0
+
+        refinement = PRIOR
+        if not self.polarity_flip and not undone and (related or self.cosine >= 0.6):
+            refinement += 2.5 if self.adds_detail else 0.0
+            refinement += 1.0 if related and self.old.object and self.old.object < self.new.object else 0.0
+
+        update = PRIOR
+        if related and self.objects_differ and not self.polarity_flip:
+            # One value at a time: any reported change counts. Several at a time: only a replacement does
+            # ("bought a car" beside "owns a bike" adds a value; "switched to a Mac" replaces Windows).
+            evidence_of_change = change if single else replacement
+            update = 0.5 + 1.5 * single + 1.5 * evidence_of_change + 0.5 * self.cosine - (2.5 if permanent else 0.0)
+        update -= 3.0 * not_yet + 2.5 * only_then
+
+        contradiction = PRIOR
+        if related and self.objects_differ and not self.polarity_flip:
+            contradiction += 2.5 if permanent else 0.0
+            contradiction += 1.0 if single and change == 0.0 else 0.0
+        if antonyms:
+            contradiction += 3.0
+        if self.polarity_flip and self.object_overlap > 0 and undoing == 0.0 and change == 0.0:
+            contradiction += 2.5  # "is allergic to nuts" vs "is not allergic to nuts", with no sign of a change
+        contradiction -= 2.0 * not_yet
+
+        negates = PRIOR
+        shares_object = self.object_overlap > 0 or self.undoes_old_object
+        if shares_object and not self.old.negated and (self.new.negated or undone):
+            # "no longer eats meat" vs "eats meat"; "sold the Civic" vs "drives a Civic"; "quit tennis" vs
+            # "plays tennis". A bare "not" with no sign of an ending counts for half.
+            negates += 3.5 * max(undoing, change, 0.5 if self.new.negated else 0.0)
+        negates -= 3.0 * not_yet
+
+        return {
+            "new": new,
+            "duplicate": duplicate,
+            "refinement": refinement,
+            "update": update,
+            "contradiction": contradiction,
+            "negates": negates,
+        }
