@@ -30,12 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.stacks import ROLES, STACK_NAMES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARMS_DIR = REPO_ROOT / "arms"
 
-ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
-STACK_NAMES = ("paper", "offline")
 TOP_LEVEL_KEYS = (
     "name",
     "description",

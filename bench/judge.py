@@ -415,31 +415,3 @@ class LexicalJudge:
         result = self.gateway.call(request, compute)
         raw = json.dumps({"found": result.body["found"], "missing": result.body["missing"]})
         return Judgement(result.body["label"], self.model, raw, result.cost_usd, result.latency_ms, result.cached)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Choosing by stack
-
-
-def make_answerer(
-    models: Mapping[str, str], gateway: Gateway, embedder: Embedder, llm: LLM | None = None
-) -> LLMAnswerer | ExtractiveAnswerer:
-    """The answerer the stack's `answer` role names: the extractive stand-in, or a Claude model through the
-    gateway (pass the run's `AnthropicLLM` as `llm` to share one client)."""
-    model = models["answer"]
-    if model == EXTRACTIVE_ANSWERER_MODEL:
-        return ExtractiveAnswerer(gateway, embedder)
-    return LLMAnswerer(llm if llm is not None else _anthropic(gateway), model)
-
-
-def make_judge(models: Mapping[str, str], gateway: Gateway, llm: LLM | None = None) -> LLMJudge | LexicalJudge:
-    model = models["judge"]
-    if model == LEXICAL_JUDGE_MODEL:
-        return LexicalJudge(gateway)
-    return LLMJudge(llm if llm is not None else _anthropic(gateway), model)
-
-
-def _anthropic(gateway: Gateway) -> LLM:
-    from bench.clients.anthropic import AnthropicLLM
-
-    return AnthropicLLM(gateway)

@@ -39,6 +39,7 @@ from bench.budget import RunLabels
 from bench.cache import read_keys_file, write_keys_file
 from bench.errors import ConfigError, ResultError
 from bench.gateway import Gateway
+from bench.providers import Models
 from bench.results import (
     Answer,
     Calls,
@@ -55,7 +56,7 @@ from bench.results import (
     write_result,
 )
 from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
-from bench.stacks import Stack, build_stack, provider_of
+from bench.stacks import OFFLINE, Stack, build_stack
 from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
 
@@ -212,16 +213,19 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
         embedder=embedder,
     )
     system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    ran: dict[str, str] = {}
     try:
         usages, asked = _ingest_and_ask(system, the_slice, ks, options, arm.scores_adversarial)
-        answers = {k: _answer_all(asked, k, the_slice, stack, answer_taps[k], embedder, options) for k in ks}
+        answers = {k: _answer_all(asked, k, the_slice, stack, answer_taps[k], embedder, options, ran) for k in ks}
         store = system.stats()
         audit = system.facts_for_audit()
         description = system.describe()
         decision_layer = _has_decision_layer(system, usages)
     finally:
         system.close()
+        context.hub.close()
         gateway.close()
+    models = {**stack.models, **context.hub.ran, **ran}  # every role; the exact model for each that served
     figures = metrics.write_figures(usages, decision_layer)
     # Systems that keep no facts (full-context, raw-turn-rag) have no store behaviour to score: null, not "not stored".
     updates = metrics.update_report(the_slice.name, audit, embedder, store) if audit else None
@@ -247,7 +251,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             k=k,
             arm_hash=arm.hash,
             settings=arm.settings,
-            models=dict(stack.models),
+            models=models,
             standins=stack.standins,
             provenance=_provenance(arm, the_slice, stack, options),
             answers=answers[k],
@@ -342,22 +346,27 @@ def _answer_all(
     gateway: KeyTap,
     embedder: Any,
     options: RunOptions,
+    ran: dict[str, str],
 ) -> list[Answer]:
-    answerer = judge.make_answerer(stack.models, gateway, embedder)
-    judge_model = judge.make_judge(stack.models, gateway)
-    counter = tokens.make_token_counter(stack.models, gateway)
+    """Answer, judge and count tokens for every asked question at k; `ran` receives the models that served."""
+    models = Models(stack.refs, stack.settings, gateway, lambda: embedder)  # type: ignore[arg-type]
+    answerer, judge_model, counter = models.answerer(), models.judge(), models.token_counter()
+    ran.update(models.ran)
     speaker_of = {m.id: m.speaker for m in the_slice.messages}
     message_ids = set(speaker_of)
 
     def one(item: _Asked) -> Answer:
         return _answer_one(item, k, the_slice, answerer, judge_model, counter, speaker_of, message_ids)
 
-    with _progress(options.progress) as progress, ThreadPoolExecutor(max_workers=options.concurrency) as pool:
-        task = progress.add_task(f"answer + judge (k={k if k is not None else 'all'})", total=len(asked))
-        records = []
-        for record in pool.map(one, asked):  # map keeps slice order whatever finishes first
-            records.append(record)
-            progress.advance(task)
+    try:
+        with _progress(options.progress) as progress, ThreadPoolExecutor(max_workers=options.concurrency) as pool:
+            task = progress.add_task(f"answer + judge (k={k if k is not None else 'all'})", total=len(asked))
+            records = []
+            for record in pool.map(one, asked):  # map keeps slice order whatever finishes first
+                records.append(record)
+                progress.advance(task)
+    finally:
+        models.close()
     return records
 
 
@@ -489,8 +498,9 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         )
         for a in sweep.answers
     ]
+    ran: dict[str, str] = {}
     try:
-        answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
+        answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options, ran)
     finally:
         gateway.close()
     answers = [replace(mine, evidence_recall=theirs.evidence_recall) for mine, theirs in zip(answers, sweep.answers)]
@@ -518,7 +528,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         k=k,
         arm_hash=arm.hash,
         settings=arm.settings,
-        models=dict(stack.models),
+        models={**stack.models, **sweep.models, **ran},
         standins=stack.standins,
         provenance=_provenance(arm, the_slice, stack, options),
         answers=answers,
@@ -546,7 +556,7 @@ def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -
         )
         for relative in sorted(the_slice.sources)
     ]
-    if "anthropic" in {provider_of(m) for m in stack.models.values()}:
+    if stack.ref("answer").provider != OFFLINE:  # an LLM answers and judges with mem0's LoCoMo prompts
         for prompt in (judge.ANSWER_PROMPT_FILE, judge.JUDGE_PROMPT_FILE):
             sources.append(
                 Source(

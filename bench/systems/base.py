@@ -34,22 +34,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bench.errors import ConfigError
+from bench.stacks import STACK_NAMES
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
     from bench.gateway import Gateway
+    from bench.providers import Models
     from bench.slices import SliceMessage, SliceQuestion
     from engram import Embedder
-
-STACKS = ("paper", "offline")
-ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
 
 
 @dataclass(frozen=True)
 class SystemContext:
     """Everything a system needs from the run, besides its own settings.
 
-    `models` maps each role (see ROLES) to the model id that serves it on this stack, e.g. on the offline stack
-    {"extract": "rules-extractor-standin-v1", "decide": "rules-standin-v1", ...}; a system reads the roles it uses.
+    `models` maps each role (see `bench.stacks.ROLES`) to the `provider/model` that serves it on this stack, e.g.
+    {"extract": "anthropic/claude-haiku-4-5", "decide": "jev/jev-1.13.0", ...}; a system builds the roles it uses
+    through `hub` (`hub.extractor()`, `hub.decider()`, `hub.chat(role)`), which also records the exact model that
+    served each role for the result file.
     `embedder` is the process-wide MiniLM (loaded once); None means "use `shared_minilm()`".
     """
 
@@ -69,6 +70,13 @@ class SystemContext:
                 f"models.{role}: the {self.stack!r} stack names no model for role {role!r}; "
                 f"found roles {sorted(self.models)}"
             ) from None
+
+    @functools.cached_property
+    def hub(self) -> Models:
+        """This run's model objects per role, on this context's gateway (closed by whoever made the context)."""
+        from bench.providers import Models
+
+        return Models.for_stack(self.stack, self.models, self.gateway, self.get_embedder)
 
     def get_embedder(self) -> Embedder:
         return self.embedder if self.embedder is not None else shared_minilm()
@@ -283,8 +291,8 @@ def get_system(name: str) -> type[System]:
 
 def build_system(name: str, settings: Mapping[str, Any], context: SystemContext, where: str = "settings") -> System:
     """Validate the arm's settings for the named system and construct it."""
-    if context.stack not in STACKS:
-        raise ConfigError(f"stack: expected one of {list(STACKS)}, found {context.stack!r}")
+    if context.stack not in STACK_NAMES:
+        raise ConfigError(f"stack: expected one of {list(STACK_NAMES)}, found {context.stack!r}")
     cls = get_system(name)
     return cls(cls.validate_settings(settings, where), context)
 

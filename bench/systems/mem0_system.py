@@ -53,7 +53,6 @@ MEM0_VERSION = "2.1.0"
 PINNED_CURRENT_DATE = "2026-09-23"  # the article's pin (spec §13.11)
 EXTRACT_MAX_TOKENS = 2000  # mem0's defaults for its LLM call (spec §7.1)
 EXTRACT_TEMPERATURE = 0.1
-STANDIN_EXTRACTOR_MODEL = "rules-extractor-standin-v1"
 LLM_PROVIDER = "engram-bench-gateway"
 EMBEDDER_PROVIDER = "engram-bench-minilm"
 COLLECTION = "mem0"
@@ -202,13 +201,14 @@ class RulesMem0Extraction(OfflineLLM):
     in mem0's output format. The gateway key is mem0's full request, so a change in mem0's prompt (or in the
     existing memories it shows) is a new call."""
 
-    model = STANDIN_EXTRACTOR_MODEL
+    key_names = ("rules-extractor-standin-v1", "rules-extractor-standin-v1")  # as cache/dev was recorded
 
     def __init__(self, gateway: Any) -> None:
         super().__init__(gateway)
         from engram import RulesExtractor
 
         self.extractor = RulesExtractor()
+        self.model = self.extractor.model  # the rules that answer, with their version
         self.current: Any = None  # the engram Message being added; set by Mem0System.write
 
     def respond(
@@ -236,7 +236,7 @@ class Mem0System(System):
         self.store_dir = context.run_dir / "mem0"
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.user_id = context.conversation
-        self.extract_model = context.model_for("extract")
+        self.extract_model = context.hub.ref("extract").model
         self._spacy = _install_spacy()
         # No `config` key for our two providers: mem0 validates a given config against its built-in provider list,
         # and its factories build our classes from defaults; they are wired with attach() below.
@@ -266,17 +266,13 @@ class Mem0System(System):
     # -- wiring ------------------------------------------------------------------------------------------------
 
     def _extraction_llm(self, context: SystemContext) -> LLM:
-        if self.extract_model == STANDIN_EXTRACTOR_MODEL:
+        """mem0's one LLM call per add(): the role's chat model, or on the offline stack the rules extractor
+        answering in mem0's output format."""
+        if context.hub.is_standin("extract"):
             self._standin = RulesMem0Extraction(context.gateway)
+            context.hub.used("extract", self._standin.model)
             return self._standin
-        if self.extract_model.startswith("claude-"):
-            from bench.clients.anthropic import AnthropicLLM
-
-            return AnthropicLLM(context.gateway)
-        raise ConfigError(
-            f"models.extract: mem0 runs on {STANDIN_EXTRACTOR_MODEL!r} or a claude-* model, found "
-            f"{self.extract_model!r}"
-        )
+        return context.hub.chat("extract")
 
     def _install_bm25(self) -> bool:
         """Give both qdrant collections (memories, and the entity store mem0 builds lazily) the local encoder."""
