@@ -48,6 +48,7 @@ from bench.results import (
     slice_dir,
     write_result,
 )
+from bench.stacks import build_stack
 
 REPO_ROOT = data.REPO_ROOT
 # Where the v1 release lives inside the repo (copied there with sha256 in data/SOURCES.md).
@@ -76,8 +77,6 @@ HELDOUT_EXTRA = "heldout_extra.json"
 TOKEN_MATCHED = "mem0_token_matched__heldout_pooled__k6.json"
 ARTICLE_NUMBERS = "article_numbers.tsv"
 DEV_CONVERSATION = "conv-26"
-# The models of the paper stack (reference §7.1): extraction on Haiku, answers/judge/escalation on Sonnet, Jev 1.13.
-PAPER_MODELS = {"extract": "claude-haiku-4-5", "answer": "claude-sonnet-4-6", "judge": "claude-sonnet-4-6"}
 
 _FILE_NAME = re.compile(
     r"^(?P<arm>[a-z0-9_]+?)__(?P<slice>dev(?:_updates2?)?|heldout_conv-\d+)(?:__(?P<tail>k\d+|\w+))?\.json$"
@@ -300,18 +299,17 @@ def _extras(raw: dict[str, Any], v1_name: str) -> dict[str, Any]:
 
 
 def _models(raw: dict[str, Any]) -> dict[str, str]:
-    models = dict(PAPER_MODELS)
-    flags = raw.get("flags") or {}
+    """The paper stack's models (stacks/paper.toml) for the roles a v1 run used, as provider/model."""
+    paper = build_stack("paper").models
+    used = ["extract", "answer", "judge"]
     if raw.get("system") == "engram":
+        used += ["decide", "escalate"]
         # v1 spelled the LLM decider "llm_update" (mem0's update prompt); its six fact questions still went to Jev.
-        if flags.get("relation_decider", "jev") in ("llm", "llm_update"):
-            models["decide"] = "claude-sonnet-4-6"
-            models["decide_fact_questions"] = "jev-1.13.0"
-        else:
-            models["decide"] = "jev-1.13.0"
-        models["escalate"] = "claude-sonnet-4-6"
-    else:
-        models["update"] = "claude-haiku-4-5"
+        if (raw.get("flags") or {}).get("relation_decider", "jev") in ("llm", "llm_update"):
+            used.append("llm_decider")
+    models = {role: paper[role] for role in used}
+    if raw.get("system") != "engram":
+        models["update"] = paper["extract"]  # mem0's update call ran on the extraction model
     return models
 
 

@@ -389,8 +389,8 @@ def _check_top(c: _Checker, r: Result) -> None:
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
     if not isinstance(r.standins, list) or not all(isinstance(s, str) for s in r.standins):
         raise c.fail("standins", "a list of role names", r.standins)
-    if r.stack == "paper" and r.standins:
-        raise c.fail("standins", "an empty list on the paper stack", r.standins)
+    if r.stack != "offline" and r.standins:
+        raise c.fail("standins", f"an empty list on the {r.stack} stack", r.standins)
     derived = tally_answers(r.answers)
     if r.accuracy != derived:
         raise c.fail("accuracy", f"{derived.correct}/{derived.n} as counted from answers", asdict(r.accuracy))

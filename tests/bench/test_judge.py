@@ -21,8 +21,6 @@ from bench.judge import (
     evidence_recall,
     lexical_verdict,
     locomo_f1,
-    make_answerer,
-    make_judge,
     memories_by_speaker,
     parse_label,
     prompt_protocol,
@@ -31,11 +29,16 @@ from bench.judge import (
     strip_decorations,
     token_f1,
 )
+from bench.providers import Models
+from bench.stacks import build_stack
 from bench.systems.base import shared_minilm
 from engram import Completion
 
 SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "prompts"
-OFFLINE_MODELS = {"answer": "extractive-answerer-standin-v1", "judge": "lexical-judge-standin-v1"}
+
+
+def models_on(stack: str, gateway: Gateway) -> Models:
+    return Models.for_stack(stack, build_stack(stack).models, gateway, shared_minilm)
 
 
 @pytest.fixture
@@ -196,7 +199,7 @@ def test_decorations_of_every_system_line_format_are_stripped() -> None:
 
 
 def test_extractive_answerer_returns_the_line_that_matches_the_question(gateway: Gateway) -> None:
-    answerer = make_answerer(OFFLINE_MODELS, gateway, shared_minilm())
+    answerer = models_on("offline", gateway).answerer()
     assert isinstance(answerer, ExtractiveAnswerer)
     lines = [
         "1:56 pm on 8 May, 2023: Caroline is researching adoption agencies",
@@ -212,10 +215,13 @@ def test_extractive_answerer_returns_the_line_that_matches_the_question(gateway:
 
 
 def test_the_stack_decides_between_stand_ins_and_real_models(gateway: Gateway) -> None:
-    assert isinstance(make_judge(OFFLINE_MODELS, gateway), LexicalJudge)
-    llm = RecordingLLM('{"label": "CORRECT"}')
-    paper_judge = make_judge({"judge": "claude-sonnet-4-6"}, gateway, llm=llm)
+    offline, paper = models_on("offline", gateway), models_on("paper", gateway)
+    assert isinstance(offline.judge(), LexicalJudge)
+    assert offline.ran == {"judge": "offline/lexical-judge-standin-v1"}
+    paper_judge, paper_answerer = paper.judge(), paper.answerer()
     assert isinstance(paper_judge, LLMJudge) and paper_judge.model == "claude-sonnet-4-6"
-    assert paper_judge.judge("Q?", "Paris", "Paris").label == CORRECT
-    paper_answerer = make_answerer({"answer": "claude-sonnet-4-6"}, gateway, shared_minilm(), llm=llm)
     assert isinstance(paper_answerer, LLMAnswerer)
+    assert paper.ran == {"judge": "anthropic/claude-sonnet-4-6", "answer": "anthropic/claude-sonnet-4-6"}
+    paper.close()
+    llm = RecordingLLM('{"label": "CORRECT"}')
+    assert LLMJudge(llm, "claude-sonnet-4-6").judge("Q?", "Paris", "Paris").label == CORRECT

@@ -12,7 +12,7 @@ from bench.errors import CacheMiss, ConfigError
 from bench.results import read_result
 from bench.runner import RunOptions, parse_ks, run_arm
 from bench.slices import Slice, load_slice
-from bench.stacks import OFFLINE_MODELS
+from bench.stacks import ROLES
 
 
 def tiny_dev() -> Slice:
@@ -38,6 +38,7 @@ def options_for(ws: dict[str, Path], **changes: object) -> RunOptions:
     base = RunOptions(
         stack="offline",
         results_root=ws["results"],
+        update_committed=True,  # these scenarios read the results/<stack>/<slice>/ layout of a committed tree
         runs_root=ws["runs"],
         cache_dir=ws["cache"],
         subsets=(),
@@ -67,7 +68,11 @@ def test_a_k_sweep_writes_one_file_per_k_from_one_ingestion(workspace: dict[str,
     for a, b in zip(small.answers, large.answers):
         assert a.lines == b.lines[: a.lines_shown]
     assert small.stack == "offline"
-    assert set(small.standins) == set(OFFLINE_MODELS)
+    assert set(small.standins) == set(ROLES)
+    # The roles this run used name the exact stand-in that served them; the others say what the stack declares.
+    assert small.models["answer"] == "offline/extractive-answerer-standin-v1"
+    assert small.models["count_tokens"] == "offline/local-token-counter-standin-v1"
+    assert small.models["decide"] == "offline/rules-decider"
     assert "not the paper's numbers" in small.extras["stack_label"]
     assert small.provenance.arm_hash == small.arm_hash and len(small.arm_hash or "") == 64
     assert small.provenance.dataset_sha256
