@@ -32,9 +32,7 @@ from typing import Any
 
 from bench.errors import ConfigError
 from bench.stacks import ROLES, STACK_NAMES
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-ARMS_DIR = REPO_ROOT / "arms"
+from bench.vocab import ARMS_DIR, HELDOUT_GROUP, is_heldout
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -50,7 +48,6 @@ TOP_LEVEL_KEYS = (
 )
 TOKEN_MATCH_KEYS = ("sweep_arm", "reference_arm", "reference_k", "ks")
 SCORING_KEYS = ("adversarial",)
-HELDOUT_GROUP = "heldout"
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,7 @@ class Arm:
         """The k values to answer at on `slice_name` (a list means one ingestion, answered at every k)."""
         if slice_name in self.k_by_slice:
             return self.k_by_slice[slice_name]
-        if slice_name.startswith(f"{HELDOUT_GROUP}:") and HELDOUT_GROUP in self.k_by_slice:
+        if is_heldout(slice_name) and HELDOUT_GROUP in self.k_by_slice:
             return self.k_by_slice[HELDOUT_GROUP]
         return self.k
 

@@ -49,11 +49,8 @@ from bench.results import (
     write_result,
 )
 from bench.stacks import build_stack
+from bench.vocab import REPO_ROOT, V1_DATA_DIR, V1_RESULTS_DIR
 
-REPO_ROOT = data.REPO_ROOT
-# Where the v1 release lives inside the repo (copied there with sha256 in data/SOURCES.md).
-V1_DATA_DIR = REPO_ROOT / "data" / "engram-eval-v1"
-V1_RESULTS_DIR = REPO_ROOT / "results" / "v1"
 V1_LICENSE = "CC BY-NC 4.0 (engram-eval v1, Rishabh Sharma 2026; LoCoMo excerpts remain CC BY-NC 4.0)"
 
 # v1 arm name → ours (docs/architecture.md); ablations keep a readable kebab-case name.

@@ -20,16 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from bench.errors import BenchError
+from bench.errors import SpendNotConfirmed
 from bench.stacks import Stack, provider_of
 
 ASSUME_YES_ENV = "ENGRAM_ASSUME_YES"
 SPENDING_MODES = frozenset({"live", "record"})
 OFFLINE_PROVIDER = "offline"
-
-
-class SpendNotConfirmed(BenchError):
-    """A run that may send paid calls was not confirmed; nothing was sent."""
 
 
 @dataclass(frozen=True)

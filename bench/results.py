@@ -24,7 +24,7 @@ from typing import Any
 
 from bench.atomic import write_json
 from bench.errors import ResultError
-from bench.stacks import STACK_NAMES
+from bench.stacks import RESULT_STACK_NAMES
 
 SCHEMA_VERSION = 1
 
@@ -380,8 +380,8 @@ def _check_top(c: _Checker, r: Result) -> None:
     for name in ("arm", "system", "slice"):
         if not isinstance(getattr(r, name), str) or not getattr(r, name):
             raise c.fail(name, "a non-empty string", getattr(r, name))
-    if r.stack not in STACK_NAMES:
-        raise c.fail("stack", " or ".join(STACK_NAMES), r.stack)
+    if r.stack not in RESULT_STACK_NAMES:
+        raise c.fail("stack", " or ".join(RESULT_STACK_NAMES), r.stack)
     c.typed(r.k, (int,), "k", "an integer or null", nullable=True)
     c.typed(r.arm_hash, (str,), "arm_hash", "a string or null", nullable=True)
     for name in ("settings", "models", "store", "extras"):

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import secrets
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -41,8 +40,9 @@ from bench.arms import Arm, load_arm
 from bench.atomic import write_text
 from bench.budget import Ledger, RunLabels, limits_from_env
 from bench.cache import read_keys_file, write_keys_file
-from bench.errors import BenchError, ConfigError, ResultError
+from bench.errors import ConfigError, ResultError, RunLocked
 from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
+from bench.gitinfo import git_state
 from bench.preflight import Preflight, announce_and_confirm, modes_for
 from bench.providers import Models
 from bench.results import (
@@ -60,14 +60,12 @@ from bench.results import (
     slice_dir,
     write_result,
 )
-from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
+from bench.slices import Slice, SliceQuestion, load_slice
 from bench.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack, build_stack
 from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
+from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR, heldout_slices, is_heldout
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-RESULTS_ROOT = REPO_ROOT / "results"
-RUNS_ROOT = REPO_ROOT / "runs"
 RUNS_DIR_ENV = "ENGRAM_RUNS_DIR"
 ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
 STORE_DIR = "store"
@@ -92,7 +90,7 @@ LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": 
 def default_runs_root() -> Path:
     """$ENGRAM_RUNS_DIR when set, else `runs/` in the checkout."""
     override = os.environ.get(RUNS_DIR_ENV)
-    return Path(override) if override else RUNS_ROOT
+    return Path(override) if override else RUNS_DIR
 
 
 @dataclass(frozen=True)
@@ -101,7 +99,7 @@ class RunOptions:
 
     stack: str = DEFAULT_STACK
     ks: tuple[int, ...] | None = None  # --k override of the arm's k
-    results_root: Path = RESULTS_ROOT  # the committed results: written only with update_committed
+    results_root: Path = RESULTS_DIR  # the committed results: written only with update_committed
     # One folder per run: its store, and its results unless `out` says otherwise ($ENGRAM_RUNS_DIR, else runs/).
     runs_root: Path = field(default_factory=default_runs_root)
     out: Path | None = None  # --out DIR: write the result files into DIR instead of the run folder
@@ -120,10 +118,6 @@ class RunOptions:
     say: Callable[[str], None] | None = None  # where the banner goes (None: stderr)
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
-
-
-class RunLocked(BenchError):
-    """Another run of the same arm on the same slice and stack is in progress in this checkout."""
 
 
 @dataclass
@@ -218,7 +212,7 @@ def output_dir(
     *,
     out: Path | None = None,
     update_committed: bool = False,
-    results_root: Path = RESULTS_ROOT,
+    results_root: Path = RESULTS_DIR,
     runs_root: Path | None = None,
 ) -> Path:
     """The one rule for where a run's result files go (files inside are named `<arm>[__k<k>].json`):
@@ -633,8 +627,8 @@ def _limit_note(options: RunOptions) -> dict[str, Any]:
 
 
 def _pooled_slices(slice_name: str) -> list[str]:
-    if slice_name.startswith("heldout:"):
-        return [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
+    if is_heldout(slice_name):
+        return heldout_slices()
     return [slice_name]
 
 
@@ -816,25 +810,6 @@ def _package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def git_state(repo: Path) -> tuple[str | None, bool | None]:
-    """(HEAD commit, whether tracked code differs from it). Result and cache folders do not count as dirty:
-    writing results must not make the next run look like it ran on modified code."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results", ":(exclude)cache"],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None, None
-    return commit, bool(status.strip())
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.vocab import REPO_ROOT, STACKS_DIR
 
-STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
 ROLES = ("extract", "decide", "escalate", "llm_decider", "answer", "judge", "count_tokens")
 # The stack of a run that names none, whatever keys the environment holds: a key never chooses to spend money.
 DEFAULT_STACK = "offline"
@@ -44,8 +44,20 @@ def _stack_names(directory: Path = STACKS_DIR) -> tuple[str, ...]:
     return tuple(sorted(path.stem for path in directory.glob("*.toml")))
 
 
-# Every stack a result may name: one file each in stacks/ (imported stacks such as paper-v3 are files too).
-STACK_NAMES = _stack_names()
+def _import_only(path: Path) -> bool:
+    """A light read of one flag (full validation happens when the stack is loaded)."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")).get("import_only") is True
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
+# Every stack a result may name: one file each in stacks/. Imported stacks (`import_only = true`, e.g. paper-v3,
+# the v3 paper's stack, whose results live under results/v3/) are files too, but cannot be run here.
+RESULT_STACK_NAMES = _stack_names()
+IMPORTED_STACK_NAMES = tuple(name for name in RESULT_STACK_NAMES if _import_only(STACKS_DIR / f"{name}.toml"))
+STACK_NAMES = tuple(name for name in RESULT_STACK_NAMES if name not in IMPORTED_STACK_NAMES)  # runnable
+PAPER_V3_STACK = "paper-v3"
 
 
 @dataclass(frozen=True)
@@ -242,7 +254,7 @@ def check_model(spec: StackSpec, ref: ModelRef, where: str) -> None:
 
 def _display(path: Path) -> str:
     try:
-        return str(path.relative_to(STACKS_DIR.parent))
+        return str(path.relative_to(REPO_ROOT))
     except ValueError:
         return str(path)
 

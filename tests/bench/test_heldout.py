@@ -9,7 +9,8 @@ import pytest
 
 import bench.commands.heldout as heldout_command
 from bench.cli import main
-from bench.commands.heldout import HeldoutRefused, frozen_commit, refuse_overwrites
+from bench.commands.heldout import frozen_commit, refuse_overwrites
+from bench.errors import HeldoutRefused
 from bench.results import result_path
 
 
@@ -100,7 +101,7 @@ def test_the_cli_refuses_a_dirty_tree_with_exit_2_and_writes_nothing(
     (tagged_repo / "engram.py").write_text("FROZEN = 'edited'\n")
     results = tmp_path / "results"
     monkeypatch.setattr(heldout_command, "REPO_ROOT", tagged_repo)
-    monkeypatch.setattr(heldout_command, "RESULTS_ROOT", results)
+    monkeypatch.setattr(heldout_command, "RESULTS_DIR", results)
 
     monkeypatch.setattr("sys.argv", ["engram-bench", "heldout", "raw-turn-rag", "--tag", "frozen-v1"])
 
@@ -135,7 +136,7 @@ def test_every_conversation_is_checked_before_any_is_run(
     existing.write_text("{}")
     started: list[str] = []
     monkeypatch.setattr(heldout_command, "REPO_ROOT", tagged_repo)
-    monkeypatch.setattr(heldout_command, "RESULTS_ROOT", results)
+    monkeypatch.setattr(heldout_command, "RESULTS_DIR", results)
     monkeypatch.setattr(heldout_command, "run_arm", lambda arm, slice_name, options: started.append(slice_name))
     argv = ["engram-bench", "heldout", "mem0-token-matched", "--tag", "frozen-v1"]
     monkeypatch.setattr("sys.argv", [*argv, "--conversation", "conv-30", "--conversation", "conv-41"])
