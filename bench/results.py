@@ -62,8 +62,8 @@ class Answer:
     gold: str
     answer: str | None  # null only when the source did not publish the answer text (some v1 records)
     label: str
-    f1: float | None = None
-    evidence_recall: float | None = None
+    f1: float | None = None  # the metric `locomo-f1` (bench.scoring)
+    evidence_recall: float | None = None  # the metric `evidence-recall@<k>`
     lines: list[str] | None = None
     lines_shown: int = 0
     retrieved_tokens: int | None = None
@@ -71,6 +71,9 @@ class Answer:
     tier: str | None = None
     expected: str | None = None
     type: str | None = None
+    # Further LLM-free metrics by name (bench.scoring): mem0-f1, mem0-bleu1, locomo-adversarial; null when the
+    # answer text is unknown or the file predates them.
+    scores: dict[str, float] | None = None
 
     @property
     def correct(self) -> bool:
@@ -161,6 +164,9 @@ class Result:
     extras: dict[str, Any] = field(default_factory=dict)
     calls: Calls = field(default_factory=Calls)
     timing: Timing = field(default_factory=Timing)
+    # The metrics this result carries, by name: {name: {version, field, source}}; the judge's entry names what
+    # `label` is (judge:<model>:<prompt id>). Empty in files that predate metric names.
+    metrics: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -174,7 +180,15 @@ class Result:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The file's content. Fields added after a file format was first committed (`metrics`, an answer's
+        `scores`) are left out while empty, so files that do not carry them keep their bytes."""
+        d = asdict(self)
+        if not d["metrics"]:
+            del d["metrics"]
+        for answer in d["answers"]:
+            if answer["scores"] is None:
+                del answer["scores"]
+        return d
 
     def scored_answers(self) -> list[Answer]:
         return [a for a in self.answers if a.scored]
@@ -307,6 +321,9 @@ def _answer(c: _Checker, d: Any, path: str) -> Answer:
     c.typed(a.checkpoint, (int,), f"{path}.checkpoint", "an integer or null", nullable=True)
     for name in ("tier", "expected", "type"):
         c.typed(getattr(a, name), (str,), f"{path}.{name}", "a string or null", nullable=True)
+    c.typed(a.scores, (dict,), f"{path}.scores", "an object {metric: number} or null", nullable=True)
+    for metric, value in (a.scores or {}).items():
+        c.typed(value, _NUM, f"{path}.scores.{metric}", "a number")
     return a
 
 
@@ -384,7 +401,7 @@ def _check_top(c: _Checker, r: Result) -> None:
         raise c.fail("stack", " or ".join(RESULT_STACK_NAMES), r.stack)
     c.typed(r.k, (int,), "k", "an integer or null", nullable=True)
     c.typed(r.arm_hash, (str,), "arm_hash", "a string or null", nullable=True)
-    for name in ("settings", "models", "store", "extras"):
+    for name in ("settings", "models", "store", "extras", "metrics"):
         c.typed(getattr(r, name), (dict,), name, "an object")
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
     if not isinstance(r.standins, list) or not all(isinstance(s, str) for s in r.standins):

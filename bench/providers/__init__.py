@@ -70,10 +70,10 @@ class Provider:
 
         return LLMAnswerer(self.chat(model), model)
 
-    def judge(self, model: str) -> Any:
+    def judge(self, model: str, prompt: str) -> Any:
         from bench.judge import LLMJudge
 
-        return LLMJudge(self.chat(model), model)
+        return LLMJudge(self.chat(model), model, prompt)
 
     def token_counter(self, model: str) -> Any:
         raise self._unsupported("a token counter", model)
@@ -150,7 +150,7 @@ class Models:
         self.gateway = gateway
         self._embedder = embedder
         self._providers: dict[str, Provider] = {}
-        self._built: dict[tuple[str, str], Any] = {}
+        self._built: dict[tuple[Any, ...], Any] = {}
         self.ran: dict[str, str] = {}
 
     @classmethod
@@ -177,11 +177,11 @@ class Models:
     def is_standin(self, role: str) -> bool:
         return not provider_class(self.ref(role).provider).paid
 
-    def _build(self, role: str, what: str) -> Any:
+    def _build(self, role: str, what: str, *args: Any) -> Any:
         ref = self.ref(role)
-        key = (what, str(ref))
+        key = (what, str(ref), *args)
         if key not in self._built:
-            self._built[key] = getattr(self.provider(role), what)(ref.model)
+            self._built[key] = getattr(self.provider(role), what)(ref.model, *args)
         built = self._built[key]
         self.used(role, getattr(built, "model", None) or ref.model)
         return built
@@ -202,8 +202,11 @@ class Models:
     def answerer(self) -> Any:
         return self._build("answer", "answerer")
 
-    def judge(self) -> Any:
-        return self._build("judge", "judge")
+    def judge(self, prompt: str | None = None) -> Any:
+        """The judge with a named judge prompt (default: mem0's LoCoMo prompt)."""
+        from bench.judge import DEFAULT_JUDGE_PROMPT
+
+        return self._build("judge", "judge", prompt or DEFAULT_JUDGE_PROMPT)
 
     def token_counter(self) -> Any:
         return self._build("count_tokens", "token_counter")

@@ -99,10 +99,11 @@ class OfflineProvider(Provider):
 
         return ExtractiveAnswerer(self.gateway, self.embedder())
 
-    def judge(self, model: str) -> Any:
+    def judge(self, model: str, prompt: str) -> Any:
         self._require(model, "judge", "the judge")
-        from bench.judge import LexicalJudge
+        from bench.judge import LexicalJudge, check_standin_judge_prompt
 
+        check_standin_judge_prompt(prompt)
         return LexicalJudge(self.gateway)
 
     def token_counter(self, model: str) -> Any:
