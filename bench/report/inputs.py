@@ -21,6 +21,7 @@ from bench.results import Result, iter_results
 STACK_LABELS = {
     "paper": "paper v1, Claude + Jev",
     "offline": "offline stand-ins — not the paper's numbers",
+    "paper-v3": "paper v3, gpt-4o-mini + Jev, imported per-question labels",
 }
 ARTICLE_NUMBERS = "article_numbers.tsv"
 
