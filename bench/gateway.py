@@ -117,6 +117,30 @@ def default_cache_dir() -> Path:
     return Path(override) if override else SHIPPED_CACHE_ROOT / LOCAL_CACHE_NAME
 
 
+def ledger_path(cache_dir: Path | None = None) -> Path:
+    """$ENGRAM_LEDGER, else the ledger next to the local cache."""
+    return Path(os.environ.get("ENGRAM_LEDGER") or Path(cache_dir or default_cache_dir()) / LEDGER_FILE)
+
+
+def check_mode(mode: str | None) -> Mode | None:
+    """`mode` itself when it is a gateway mode (or None); ConfigError otherwise."""
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"--mode: expected one of {', '.join(MODES)}, found {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def provider_mode(provider: str, mode: Mode | None, environ: Mapping[str, str] | None = None) -> Mode:
+    """The mode a provider runs in: `mode` when given; else a paid provider is live when its key is set and replays
+    otherwise, and the offline stand-ins compute on a miss ("live", $0)."""
+    if mode is not None:
+        return mode
+    if provider == OFFLINE:
+        return "live"
+    env = os.environ if environ is None else environ
+    var = API_KEY_ENV.get(provider)
+    return "live" if var and env.get(var) else "replay"
+
+
 class Gateway:
     def __init__(
         self,
@@ -132,8 +156,7 @@ class Gateway:
     ) -> None:
         """`subsets=None` reads every shipped subset under the repo's `cache/`; pass a list to read only those
         (e.g. `[Path("cache/dev")]` with `local=None` for a strict replay of the dev slice)."""
-        if mode is not None and mode not in MODES:
-            raise ConfigError(f"gateway mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        check_mode(mode)
         if replay_latency not in ("recorded", "sleep"):
             raise ConfigError(f"--replay-latency: expected recorded or sleep, found {replay_latency!r}")
         env = os.environ if environ is None else environ
@@ -143,10 +166,7 @@ class Gateway:
         self.local = LocalStore(local) if local is not None else None
         subset_dirs = discover_subsets(exclude=[local] if local else []) if subsets is None else list(subsets)
         self.subsets = [ShippedSubset.open(path) for path in subset_dirs]
-        self.modes: dict[str, Mode] = {
-            provider: mode if mode is not None else ("live" if env.get(var) else "replay")
-            for provider, var in API_KEY_ENV.items()
-        }
+        self.modes: dict[str, Mode] = {provider: provider_mode(provider, mode, env) for provider in API_KEY_ENV}
         self._explicit_mode = mode
         self.budget = budget
         self._counts: dict[str, ProviderCounts] = {}
@@ -170,7 +190,7 @@ class Gateway:
         $ENGRAM_LEDGER names a file; limits from $ENGRAM_RUN_BUDGET_USD / $ENGRAM_TOTAL_BUDGET_USD."""
         local = cache_dir or default_cache_dir()
         labels = RunLabels(run_id=run_id, arm=arm, slice_name=slice_name)
-        ledger = Ledger(Path(os.environ.get("ENGRAM_LEDGER") or Path(local) / LEDGER_FILE))
+        ledger = Ledger(ledger_path(local))
         run_limit, total_limit = limits_from_env()
         budget = Budget(ledger, labels, run_limit_usd=run_limit, total_limit_usd=total_limit)
         return cls(

@@ -16,10 +16,11 @@ import typer
 
 from bench.arms import load_arm
 from bench.errors import BenchError
+from bench.preflight import ASSUME_YES_ENV
 from bench.results import read_result, result_path
 from bench.runner import REPO_ROOT, RESULTS_ROOT, RunOptions, parse_ks, run_arm
-from bench.slices import HELDOUT_CONVERSATIONS
-from bench.stacks import STACK_NAMES, build_stack, default_stack_name
+from bench.slices import HELDOUT_CONVERSATIONS, load_slice
+from bench.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
 
 
 class HeldoutRefused(BenchError):
@@ -37,7 +38,9 @@ def frozen_commit(repo: Path, tag: str) -> str:
     """The commit TAG names, provided HEAD is exactly there and the tree is clean; HeldoutRefused otherwise.
 
     Clean means no tracked file differs from HEAD (staged or not) and no untracked file lies outside the folders
-    runs write into (results/, runs/, cache/): an untracked module could change behaviour without being in TAG.
+    runs write into (results/, runs/): an untracked module could change behaviour without being in TAG. Changes
+    under cache/ count: a shipped cache subset decides what a replay answers (the local cache, cache/local/, is
+    ignored by git and so never counts).
     """
     try:
         tagged = _git(repo, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
@@ -58,7 +61,6 @@ def frozen_commit(repo: Path, tag: str) -> str:
         ".",
         ":(exclude)results",
         ":(exclude)runs",
-        ":(exclude)cache",
     )
     if changes:
         first = changes.splitlines()[0].strip()
@@ -88,36 +90,52 @@ def refuse_overwrites(
 def heldout(
     arm: str = typer.Argument(..., help="An arm in arms/."),
     tag: str = typer.Option(..., "--tag", help="The git tag the configuration was frozen under (HEAD must be it)."),
-    stack: str = typer.Option(None, "--stack", help=f"{' | '.join(STACK_NAMES)}; default offline without API keys."),
+    stack: str = typer.Option(
+        DEFAULT_STACK,
+        "--stack",
+        help=f"{' | '.join(STACK_NAMES)}; {DEFAULT_STACK} unless named, whatever keys are set.",
+    ),
     conversation: list[str] = typer.Option(
         list(HELDOUT_CONVERSATIONS), "--conversation", help="Held-out conversations to run (default: all four)."
     ),
     k: str = typer.Option(None, "--k", help="Override the arm's held-out k, e.g. 3,20."),
+    yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
 ) -> None:
     """Run ARM on the held-out conversations under frozen TAG; writes results/<stack>/heldout/<conv>/."""
-    stack_name = stack or default_stack_name()
-    build_stack(stack_name)
+    build_stack(stack)
     unknown = [c for c in conversation if c not in HELDOUT_CONVERSATIONS]
     if unknown:
         raise HeldoutRefused(
             f"--conversation: expected one of {', '.join(HELDOUT_CONVERSATIONS)}, found {unknown[0]!r}"
         )
-    commit = frozen_commit(REPO_ROOT, tag)
+    conversations = tuple(dict.fromkeys(conversation))  # each once, in the order given
+    override = parse_ks(k)
     loaded = load_arm(arm)
-    ks = parse_ks(k) or loaded.ks_for(f"heldout:{conversation[0]}") or (None,)
-    if loaded.token_match is None:
-        refuse_overwrites(RESULTS_ROOT, stack_name, arm, tuple(ks), tuple(conversation))
-    options = RunOptions(stack=stack_name, ks=parse_ks(k), git_tag=tag, progress=not quiet)
-    typer.echo(f"held-out run of {arm} at tag {tag} (commit {commit[:12]}), stack {stack_name}")
-    for conv in conversation:
-        if loaded.token_match is not None:
+    commit = frozen_commit(REPO_ROOT, tag)
+    # Every conversation is checked before any is run: a refusal for the last leaves the first unwritten.
+    for conv in conversations:
+        load_slice(f"heldout:{conv}")
+        if loaded.token_match is None:
+            ks = override or loaded.ks_for(f"heldout:{conv}") or (None,)
+            refuse_overwrites(RESULTS_ROOT, stack, arm, tuple(ks), (conv,))
+        else:
             # The matched k is known only once the sweep is pooled; refuse if any matched result already exists.
-            existing = sorted(
-                result_path(RESULTS_ROOT, stack_name, f"heldout:{conv}", arm, None).parent.glob(f"{arm}__k*.json")
-            )
+            folder = result_path(RESULTS_ROOT, stack, f"heldout:{conv}", arm, None).parent
+            existing = sorted(folder.glob(f"{arm}__k*.json"))
             if existing:
                 raise HeldoutRefused(f"{existing[0]}: a held-out result already exists; held-out runs never overwrite")
+    options = RunOptions(
+        stack=stack,
+        ks=override,
+        git_tag=tag,
+        progress=not quiet,
+        results_root=RESULTS_ROOT,
+        update_committed=True,
+        assume_yes=yes,
+    )
+    typer.echo(f"held-out run of {arm} at tag {tag} (commit {commit[:12]}), stack {stack}")
+    for conv in conversations:
         for path in run_arm(arm, f"heldout:{conv}", options):
             typer.echo(f"  wrote {path}")
 

@@ -129,7 +129,9 @@ def reproduce(
         options = replace(
             base_options or RunOptions(),
             stack="offline",
-            results_root=Path(scratch) / "results",
+            out=Path(scratch) / "results",  # never the committed files it compares with
+            update_committed=False,
+            limit=None,
             runs_root=Path(scratch) / "runs",
             use_local_cache=False,
             strict=True,
