@@ -135,7 +135,51 @@ def load_locomo() -> list[dict[str, Any]]:
             "each conversation to have 'sample_id', 'conversation' and 'qa'",
             f"entry {position} without them",
         )
+        _check_locomo_conversation(conv)
     return conversations
+
+
+_LOCOMO_SESSION = re.compile(r"session_\d+")
+_LOCOMO_TURN_FIELDS = ("speaker", "dia_id", "text")
+
+
+def _check_locomo_conversation(conv: dict[str, Any]) -> None:
+    """Every field the slices read, with the type they read it as: a damaged file fails here, naming the place."""
+    sample = conv["sample_id"]
+    body = conv["conversation"]
+    _require(isinstance(body, dict), LOCOMO, f"{sample} 'conversation' to be an object", type(body).__name__)
+    for speaker in ("speaker_a", "speaker_b"):
+        _require(
+            isinstance(body.get(speaker), str),
+            LOCOMO,
+            f"a string '{speaker}' in {sample}",
+            repr(body.get(speaker))[:60],
+        )
+    for key, turns in body.items():
+        if not _LOCOMO_SESSION.fullmatch(key):
+            continue
+        _require(isinstance(turns, list), LOCOMO, f"{sample} {key} to be a list of turns", type(turns).__name__)
+        date = body.get(f"{key}_date_time")
+        _require(isinstance(date, str), LOCOMO, f"a string '{key}_date_time' in {sample}", repr(date)[:60])
+        for index, turn in enumerate(turns):
+            for name in _LOCOMO_TURN_FIELDS:
+                value = turn.get(name) if isinstance(turn, dict) else None
+                _require(
+                    isinstance(value, str),
+                    LOCOMO,
+                    f"a string '{name}' in {sample} {key} turn {index}",
+                    repr(value)[:60],
+                )
+    _require(isinstance(conv["qa"], list), LOCOMO, f"{sample} 'qa' to be a list", type(conv["qa"]).__name__)
+    for position, qa in enumerate(conv["qa"]):
+        question = qa.get("question") if isinstance(qa, dict) else None
+        _require(
+            isinstance(question, str), LOCOMO, f"a string 'question' in {sample} qa {position}", repr(question)[:60]
+        )
+        evidence = qa.get("evidence", [])
+        _require(
+            isinstance(evidence, list), LOCOMO, f"a list 'evidence' in {sample} qa {position}", repr(evidence)[:60]
+        )
 
 
 def locomo_conversation(sample_id: str) -> dict[str, Any]:
