@@ -77,6 +77,8 @@ ANSWER_FEATURES = datasets.Features(
         "tier": datasets.Value("string"),
         "expected": datasets.Value("string"),
         "type": datasets.Value("string"),
+        "sources": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
+        "evidence": datasets.Sequence(datasets.Value("string")),
     }
 )
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from bench.atomic import write_json
 from bench.errors import ResultError
+from bench.trace import TRACE_SUFFIX
 
 SCHEMA_VERSION = 1
 
@@ -71,6 +72,10 @@ class Answer:
     tier: str | None = None
     expected: str | None = None
     type: str | None = None
+    # Per shown line, the slice message ids it came from (aligned with ``lines``); and the question's evidence
+    # message ids. Null in files written before they were recorded (the v1 imports).
+    sources: list[list[str]] | None = None
+    evidence: list[str] | None = None
 
     @property
     def correct(self) -> bool:
@@ -161,6 +166,9 @@ class Result:
     extras: dict[str, Any] = field(default_factory=dict)
     calls: Calls = field(default_factory=Calls)
     timing: Timing = field(default_factory=Timing)
+    # The name of the trace sidecar next to this file (``<name>.trace.json``, see ``bench.view.trace``): what the
+    # system decided about each shown line. Null when the run wrote none.
+    trace: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -307,7 +315,18 @@ def _answer(c: _Checker, d: Any, path: str) -> Answer:
     c.typed(a.checkpoint, (int,), f"{path}.checkpoint", "an integer or null", nullable=True)
     for name in ("tier", "expected", "type"):
         c.typed(getattr(a, name), (str,), f"{path}.{name}", "a string or null", nullable=True)
+    if a.evidence is not None and not _strings(a.evidence):
+        raise c.fail(f"{path}.evidence", "a list of message ids or null", a.evidence)
+    if a.sources is not None:
+        if not (isinstance(a.sources, list) and all(_strings(s) for s in a.sources)):
+            raise c.fail(f"{path}.sources", "a list of message-id lists (one per line) or null", a.sources)
+        if a.lines is not None and len(a.sources) != len(a.lines):
+            raise c.fail(f"{path}.sources", f"one entry per line ({len(a.lines)})", f"{len(a.sources)} entries")
     return a
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 
 def _provenance(c: _Checker, d: Any, path: str) -> Provenance:
@@ -384,6 +403,9 @@ def _check_top(c: _Checker, r: Result) -> None:
         raise c.fail("stack", " or ".join(STACKS), r.stack)
     c.typed(r.k, (int,), "k", "an integer or null", nullable=True)
     c.typed(r.arm_hash, (str,), "arm_hash", "a string or null", nullable=True)
+    c.typed(r.trace, (str,), "trace", "a file name or null", nullable=True)
+    if r.trace is not None and (not r.trace or "/" in r.trace or "\\" in r.trace):
+        raise c.fail("trace", "the name of a file next to the result", r.trace)
     for name in ("settings", "models", "store", "extras"):
         c.typed(getattr(r, name), (dict,), name, "an object")
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
@@ -432,8 +454,10 @@ def read_result(path: str | Path) -> Result:
 
 def iter_results(root: str | Path) -> Iterable[tuple[Path, Result]]:
     """Every result file under ``root`` (sorted), skipping non-result JSON such as MANIFEST.json and the v1
-    supplementary files (which carry no ``schema_version``)."""
+    supplementary files (which carry no ``schema_version``) and trace sidecars."""
     for p in sorted(Path(root).rglob("*.json")):
+        if p.name.endswith(TRACE_SUFFIX):  # a result's trace sidecar (bench.trace), not a result
+            continue
         try:
             head = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

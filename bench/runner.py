@@ -58,6 +58,7 @@ from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
 from bench.stacks import Stack, build_stack, provider_of
 from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
+from bench.trace import Trace, referenced_messages, trace_name, write_trace
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_ROOT = REPO_ROOT / "results"
@@ -219,6 +220,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
         audit = system.facts_for_audit()
         description = system.describe()
         decision_layer = _has_decision_layer(system, usages)
+        explained = {k: system.trace(_traced_ids(asked, k)) for k in ks}
     finally:
         system.close()
         gateway.close()
@@ -235,10 +237,11 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     }
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
-    planned: list[tuple[Path, Result, set[str]]] = []
+    planned: list[tuple[Path, Result, set[str], Trace | None]] = []
     for k in ks:
         path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
         keys_path = path.with_suffix(".calls.txt")
+        trace = _trace(path, arm.system, asked, k, answers[k], explained[k], the_slice)
         result = Result.build(
             arm=arm.name,
             system=arm.system,
@@ -258,18 +261,54 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             extras=extras,
             calls=_calls(keys_path, options.results_root, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+            trace=trace_name(path),
         )
-        planned.append((path, result, system_tap.keys | answer_taps[k].keys))
+        planned.append((path, result, system_tap.keys | answer_taps[k].keys, trace))
     return _write_all(planned)
 
 
-def _write_all(planned: Sequence[tuple[Path, Result, set[str]]]) -> list[Path]:
-    """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep."""
-    for path, result, _ in planned:
+def _traced_ids(asked: Sequence[_Asked], k: int | None) -> list[str]:
+    """The ids the line details at k name (engram's fact ids), first seen first."""
+    ids = (d.get("fact_id") for item in asked for d in item.retrievals[k].details)
+    return list(dict.fromkeys(i for i in ids if isinstance(i, str)))
+
+
+def _trace(
+    path: Path,
+    system: str,
+    asked: Sequence[_Asked],
+    k: int | None,
+    answers: Sequence[Answer],
+    explained: Mapping[str, Any] | None,
+    the_slice: Slice,
+) -> Trace:
+    """The trace sidecar of one result: line details per answer, the system's explanations, the turns referred to."""
+    items = dict(explained or {})
+    wanted = referenced_messages((a.sources for a in answers), (a.evidence for a in answers), items)
+    turns = {
+        m.id: {"speaker": m.speaker, "session": m.session, "date": m.session_date, "text": m.text}
+        for m in the_slice.messages
+        if m.id in wanted
+    }
+    lines = [
+        [dict(d) for d in item.retrievals[k].details]
+        if item.retrievals[k].details and answer.lines is not None
+        else None
+        for item, answer in zip(asked, answers, strict=True)
+    ]
+    return Trace(result=path.name, system=system, lines=lines, items=items, turns=turns)
+
+
+def _write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) -> list[Path]:
+    """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep. A result's
+    trace sidecar is written before the result, so a result never names a trace that is not there."""
+    for path, result, _, _ in planned:
         result_from_dict(json.loads(json.dumps(result.to_dict())), where=str(path))
     written = []
-    for path, result, keys in planned:
+    for path, result, keys, trace in planned:
         write_keys_file(path.with_suffix(".calls.txt"), keys)
+        if trace is not None:
+            write_trace(path.with_name(trace_name(path)), trace)
         written.append(write_result(path, result))
     return written
 
@@ -392,6 +431,8 @@ def _answer_one(
         # A system that ignores k shows the whole transcript so far: the lines are the slice itself, and keeping
         # them would make every held-out file tens of megabytes of repeated conversation. lines_shown still counts.
         lines=None if shown.notes.get("k_ignored") else list(shown.lines),
+        sources=None if shown.notes.get("k_ignored") else [list(s) for s in shown.sources],
+        evidence=evidence if question.evidence else None,
         lines_shown=len(shown.lines),
         retrieved_tokens=tokens.retrieved_tokens(counter, shown.lines),
         checkpoint=item.checkpoint,
@@ -493,7 +534,11 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
     finally:
         gateway.close()
-    answers = [replace(mine, evidence_recall=theirs.evidence_recall) for mine, theirs in zip(answers, sweep.answers)]
+    # The sweep's record of the very same lines also gives their sources (the trace is the sweep's, shared).
+    answers = [
+        replace(mine, evidence_recall=theirs.evidence_recall, sources=theirs.sources, evidence=theirs.evidence)
+        for mine, theirs in zip(answers, sweep.answers)
+    ]
     sweep_keys = Path(options.results_root) / (sweep.calls.keys_file or "")
     path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
     keys = set(read_keys_file(sweep_keys)) if sweep.calls.keys_file and sweep_keys.is_file() else set()
@@ -529,8 +574,9 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         extras=extras,
         calls=_calls(keys_path, options.results_root, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+        trace=sweep.trace,
     )
-    return _write_all([(path, result, keys | tap.keys)])[0]
+    return _write_all([(path, result, keys | tap.keys, None)])[0]
 
 
 # ------------------------------------------------------------------------------------------------- provenance
