@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,12 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.stacks import ROLES, STACK_NAMES
+from bench.vocab import ARMS_DIR, HELDOUT_GROUP, is_heldout
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-ARMS_DIR = REPO_ROOT / "arms"
-
-ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
-STACK_NAMES = ("paper", "offline")
 TOP_LEVEL_KEYS = (
     "name",
     "description",
@@ -50,7 +48,6 @@ TOP_LEVEL_KEYS = (
 )
 TOKEN_MATCH_KEYS = ("sweep_arm", "reference_arm", "reference_k", "ks")
 SCORING_KEYS = ("adversarial",)
-HELDOUT_GROUP = "heldout"
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,7 @@ class Arm:
         """The k values to answer at on `slice_name` (a list means one ingestion, answered at every k)."""
         if slice_name in self.k_by_slice:
             return self.k_by_slice[slice_name]
-        if slice_name.startswith(f"{HELDOUT_GROUP}:") and HELDOUT_GROUP in self.k_by_slice:
+        if is_heldout(slice_name) and HELDOUT_GROUP in self.k_by_slice:
             return self.k_by_slice[HELDOUT_GROUP]
         return self.k
 
@@ -132,8 +129,21 @@ def canonical_hash(value: Any) -> str:
 # --------------------------------------------------------------------------------------------------- loading
 
 
+# An arm name is a plain file stem: it can never reach outside arms/ (no separators, no "..", not absolute).
+ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+def check_arm_name(name: object, where: str = "arm") -> str:
+    """`name` itself when it is a plain arm name; ConfigError (naming `where`) otherwise."""
+    if not isinstance(name, str) or not ARM_NAME.fullmatch(name):
+        raise ConfigError(
+            f"{where}: expected a plain arm name (letters, digits, '-' or '_', a file in arms/), found {name!r}"
+        )
+    return name
+
+
 def arm_path(name: str, arms_dir: Path = ARMS_DIR) -> Path:
-    return Path(arms_dir) / f"{name}.toml"
+    return Path(arms_dir) / f"{check_arm_name(name)}.toml"
 
 
 def arm_names(arms_dir: Path = ARMS_DIR) -> list[str]:
@@ -143,6 +153,7 @@ def arm_names(arms_dir: Path = ARMS_DIR) -> list[str]:
 def load_arm(name: str, arms_dir: Path = ARMS_DIR) -> Arm:
     """Load `arms/<name>.toml`, apply `extends`, validate; a `ConfigError` names the file, field and what fits."""
     arms_dir = Path(arms_dir)
+    check_arm_name(name)
     path = arm_path(name, arms_dir)
     if not path.is_file():
         raise ConfigError(
@@ -179,6 +190,7 @@ def _merged_tables(name: str, arms_dir: Path, chain: tuple[str, ...]) -> tuple[d
         return data, (name,)
     if not isinstance(parent, str):
         raise ConfigError(f"{path}: field 'extends' must be an arm name (string), found {type(parent).__name__}")
+    check_arm_name(parent, f"{path}: field 'extends'")
     if parent in chain or parent == name:
         raise ConfigError(f"{path}: field 'extends' makes a cycle: {' -> '.join((*chain, name, parent))}")
     if not arm_path(parent, arms_dir).is_file():
@@ -316,6 +328,7 @@ def _token_match(path: Path, table: Any) -> TokenMatch | None:
     for key in ("sweep_arm", "reference_arm"):
         if not isinstance(table[key], str):
             raise ConfigError(f"{path}: field 'token_match.{key}' must be an arm name, found {_describe(table[key])}")
+        check_arm_name(table[key], f"{path}: field 'token_match.{key}'")
         if not arm_path(table[key], path.parent).is_file():
             raise ConfigError(
                 f"{path}: field 'token_match.{key}' names unknown arm {table[key]!r}; expected one of: "

@@ -26,10 +26,8 @@ import diskcache
 
 from bench.atomic import write_json, write_text
 from bench.errors import CacheError
+from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHIPPED_CACHE_ROOT = REPO_ROOT / "cache"
-LOCAL_CACHE_NAME = "local"
 ENTRY_FORMAT = 1
 SUBSET_FORMAT = "engram-bench-call-subset/1"
 SUBSET_ENTRIES_FILE = "calls.jsonl"
@@ -288,7 +286,7 @@ def _line_key(line: str, *, where: str) -> str:
         raise CacheError(f"{where}: expected one JSON cache entry per line, found {line[:60]!r}") from exc
 
 
-def discover_subsets(root: Path = SHIPPED_CACHE_ROOT, exclude: Iterable[Path] = ()) -> list[Path]:
+def discover_subsets(root: Path = CACHE_DIR, exclude: Iterable[Path] = ()) -> list[Path]:
     """Every subfolder of the repo's `cache/` that holds a manifest, except `local/` and the local store."""
     if not root.is_dir():
         return []

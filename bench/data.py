@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import DataError
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from bench.vocab import DATA_DIR, REPO_ROOT
 
 LOCOMO = "locomo/locomo10.json"
 UPDATE_SET_1 = "engram-eval-v1/updates_conv26.json"
@@ -30,13 +29,19 @@ CONTRADICTION_PAIRS = "engram-eval-v1/contradiction_pairs.jsonl"
 SUPERSEDED_LABELS = "engram-eval-v1/slices/conv26_superseded.json"
 V1_DEV_SLICE = "engram-eval-v1/slices/conv26_slice.json"
 V1_STRESS_SLICE = "engram-eval-v1/slices/conv26_stress.json"
+# The v3 paper's per-question labels and aggregate inputs (imported by bench.importv3).
+V3_DIR = "engram-eval-v3"
+V3_MANIFEST = f"{V3_DIR}/MANIFEST.tsv"
+V3_ARTICLE_NUMBERS = f"{V3_DIR}/article_numbers_v3.tsv"
+V3_LONGMEMEVAL = f"{V3_DIR}/longmemeval_tests.json"
+V3_WRITE_COSTS = f"{V3_DIR}/supplement/write_costs.json"
 
 _SOURCES_ROW = re.compile(r"^\|\s*`(?P<file>[^`]+)`\s*\|.*\|\s*`(?P<sha>[0-9a-f]{64})`\s*\|\s*$")
 
 
 def data_dir() -> Path:
     """`data/` in the repo, or the folder named by ENGRAM_DATA_DIR (tests point it at a doctored copy)."""
-    return Path(os.environ.get("ENGRAM_DATA_DIR", REPO_ROOT / "data"))
+    return Path(os.environ.get("ENGRAM_DATA_DIR", DATA_DIR))
 
 
 def _display(path: Path) -> str:
@@ -88,7 +93,22 @@ def file_sha256(relative: str) -> str:
     return _expected_hashes(data_dir())[relative]
 
 
-def _load_json(relative: str) -> Any:
+def verified_bytes(relative: str) -> bytes:
+    """The bytes of a data file after checking its sha256 against data/SOURCES.md."""
+    return _verified_bytes(data_dir(), relative)
+
+
+def verified_text(relative: str) -> str:
+    """A verified data file as UTF-8 text (TSV tables, READMEs)."""
+    raw = verified_bytes(relative)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{_display(data_dir() / relative)}: expected UTF-8 text; found {exc.reason}") from None
+
+
+def load_json(relative: str) -> Any:
+    """A verified data file parsed as JSON."""
     raw = _verified_bytes(data_dir(), relative)
     try:
         return json.loads(raw)
@@ -105,7 +125,7 @@ def _require(condition: bool, relative: str, expected: str, found: str) -> None:
 
 def load_locomo() -> list[dict[str, Any]]:
     """The ten LoCoMo conversations, every field as published."""
-    conversations = _load_json(LOCOMO)
+    conversations = load_json(LOCOMO)
     _require(isinstance(conversations, list), LOCOMO, "a JSON list of conversations", type(conversations).__name__)
     for position, conv in enumerate(conversations):
         ok = isinstance(conv, dict) and {"sample_id", "conversation", "qa"} <= conv.keys()
@@ -127,7 +147,7 @@ def locomo_conversation(sample_id: str) -> dict[str, Any]:
 
 
 def load_update_set1() -> dict[str, Any]:
-    data = _load_json(UPDATE_SET_1)
+    data = load_json(UPDATE_SET_1)
     _require(
         isinstance(data, dict) and isinstance(data.get("items"), list),
         UPDATE_SET_1,
@@ -146,7 +166,7 @@ def load_update_set1() -> dict[str, Any]:
 
 
 def load_update_set2() -> dict[str, Any]:
-    data = _load_json(UPDATE_SET_2)
+    data = load_json(UPDATE_SET_2)
     ok = isinstance(data, dict) and isinstance(data.get("messages"), list) and isinstance(data.get("questions"), list)
     _require(ok, UPDATE_SET_2, "an object with 'messages' and 'questions' lists", "something else")
     return data
@@ -168,9 +188,9 @@ def load_contradiction_pairs() -> list[dict[str, Any]]:
 
 
 def load_superseded_labels() -> dict[str, Any]:
-    return _load_json(SUPERSEDED_LABELS)
+    return load_json(SUPERSEDED_LABELS)
 
 
 def load_v1_slice_definition(relative: str) -> dict[str, Any]:
     """The original harness's slice files (used to cross-check the slices we build from LoCoMo)."""
-    return _load_json(relative)
+    return load_json(relative)

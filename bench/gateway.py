@@ -24,10 +24,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from bench.atomic import write_json
-from bench.budget import Budget, Ledger, RunLabels, estimate_cost_usd, limits_from_env, price_for
+from bench.budget import Budget, Ledger, Reservation, RunLabels, estimate_cost_usd, limits_from_env, price_for
 from bench.cache import (
-    LOCAL_CACHE_NAME,
-    SHIPPED_CACHE_ROOT,
     CacheEntry,
     CallRequest,
     LocalStore,
@@ -38,6 +36,7 @@ from bench.cache import (
 )
 from bench.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
 from bench.errors import CacheMiss, ConfigError, ProviderError
+from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
 
 __all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "API_KEY_ENV", "default_cache_dir"]
 
@@ -114,7 +113,31 @@ class _Pending:
 
 def default_cache_dir() -> Path:
     override = os.environ.get("ENGRAM_CACHE_DIR")
-    return Path(override) if override else SHIPPED_CACHE_ROOT / LOCAL_CACHE_NAME
+    return Path(override) if override else CACHE_DIR / LOCAL_CACHE_NAME
+
+
+def ledger_path(cache_dir: Path | None = None) -> Path:
+    """$ENGRAM_LEDGER, else the ledger next to the local cache."""
+    return Path(os.environ.get("ENGRAM_LEDGER") or Path(cache_dir or default_cache_dir()) / LEDGER_FILE)
+
+
+def check_mode(mode: str | None) -> Mode | None:
+    """`mode` itself when it is a gateway mode (or None); ConfigError otherwise."""
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"--mode: expected one of {', '.join(MODES)}, found {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def provider_mode(provider: str, mode: Mode | None, environ: Mapping[str, str] | None = None) -> Mode:
+    """The mode a provider runs in: `mode` when given; else a paid provider is live when its key is set and replays
+    otherwise, and the offline stand-ins compute on a miss ("live", $0)."""
+    if mode is not None:
+        return mode
+    if provider == OFFLINE:
+        return "live"
+    env = os.environ if environ is None else environ
+    var = API_KEY_ENV.get(provider)
+    return "live" if var and env.get(var) else "replay"
 
 
 class Gateway:
@@ -132,8 +155,7 @@ class Gateway:
     ) -> None:
         """`subsets=None` reads every shipped subset under the repo's `cache/`; pass a list to read only those
         (e.g. `[Path("cache/dev")]` with `local=None` for a strict replay of the dev slice)."""
-        if mode is not None and mode not in MODES:
-            raise ConfigError(f"gateway mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        check_mode(mode)
         if replay_latency not in ("recorded", "sleep"):
             raise ConfigError(f"--replay-latency: expected recorded or sleep, found {replay_latency!r}")
         env = os.environ if environ is None else environ
@@ -143,10 +165,7 @@ class Gateway:
         self.local = LocalStore(local) if local is not None else None
         subset_dirs = discover_subsets(exclude=[local] if local else []) if subsets is None else list(subsets)
         self.subsets = [ShippedSubset.open(path) for path in subset_dirs]
-        self.modes: dict[str, Mode] = {
-            provider: mode if mode is not None else ("live" if env.get(var) else "replay")
-            for provider, var in API_KEY_ENV.items()
-        }
+        self.modes: dict[str, Mode] = {provider: provider_mode(provider, mode, env) for provider in API_KEY_ENV}
         self._explicit_mode = mode
         self.budget = budget
         self._counts: dict[str, ProviderCounts] = {}
@@ -170,7 +189,7 @@ class Gateway:
         $ENGRAM_LEDGER names a file; limits from $ENGRAM_RUN_BUDGET_USD / $ENGRAM_TOTAL_BUDGET_USD."""
         local = cache_dir or default_cache_dir()
         labels = RunLabels(run_id=run_id, arm=arm, slice_name=slice_name)
-        ledger = Ledger(Path(os.environ.get("ENGRAM_LEDGER") or Path(local) / LEDGER_FILE))
+        ledger = Ledger(ledger_path(local))
         run_limit, total_limit = limits_from_env()
         budget = Budget(ledger, labels, run_limit_usd=run_limit, total_limit_usd=total_limit)
         return cls(
@@ -286,17 +305,19 @@ class Gateway:
         # Hits of one batch are concurrent answers: the batch waits for the slowest.
         return max((r.latency_ms for r in pending.results if r is not None), default=0.0)
 
-    def _reserve(self, to_send: list[CallRequest]) -> float:
+    def _reserve(self, to_send: list[CallRequest]) -> Reservation | None:
         paid = [r for r in to_send if r.provider != OFFLINE]
         if not paid or self.budget is None:
             for request in paid:  # no budget object still requires a known price: never spend blind
                 price_for(request.provider, request.model, request.endpoint)
-            return 0.0
+            return None
         estimate = sum(estimate_cost_usd(request) for request in paid)
+        if estimate == 0.0:
+            return None  # free endpoints (token counting) hold nothing
         return self.budget.reserve(paid[0], estimate)
 
-    def _release(self, reserved: float) -> None:
-        if self.budget is not None and reserved:
+    def _release(self, reserved: Reservation | None) -> None:
+        if self.budget is not None:
             self.budget.release(reserved)
 
     def _record(
@@ -305,7 +326,7 @@ class Gateway:
         to_send: list[CallRequest],
         responses: list[LiveResponse],
         measured_ms: float,
-        reserved: float,
+        reserved: Reservation | None,
     ) -> None:
         if len(responses) != len(to_send):
             self._release(reserved)
@@ -338,13 +359,12 @@ class Gateway:
             )
             stored = self.local.add(entry) if self.local is not None else entry.sealed()
             if request.provider != OFFLINE and self.budget is not None:
-                self.budget.settle(0.0, request, float(cost), key)
+                self.budget.settle(None, request, float(cost), key)
             result = CallResult.from_entry(stored, cached=False)
             for position in pending.missing[key]:
                 pending.results[position] = result
                 self._count(request.provider, hit=False)
-        if self.budget is not None and reserved:
-            self.budget.release(reserved)
+        self._release(reserved)
 
     def _count(self, provider: str, *, hit: bool) -> None:
         with self._lock:

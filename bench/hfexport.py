@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
@@ -35,16 +34,14 @@ from jinja2 import Template
 
 from bench import data
 from bench.atomic import write_text
-from bench.errors import BenchError, ConfigError
+from bench.errors import ConfigError, ExportError
+from bench.gitinfo import head_commit
 from bench.results import Answer, Result, iter_results
+from bench.vocab import REPO_ROOT
 
 EXPORT_MARKER = ".engram-bench-export"
 CALIBRATION_FILE = Path("v1") / "supplementary" / "calibration_items.json"
 LICENSE_ID = "cc-by-nc-4.0"
-
-
-class ExportError(BenchError):
-    """The export cannot be written or pushed."""
 
 
 # ------------------------------------------------------------------------------------------------- table builders
@@ -253,7 +250,7 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
             {"path": _relative(calibration_path, results_root.parent), "sha256": data.sha256_file(calibration_path)}
         )
     facts = {
-        "git_commit": _git_commit(),
+        "git_commit": head_commit(REPO_ROOT),
         "results_root": results_root.name,
         "result_files": len(results),
         "stacks": sorted({r.stack for _, r in results}),
@@ -263,16 +260,6 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
         "calibration_included": "calibration_items" in tables,
     }
     return datasets.DatasetDict(tables), facts
-
-
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=data.REPO_ROOT, capture_output=True, text=True, check=True, timeout=10
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 CARD_TEMPLATE = Template(

@@ -41,12 +41,12 @@ import numpy as np
 
 from bench.cache import CallRequest
 from bench.gateway import LiveResponse
+from bench.vocab import PROMPTS_DIR
 
 if TYPE_CHECKING:
     from bench.gateway import Gateway
     from engram import LLM, Embedder
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"
 JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"
 

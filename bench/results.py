@@ -24,11 +24,11 @@ from typing import Any
 
 from bench.atomic import write_json
 from bench.errors import ResultError
+from bench.stacks import RESULT_STACK_NAMES
 from bench.trace import TRACE_SUFFIX
 
 SCHEMA_VERSION = 1
 
-STACKS = ("offline", "paper")
 LABELS = ("CORRECT", "WRONG")
 # LoCoMo categories 1-4 are scored; adversarial (5) and the update sets have their own figures.
 SCORED_CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
@@ -399,8 +399,8 @@ def _check_top(c: _Checker, r: Result) -> None:
     for name in ("arm", "system", "slice"):
         if not isinstance(getattr(r, name), str) or not getattr(r, name):
             raise c.fail(name, "a non-empty string", getattr(r, name))
-    if r.stack not in STACKS:
-        raise c.fail("stack", " or ".join(STACKS), r.stack)
+    if r.stack not in RESULT_STACK_NAMES:
+        raise c.fail("stack", " or ".join(RESULT_STACK_NAMES), r.stack)
     c.typed(r.k, (int,), "k", "an integer or null", nullable=True)
     c.typed(r.arm_hash, (str,), "arm_hash", "a string or null", nullable=True)
     c.typed(r.trace, (str,), "trace", "a file name or null", nullable=True)
@@ -411,8 +411,8 @@ def _check_top(c: _Checker, r: Result) -> None:
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
     if not isinstance(r.standins, list) or not all(isinstance(s, str) for s in r.standins):
         raise c.fail("standins", "a list of role names", r.standins)
-    if r.stack == "paper" and r.standins:
-        raise c.fail("standins", "an empty list on the paper stack", r.standins)
+    if r.stack != "offline" and r.standins:
+        raise c.fail("standins", f"an empty list on the {r.stack} stack", r.standins)
     derived = tally_answers(r.answers)
     if r.accuracy != derived:
         raise c.fail("accuracy", f"{derived.correct}/{derived.n} as counted from answers", asdict(r.accuracy))

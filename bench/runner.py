@@ -18,8 +18,9 @@ Why it is built this way:
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
+import os
+import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,14 +32,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench import data, judge, metrics, tokens
 from bench.arms import Arm, load_arm
-from bench.budget import RunLabels
+from bench.atomic import write_text
+from bench.budget import Ledger, RunLabels, limits_from_env
 from bench.cache import read_keys_file, write_keys_file
-from bench.errors import ConfigError, ResultError
-from bench.gateway import Gateway
+from bench.errors import ConfigError, ResultError, RunLocked
+from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
+from bench.gitinfo import git_state
+from bench.preflight import Preflight, announce_and_confirm, modes_for
 from bench.results import (
     Answer,
     Calls,
@@ -48,22 +53,25 @@ from bench.results import (
     Result,
     Source,
     Timing,
+    file_name,
     read_result,
     result_from_dict,
-    result_path,
     slice_dir,
     write_result,
 )
-from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
-from bench.stacks import Stack, build_stack, provider_of
+from bench.slices import Slice, SliceQuestion, load_slice
+from bench.stacks import DEFAULT_STACK, STACK_NAMES, Stack, build_stack, provider_of
 from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
-from bench.trace import Trace, referenced_messages, trace_name, write_trace
+from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
+from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR, heldout_slices, is_heldout
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-RESULTS_ROOT = REPO_ROOT / "results"
-RUNS_ROOT = REPO_ROOT / "runs"
+RUNS_DIR_ENV = "ENGRAM_RUNS_DIR"
 ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
+STORE_DIR = "store"
+LOCK_FILE = ".run.lock"
+LOCK_OWNER_FILE = ".run.lock.pid"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 PACKAGES = (
     "engram-bench",
     "mem0ai",
@@ -79,14 +87,25 @@ PACKAGES = (
 LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": "CC BY-NC 4.0 (engram-eval v1)"}
 
 
+def default_runs_root() -> Path:
+    """$ENGRAM_RUNS_DIR when set, else `runs/` in the checkout."""
+    override = os.environ.get(RUNS_DIR_ENV)
+    return Path(override) if override else RUNS_DIR
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How to run, as opposed to what to run (the arm)."""
 
-    stack: str = "offline"
+    stack: str = DEFAULT_STACK
     ks: tuple[int, ...] | None = None  # --k override of the arm's k
-    results_root: Path = RESULTS_ROOT
-    runs_root: Path = RUNS_ROOT
+    results_root: Path = RESULTS_DIR  # the committed results: written only with update_committed
+    # One folder per run: its store, and its results unless `out` says otherwise ($ENGRAM_RUNS_DIR, else runs/).
+    runs_root: Path = field(default_factory=default_runs_root)
+    out: Path | None = None  # --out DIR: write the result files into DIR instead of the run folder
+    update_committed: bool = False  # --update-committed: write results/<stack>/<slice>/ (never a tag-stamped file)
+    run_id: str | None = None  # None: a fresh id per run (prerequisites of a token-matched arm share its id)
+    limit: int | None = None  # --limit N: only the first N questions (marked in the result)
     mode: str | None = None  # gateway mode; None = replay without keys, live with keys
     strict: bool = False  # any cache miss (even a stand-in's) raises CacheMiss
     subsets: tuple[Path, ...] | None = None  # shipped subsets to read; None = every one under cache/
@@ -95,6 +114,8 @@ class RunOptions:
     concurrency: int = ANSWER_CONCURRENCY
     git_tag: str | None = None  # stamped by `heldout`
     progress: bool = True
+    assume_yes: bool = False  # --yes: a run that may send paid calls goes ahead without asking
+    say: Callable[[str], None] | None = None  # where the banner goes (None: stderr)
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
 
@@ -150,24 +171,186 @@ class KeyTap:
         return getattr(self.inner, name)
 
 
-def _calls(keys_path: Path, root: Path, *taps: KeyTap) -> Calls:
-    return Calls(
-        hits=sum(t.hits for t in taps), misses=sum(t.misses for t in taps), keys_file=_relative(keys_path, root)
-    )
+def _calls(keys_path: Path, options: RunOptions, *taps: KeyTap) -> Calls:
+    # Committed results name their key list relative to results/ (as they always have); any other result names
+    # the file beside it.
+    keys_file = _relative(keys_path, options.results_root) if options.update_committed else keys_path.name
+    return Calls(hits=sum(t.hits for t in taps), misses=sum(t.misses for t in taps), keys_file=keys_file)
 
 
 # --------------------------------------------------------------------------------------------------- public API
 
 
 def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) -> list[Path]:
-    """Run `arm_name` on `slice_name`; returns the result files written (one per k)."""
+    """Run `arm_name` on `slice_name`; returns the result files written (one per k).
+
+    Everything is validated first (arm, stack, slice, options, where the results go); then the banner is printed
+    and, for a run that may spend, a yes obtained; then the run's lock is taken. Only after that is anything written.
+    """
+    check_options(options)
+    options = replace(options, run_id=options.run_id or new_run_id())
     arm = load_arm(arm_name, options.arms_dir) if options.arms_dir else load_arm(arm_name)
     stack = build_stack(options.stack, arm.models_for(options.stack))
     the_slice = options.slice_loader(slice_name)
+    if options.limit is not None:
+        the_slice = limit_questions(the_slice, options.limit, arm.scores_adversarial)
     if arm.token_match is not None:
         return [_run_token_matched(arm, the_slice, stack, options)]
-    ks = options.ks or arm.ks_for(slice_name) or (None,)
-    return _run(arm, the_slice, stack, tuple(ks), options)
+    ks = tuple(options.ks or arm.ks_for(slice_name) or (None,))
+    targets = [_target(options, stack.name, the_slice.name, arm.name, k) for k in ks]
+    refuse_clobbering(targets, options)
+    _preflight(arm, the_slice, stack, options, targets[0].parent)
+    with run_lock(options.runs_root, stack.name, the_slice.name, arm.name):
+        return _run(arm, the_slice, stack, ks, options)
+
+
+def output_dir(
+    stack: str,
+    slice_name: str,
+    arm: str,
+    run_id: str,
+    *,
+    out: Path | None = None,
+    update_committed: bool = False,
+    results_root: Path = RESULTS_DIR,
+    runs_root: Path | None = None,
+) -> Path:
+    """The one rule for where a run's result files go (files inside are named `<arm>[__k<k>].json`):
+
+    - `update_committed`: the committed tree, `results/<stack>/<slice-dir>/` (what `heldout` and
+      `run --update-committed` write; a tag-stamped file there is never replaced by `run`);
+    - `out`: exactly that folder (`--out DIR`);
+    - otherwise the run's own fresh folder `runs/<stack>/<slice-dir>/<arm>/<run-id>/`, which also holds its store.
+    """
+    if update_committed:
+        return Path(results_root) / stack / slice_dir(slice_name)
+    if out is not None:
+        return Path(out)
+    return run_folder(runs_root or default_runs_root(), stack, slice_name, arm, run_id)
+
+
+def run_folder(runs_root: Path, stack: str, slice_name: str, arm: str, run_id: str) -> Path:
+    """`runs/<stack>/<slice-dir>/<arm>/<run-id>/`: one run's store (and its results by default)."""
+    return _arm_runs(runs_root, stack, slice_name, arm) / run_id
+
+
+def new_run_id() -> str:
+    """A fresh, sortable run id: UTC time to the second and a random suffix (two runs in one second differ)."""
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def check_options(options: RunOptions) -> None:
+    """Every option checked before anything is read from disk, written or sent."""
+    check_mode(options.mode)
+    if options.stack not in STACK_NAMES:
+        raise ConfigError(f"--stack: expected one of {', '.join(STACK_NAMES)}, found {options.stack!r}")
+    if options.concurrency < 1:
+        raise ConfigError(f"--concurrency: expected a positive integer, found {options.concurrency!r}")
+    if options.limit is not None and (isinstance(options.limit, bool) or options.limit < 1):
+        raise ConfigError(f"--limit: expected a positive number of questions, found {options.limit!r}")
+    if options.out is not None and options.update_committed:
+        raise ConfigError("--out and --update-committed: expected at most one of them, found both")
+    if options.limit is not None and options.update_committed:
+        raise ConfigError(
+            f"--limit {options.limit} with --update-committed: a committed result answers every question; "
+            f"expected no --limit when updating committed files"
+        )
+    if options.run_id is not None and not _PLAIN_NAME.fullmatch(options.run_id):
+        raise ConfigError(f"run id: expected letters, digits, '-' or '_', found {options.run_id!r}")
+
+
+def limit_questions(the_slice: Slice, limit: int, adversarial: bool) -> Slice:
+    """The slice with only its first `limit` asked questions (in slice order); the ingestion stays whole, so each
+    kept question is answered from exactly the memory the full run would have."""
+    asked = [q for q in the_slice.questions if _is_asked(q, adversarial)]
+    kept = {q.id for q in asked[:limit]}
+    return replace(the_slice, questions=tuple(q for q in the_slice.questions if q.id in kept))
+
+
+def refuse_clobbering(targets: Sequence[Path], options: RunOptions) -> None:
+    """`run` never replaces a tag-stamped (held-out) result, and `--out DIR` never overwrites a result in DIR."""
+    for path in targets:
+        if not path.is_file():
+            continue
+        if options.update_committed and options.git_tag is None:
+            tag = read_result(path).provenance.git_tag
+            if tag is not None:
+                raise ResultError(
+                    f"{path}: a result stamped with tag {tag!r} exists; expected `run` to leave tag-stamped "
+                    f"results alone (held-out results are written once, by `engram-bench heldout --tag`)"
+                )
+        elif options.out is not None:
+            raise ResultError(f"{path}: expected --out to name a folder without this result, found one")
+
+
+@contextmanager
+def run_lock(runs_root: Path, stack: str, slice_name: str, arm: str) -> Iterator[Path]:
+    """One run of an arm on a slice and stack at a time per checkout: a second one is refused, naming the holder.
+
+    The lock is an OS file lock (`filelock`), so it is released however the holder ends; the holder's pid sits in
+    a file beside it only to be named in the refusal.
+    """
+    folder = _arm_runs(runs_root, stack, slice_name, arm)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(folder / LOCK_FILE, timeout=0)
+    owner = folder / LOCK_OWNER_FILE
+    try:
+        lock.acquire()
+    except Timeout:
+        raise RunLocked(
+            f"{folder / LOCK_FILE}: another run of {arm} on {slice_name} ({stack} stack) holds this lock "
+            f"({_lock_holder(owner)}); expected no concurrent run of the same arm in one checkout"
+        ) from None
+    try:
+        write_text(owner, f"{os.getpid()}\n")
+        yield folder
+    finally:
+        owner.unlink(missing_ok=True)
+        lock.release()
+
+
+def _lock_holder(owner: Path) -> str:
+    try:
+        return f"pid {int(owner.read_text().split()[0])}"
+    except (OSError, ValueError, IndexError):
+        return "pid unknown"
+
+
+def _arm_runs(runs_root: Path, stack: str, slice_name: str, arm: str) -> Path:
+    return Path(runs_root) / stack / slice_dir(slice_name) / arm
+
+
+def _target(options: RunOptions, stack: str, slice_name: str, arm: str, k: int | None) -> Path:
+    assert options.run_id is not None
+    folder = output_dir(
+        stack,
+        slice_name,
+        arm,
+        options.run_id,
+        out=options.out,
+        update_committed=options.update_committed,
+        results_root=options.results_root,
+        runs_root=options.runs_root,
+    )
+    return folder / file_name(arm, k)
+
+
+def _preflight(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, destination: Path) -> None:
+    """The banner, then the yes a spending run needs; nothing has been written or sent yet."""
+    run_limit, total_limit = limits_from_env()
+    spent = Ledger(ledger_path(options.cache_dir)).total_usd() if options.use_local_cache else 0.0
+    preflight = Preflight(
+        arm=arm.name,
+        slice_name=the_slice.name,
+        stack=stack,
+        modes=modes_for(stack, lambda provider: provider_mode(provider, options.mode)),  # type: ignore[arg-type]
+        strict=options.strict,
+        run_limit_usd=run_limit,
+        total_limit_usd=total_limit,
+        spent_usd=spent,
+        destination=destination,
+    )
+    announce_and_confirm(preflight, assume_yes=options.assume_yes, say=options.say)
 
 
 def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) -> Gateway:
@@ -195,10 +378,12 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
 
 def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], options: RunOptions) -> list[Path]:
     started, wall_start = _now(), time.perf_counter()
+    assert options.run_id is not None
     run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
-    run_dir = options.runs_root / stack.name / slice_dir(the_slice.name) / arm.name
-    shutil.rmtree(run_dir, ignore_errors=True)  # the store is rebuilt from scratch; the cache makes it cheap
-    run_dir.mkdir(parents=True, exist_ok=True)
+    # The store is built from scratch in the run's own fresh folder (the cache makes that cheap on a re-run), so
+    # no run ever deletes or shares another run's store.
+    run_dir = run_folder(options.runs_root, stack.name, the_slice.name, arm.name, options.run_id) / STORE_DIR
+    run_dir.mkdir(parents=True, exist_ok=False)
     gateway = open_gateway(options, run_id, arm.name, the_slice.name)
     system_tap = KeyTap(gateway)
     answer_taps = {k: KeyTap(gateway) for k in ks}
@@ -237,9 +422,10 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     }
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
+    extras.update(_limit_note(options))
     planned: list[tuple[Path, Result, set[str], Trace | None]] = []
     for k in ks:
-        path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
+        path = _target(options, stack.name, the_slice.name, arm.name, k)
         keys_path = path.with_suffix(".calls.txt")
         trace = _trace(path, arm.system, asked, k, answers[k], explained[k], the_slice)
         result = Result.build(
@@ -259,7 +445,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             store=store,
             updates=updates,
             extras=extras,
-            calls=_calls(keys_path, options.results_root, system_tap, answer_taps[k]),
+            calls=_calls(keys_path, options, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
             trace=trace_name(path),
         )
@@ -459,16 +645,29 @@ def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
 # ----------------------------------------------------------------------------------------------- token matching
 
 
+ResultLocator = Callable[[str, str, str, int | None], Path]
+
+
+def _locator(options: RunOptions) -> ResultLocator:
+    """(stack, slice, arm, k) -> the result file a run with these options writes for that arm."""
+    return lambda stack, slice_name, arm, k: _target(options, stack, slice_name, arm, k)
+
+
+def _limit_note(options: RunOptions) -> dict[str, Any]:
+    """A result of a --limit run says so: it answers only the first N questions of its slice."""
+    return {"limit": {"questions": options.limit}} if options.limit is not None else {}
+
+
 def _pooled_slices(slice_name: str) -> list[str]:
-    if slice_name.startswith("heldout:"):
-        return [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
+    if is_heldout(slice_name):
+        return heldout_slices()
     return [slice_name]
 
 
-def _pooled_mean_tokens(root: Path, stack: str, arm: str, k: int, slices: list[str]) -> float:
+def _pooled_mean_tokens(where: ResultLocator, stack: str, arm: str, k: int, slices: list[str]) -> float:
     values: list[int] = []
     for name in slices:
-        path = result_path(root, stack, name, arm, k)
+        path = where(stack, name, arm, k)
         if not path.is_file():
             raise ResultError(
                 f"{path}: token matching needs this result first; expected it from "
@@ -480,27 +679,29 @@ def _pooled_mean_tokens(root: Path, stack: str, arm: str, k: int, slices: list[s
     return sum(values) / len(values)
 
 
-def choose_matched_k(arm: Arm, slice_name: str, stack: str, root: Path) -> tuple[int, dict[int, float], float]:
+def choose_matched_k(
+    arm: Arm, slice_name: str, stack: str, where: ResultLocator
+) -> tuple[int, dict[int, float], float]:
     """The k of the sweep whose pooled mean retrieved tokens is closest to the reference's (ties: smaller k)."""
     assert arm.token_match is not None
     match = arm.token_match
     slices = _pooled_slices(slice_name)
-    reference = _pooled_mean_tokens(root, stack, match.reference_arm, match.reference_k, slices)
-    by_k = {k: _pooled_mean_tokens(root, stack, match.sweep_arm, k, slices) for k in match.ks}
+    reference = _pooled_mean_tokens(where, stack, match.reference_arm, match.reference_k, slices)
+    by_k = {k: _pooled_mean_tokens(where, stack, match.sweep_arm, k, slices) for k in match.ks}
     chosen = min(by_k, key=lambda k: (abs(by_k[k] - reference), k))
     return chosen, by_k, reference
 
 
 def _run_missing_prerequisites(arm: Arm, slice_name: str, stack: str, options: RunOptions) -> None:
-    """Token matching reads the sweep arm at every k and the reference arm at its k; run whichever is missing
-    (one ingestion per arm and slice), so the matched arm works on any slice with one command."""
+    """Token matching reads the sweep arm at every k and the reference arm at its k, from where this run writes
+    (the same run id, the same --out, or the committed tree); run whichever is missing (one ingestion per arm and
+    slice), so the matched arm works on any slice with one command."""
     assert arm.token_match is not None
     match = arm.token_match
+    where = _locator(options)
     for name in _pooled_slices(slice_name):
         for needed_arm, ks in ((match.sweep_arm, match.ks), (match.reference_arm, (match.reference_k,))):
-            missing = tuple(
-                k for k in ks if not result_path(options.results_root, stack, name, needed_arm, k).is_file()
-            )
+            missing = tuple(k for k in ks if not where(stack, name, needed_arm, k).is_file())
             if missing:
                 run_arm(needed_arm, name, replace(options, ks=missing))
 
@@ -509,10 +710,20 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
     through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
     assert arm.token_match is not None
+    if options.out is not None and len(_pooled_slices(the_slice.name)) > 1:
+        raise ConfigError(
+            f"--out with {arm.name} on {the_slice.name}: token matching pools every held-out conversation, whose "
+            f"results would share one folder; expected the default run folder or --update-committed"
+        )
+    # The matched k is known only after the sweep; a result at any k of it counts as the one to protect.
+    refuse_clobbering([_target(options, stack.name, the_slice.name, arm.name, k) for k in arm.token_match.ks], options)
+    _preflight(arm, the_slice, stack, options, _target(options, stack.name, the_slice.name, arm.name, None).parent)
     started, wall_start = _now(), time.perf_counter()
     _run_missing_prerequisites(arm, the_slice.name, stack.name, options)
-    k, by_k, reference = choose_matched_k(arm, the_slice.name, stack.name, options.results_root)
-    sweep = read_result(result_path(options.results_root, stack.name, the_slice.name, arm.token_match.sweep_arm, k))
+    where = _locator(options)
+    k, by_k, reference = choose_matched_k(arm, the_slice.name, stack.name, where)
+    sweep_path = where(stack.name, the_slice.name, arm.token_match.sweep_arm, k)
+    sweep = read_result(sweep_path)
     if any(a.lines is None for a in sweep.answers):
         raise ResultError(f"{arm.token_match.sweep_arm} k={k}: expected the shown lines in every answer, found none")
     run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
@@ -530,18 +741,23 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         )
         for a in sweep.answers
     ]
-    try:
-        answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
-    finally:
-        gateway.close()
-    # The sweep's record of the very same lines also gives their sources (the trace is the sweep's, shared).
+    with run_lock(options.runs_root, stack.name, the_slice.name, arm.name):
+        try:
+            answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
+        finally:
+            gateway.close()
+    # The sweep's record of the very same lines also gives their sources and trace (copied: the two results may
+    # live in different output folders).
+    sweep_trace = trace_of(sweep_path, sweep)
+    if sweep_trace is not None:
+        sweep_trace = replace(sweep_trace, result=file_name(arm.name, k))
     answers = [
         replace(mine, evidence_recall=theirs.evidence_recall, sources=theirs.sources, evidence=theirs.evidence)
         for mine, theirs in zip(answers, sweep.answers)
     ]
-    sweep_keys = Path(options.results_root) / (sweep.calls.keys_file or "")
-    path = result_path(options.results_root, stack.name, the_slice.name, arm.name, k)
-    keys = set(read_keys_file(sweep_keys)) if sweep.calls.keys_file and sweep_keys.is_file() else set()
+    sweep_keys = sweep_path.with_suffix(".calls.txt")
+    path = _target(options, stack.name, the_slice.name, arm.name, k)
+    keys = set(read_keys_file(sweep_keys)) if sweep_keys.is_file() else set()
     keys_path = path.with_suffix(".calls.txt")
     extras = {
         **sweep.extras,
@@ -554,6 +770,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
             "sweep_arm": arm.token_match.sweep_arm,
             "pooled_slices": _pooled_slices(the_slice.name),
         },
+        **_limit_note(options),
     }
     result = Result.build(
         arm=arm.name,
@@ -572,11 +789,11 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         store=sweep.store,
         updates=sweep.updates,
         extras=extras,
-        calls=_calls(keys_path, options.results_root, tap),
+        calls=_calls(keys_path, options, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
-        trace=sweep.trace,
+        trace=trace_name(path) if sweep_trace is not None else None,
     )
-    return _write_all([(path, result, keys | tap.keys, None)])[0]
+    return _write_all([(path, result, keys | tap.keys, sweep_trace)])[0]
 
 
 # ------------------------------------------------------------------------------------------------- provenance
@@ -633,25 +850,6 @@ def _package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def git_state(repo: Path) -> tuple[str | None, bool | None]:
-    """(HEAD commit, whether tracked code differs from it). Result and cache folders do not count as dirty:
-    writing results must not make the next run look like it ran on modified code."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results", ":(exclude)cache"],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None, None
-    return commit, bool(status.strip())
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

@@ -24,6 +24,7 @@ from typing import Any
 
 from bench import data
 from bench.errors import DataError
+from bench.vocab import HELDOUT_CONVERSATIONS, heldout_conversation, heldout_slice, heldout_slices, is_heldout
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ADVERSARIAL = 5
@@ -32,8 +33,7 @@ DEV_CONVERSATION = "conv-26"
 DEV_SESSIONS = 4
 STRESS_SESSIONS = 10
 STRESS_CHECKPOINTS = (4, 7, 10)
-HELDOUT_CONVERSATIONS = ("conv-30", "conv-41", "conv-42", "conv-43")
-SLICE_NAMES = ("dev", "stress", "dev_updates", "dev_updates2") + tuple(f"heldout:{c}" for c in HELDOUT_CONVERSATIONS)
+SLICE_NAMES = ("dev", "stress", "dev_updates", "dev_updates2") + tuple(heldout_slices())
 
 _EVIDENCE_ID = re.compile(r"D(\d+):(\d+)")
 
@@ -320,7 +320,7 @@ def _heldout(sample_id: str) -> Slice:
     last = messages[-1].session
     questions = [_locomo_question(sample_id, position, qa, (last,)) for position, qa in enumerate(conv["qa"])]
     return Slice(
-        name=f"heldout:{sample_id}",
+        name=heldout_slice(sample_id),
         conversation=sample_id,
         speakers=_speakers(conv),
         messages=tuple(messages),
@@ -346,6 +346,6 @@ def _build_slice(name: str, data_root: str) -> Slice:
         return _dev_updates()
     if name == "dev_updates2":
         return _dev_updates2()
-    if name.startswith("heldout:") and name.split(":", 1)[1] in HELDOUT_CONVERSATIONS:
-        return _heldout(name.split(":", 1)[1])
+    if is_heldout(name) and heldout_conversation(name) in HELDOUT_CONVERSATIONS:
+        return _heldout(heldout_conversation(name))
     raise DataError(f"slice {name!r}: expected one of {', '.join(SLICE_NAMES)}")

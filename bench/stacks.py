@@ -13,13 +13,19 @@ an offline override must still name a stand-in, so an offline run can never reac
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bench.errors import ConfigError
 
-STACK_NAMES = ("paper", "offline")
+STACK_NAMES = ("paper", "offline")  # the stacks a run can use
+# Stacks whose results are imported, never run here: "paper-v3" is the v3 paper's stack (gpt-4o-mini answers and
+# judging), imported under results/v3/. A result file may name any stack in RESULT_STACK_NAMES.
+PAPER_V3_STACK = "paper-v3"
+IMPORTED_STACK_NAMES = (PAPER_V3_STACK,)
+RESULT_STACK_NAMES = (*STACK_NAMES, *IMPORTED_STACK_NAMES)
+# The stack of a run that names none, whatever keys the environment holds: a key never chooses to spend money.
+DEFAULT_STACK = "offline"
 ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
 
 OFFLINE_LABEL = "offline stand-ins — not the paper's numbers"
@@ -80,11 +86,6 @@ class Stack:
     @property
     def needs_keys(self) -> bool:
         return any(provider_of(model) != "offline" for model in self.models.values())
-
-
-def default_stack_name() -> str:
-    """`offline` unless an Anthropic key is present (the paper stack is then the natural choice)."""
-    return "paper" if os.environ.get("ANTHROPIC_API_KEY") else "offline"
 
 
 def build_stack(name: str, overrides: Mapping[str, str] | None = None) -> Stack:

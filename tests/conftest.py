@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 # These must be set before transformers / mem0 / huggingface_hub are imported anywhere.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -17,3 +19,9 @@ for _key in ("ANTHROPIC_API_KEY", "TYPESAFE_API_KEY"):
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _run_folders_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Runs a test starts keep their stores and results in a temporary folder, never in the checkout's runs/."""
+    os.environ.setdefault("ENGRAM_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))

@@ -24,20 +24,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bench.errors import BenchError, CacheMiss
+from bench.errors import CacheMiss, ReproduceError
 from bench.results import Result, file_name, read_result
-from bench.runner import REPO_ROOT, RESULTS_ROOT, RunOptions, run_arm
+from bench.runner import RunOptions, run_arm
 from bench.stacks import OFFLINE_LABEL
+from bench.vocab import DEV_CACHE_SUBSET, REPO_ROOT, RESULTS_DIR, V1_RESULTS_DIR
 
 ARMS = ("mem0", "engram-llm-decider", "engram-jev")
-SHIPPED_SUBSET = REPO_ROOT / "cache" / "dev"
-V1_DIR = RESULTS_ROOT / "v1" / "dev"
+V1_DIR = V1_RESULTS_DIR / "dev"
 PAPER_COLUMN = "paper v1, Claude + Jev"
 DASH = "–"
-
-
-class ReproduceError(BenchError):
-    """The shipped subset or a committed result needed for the comparison is missing."""
 
 
 # ------------------------------------------------------------------------------------------------------ the cells
@@ -106,8 +102,8 @@ def _committed_path(arm: str, replayed: Path | None, committed_root: Path) -> Pa
 
 
 def reproduce(
-    subset: Path = SHIPPED_SUBSET,
-    committed_root: Path = RESULTS_ROOT / "offline" / "dev",
+    subset: Path = DEV_CACHE_SUBSET,
+    committed_root: Path = RESULTS_DIR / "offline" / "dev",
     v1_root: Path = V1_DIR,
     console: Console | None = None,
     arms: tuple[str, ...] = ARMS,
@@ -129,7 +125,9 @@ def reproduce(
         options = replace(
             base_options or RunOptions(),
             stack="offline",
-            results_root=Path(scratch) / "results",
+            out=Path(scratch) / "results",  # never the committed files it compares with
+            update_committed=False,
+            limit=None,
             runs_root=Path(scratch) / "runs",
             use_local_cache=False,
             strict=True,

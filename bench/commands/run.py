@@ -6,24 +6,43 @@ from pathlib import Path
 
 import typer
 
+from bench.preflight import ASSUME_YES_ENV
 from bench.results import read_result
-from bench.runner import RunOptions, parse_ks, run_arm
-from bench.stacks import OFFLINE_LABEL, STACK_NAMES, build_stack, default_stack_name
+from bench.runner import ANSWER_CONCURRENCY, RunOptions, parse_ks, run_arm
+from bench.stacks import DEFAULT_STACK, OFFLINE_LABEL, STACK_NAMES
 
 
 def run(
     arm: str = typer.Argument(..., help="An arm in arms/ (see `engram-bench arms`)."),
     slice_name: str = typer.Option("dev", "--slice", help="dev | stress | dev_updates | dev_updates2 | heldout:<conv>"),
-    stack: str = typer.Option(None, "--stack", help=f"{' | '.join(STACK_NAMES)}; default offline without API keys."),
+    stack: str = typer.Option(
+        DEFAULT_STACK,
+        "--stack",
+        help=f"{' | '.join(STACK_NAMES)}; {DEFAULT_STACK} unless named, whatever keys are set.",
+    ),
     k: str = typer.Option(None, "--k", help="Override the arm's k, e.g. 3 or 3,20 (one ingestion for all)."),
     mode: str = typer.Option(None, "--mode", help="Gateway mode: live | replay | record (default from keys)."),
-    concurrency: int = typer.Option(6, "--concurrency", min=1, help="Questions answered at once."),
+    concurrency: int = typer.Option(ANSWER_CONCURRENCY, "--concurrency", help="Questions answered at once."),
+    out: Path = typer.Option(None, "--out", help="Write the result files into this folder instead of the run's own."),
+    update_committed: bool = typer.Option(
+        False, "--update-committed", help="Write results/<stack>/<slice>/ (the committed files); never a tagged one."
+    ),
+    limit: int = typer.Option(None, "--limit", help="Only the first N questions (a quick try; marked in the result)."),
+    yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
 ) -> None:
-    """Run ARM on a slice and write results/<stack>/<slice>/<arm>[__k<k>].json."""
-    stack_name = stack or default_stack_name()
-    build_stack(stack_name)  # refuse a bad --stack before loading anything heavy
-    options = RunOptions(stack=stack_name, ks=parse_ks(k), mode=mode, concurrency=concurrency, progress=not quiet)
+    """Run ARM on a slice; results go to runs/<stack>/<slice>/<arm>/<run-id>/ (or --out DIR, --update-committed)."""
+    options = RunOptions(
+        stack=stack,
+        ks=parse_ks(k),
+        mode=mode,
+        concurrency=concurrency,
+        progress=not quiet,
+        out=out,
+        update_committed=update_committed,
+        limit=limit,
+        assume_yes=yes,
+    )
     for path in run_arm(arm, slice_name, options):
         typer.echo(summary_line(path))
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from bench.errors import ResultError
 from bench.report.article import render_article
-from bench.report.build import DEFAULT_STACK_DIR, PAPER_DIR, RESULTS_ROOT, Paper, compute
+from bench.report.build import Paper, compute
 from bench.report.numbers import load_numbers_json
 from bench.report.tables import render
+from bench.vocab import DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
 BOOTSTRAP_TOLERANCE_POINTS = 1.0
 
@@ -137,8 +138,8 @@ class CheckReport:
 
 
 def check(
-    results_root: Path = RESULTS_ROOT,
-    stack_dir: str = DEFAULT_STACK_DIR,
+    results_root: Path = RESULTS_DIR,
+    stack_dir: str = DEFAULT_PAPER_STACK_DIR,
     numbers_path: Path = PAPER_DIR / "numbers.json",
 ) -> CheckReport:
     paper = compute(results_root, stack_dir)

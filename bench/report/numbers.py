@@ -12,12 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.errors import BenchError
+from bench.errors import NumberError
 from bench.report.formats import show
-
-
-class NumberError(BenchError):
-    """A number id was registered twice, or referenced without being registered."""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,16 @@ from bench.stats.comparison import PairedComparison, compare_by_group, compare_p
 from bench.stats.escalation import ASSUMED_LLM_ERRORS, THETAS, cost_error_curve, jev_alone_error
 from bench.stats.intervals import minimum_detectable_effect, observed_mde, wilson_interval
 from bench.stats.mcnemar import Discordance, discordance, mcnemar_exact_p
+from bench.stats.multiplicity import Adjusted, DeclaredFamily, holm
+from bench.stats.noninferiority import (
+    DEFAULT_MARGIN,
+    Z_ONE_SIDED_95,
+    ConversationBound,
+    NonInferiority,
+    conversation_bound,
+    noninferiority,
+    noninferiority_from_differences,
+)
 from bench.stats.paired import (
     Z_95,
     Interval,
@@ -46,12 +56,18 @@ from bench.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 __all__ = [
     "ASSUMED_LLM_ERRORS",
     "DEFAULT_DRAWS",
+    "DEFAULT_MARGIN",
     "THETAS",
     "Z_95",
+    "Z_ONE_SIDED_95",
+    "Adjusted",
     "BootstrapInterval",
     "CalibrationSummary",
+    "ConversationBound",
+    "DeclaredFamily",
     "Discordance",
     "Interval",
+    "NonInferiority",
     "PairedComparison",
     "ProbabilityTable",
     "QuestionSetMismatch",
@@ -65,18 +81,22 @@ __all__ = [
     "compare_paired",
     "comparison_seed",
     "confidences",
+    "conversation_bound",
     "correct",
     "cost_error_curve",
     "cross_fit_probs",
     "discordance",
     "expected_calibration_error",
     "fit_temperature",
+    "holm",
     "item_bootstrap",
     "item_bootstrap_draws",
     "jev_alone_error",
     "mcnemar_exact_p",
     "minimum_detectable_effect",
     "nll_scores",
+    "noninferiority",
+    "noninferiority_from_differences",
     "observed_mde",
     "paired_differences",
     "per_question_ci",

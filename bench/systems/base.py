@@ -34,21 +34,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bench.errors import ConfigError
+from bench.stacks import STACK_NAMES
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
     from bench.gateway import Gateway
     from bench.slices import SliceMessage, SliceQuestion
     from engram import Embedder
 
-STACKS = ("paper", "offline")
-ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
-
 
 @dataclass(frozen=True)
 class SystemContext:
     """Everything a system needs from the run, besides its own settings.
 
-    `models` maps each role (see ROLES) to the model id that serves it on this stack, e.g. on the offline stack
+    `models` maps each role (see `bench.stacks.ROLES`) to the model id that serves it on this stack, e.g. on the offline stack
     {"extract": "rules-extractor-standin-v1", "decide": "rules-standin-v1", ...}; a system reads the roles it uses.
     `embedder` is the process-wide MiniLM (loaded once); None means "use `shared_minilm()`".
     """
@@ -294,8 +292,8 @@ def get_system(name: str) -> type[System]:
 
 def build_system(name: str, settings: Mapping[str, Any], context: SystemContext, where: str = "settings") -> System:
     """Validate the arm's settings for the named system and construct it."""
-    if context.stack not in STACKS:
-        raise ConfigError(f"stack: expected one of {list(STACKS)}, found {context.stack!r}")
+    if context.stack not in STACK_NAMES:
+        raise ConfigError(f"stack: expected one of {list(STACK_NAMES)}, found {context.stack!r}")
     cls = get_system(name)
     return cls(cls.validate_settings(settings, where), context)
 

@@ -9,7 +9,8 @@ import pytest
 
 import bench.commands.heldout as heldout_command
 from bench.cli import main
-from bench.commands.heldout import HeldoutRefused, frozen_commit, refuse_overwrites
+from bench.commands.heldout import frozen_commit, refuse_overwrites
+from bench.errors import HeldoutRefused
 from bench.results import result_path
 
 
@@ -100,7 +101,7 @@ def test_the_cli_refuses_a_dirty_tree_with_exit_2_and_writes_nothing(
     (tagged_repo / "engram.py").write_text("FROZEN = 'edited'\n")
     results = tmp_path / "results"
     monkeypatch.setattr(heldout_command, "REPO_ROOT", tagged_repo)
-    monkeypatch.setattr(heldout_command, "RESULTS_ROOT", results)
+    monkeypatch.setattr(heldout_command, "RESULTS_DIR", results)
 
     monkeypatch.setattr("sys.argv", ["engram-bench", "heldout", "raw-turn-rag", "--tag", "frozen-v1"])
 
@@ -110,3 +111,39 @@ def test_the_cli_refuses_a_dirty_tree_with_exit_2_and_writes_nothing(
     assert exited.value.code == 2
     assert "expected a clean tree" in capsys.readouterr().err
     assert not results.exists()
+
+
+def test_a_changed_cache_subset_counts_as_a_dirty_tree(tagged_repo: Path) -> None:
+    subset = tagged_repo / "cache" / "dev"
+    subset.mkdir(parents=True)
+    (subset / "manifest.json").write_text('{"sha256": "a"}\n')
+    git(tagged_repo, "add", "cache")
+    git(tagged_repo, "commit", "-qm", "ship a subset")
+    git(tagged_repo, "tag", "-f", "frozen-v1")
+    assert frozen_commit(tagged_repo, "frozen-v1")
+
+    (subset / "manifest.json").write_text('{"sha256": "b"}\n')
+    with pytest.raises(HeldoutRefused, match="expected a clean tree.*cache/dev/manifest.json"):
+        frozen_commit(tagged_repo, "frozen-v1")
+
+
+def test_every_conversation_is_checked_before_any_is_run(
+    tagged_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    existing = result_path(results, "offline", "heldout:conv-41", "mem0-token-matched", 5)
+    existing.parent.mkdir(parents=True)
+    existing.write_text("{}")
+    started: list[str] = []
+    monkeypatch.setattr(heldout_command, "REPO_ROOT", tagged_repo)
+    monkeypatch.setattr(heldout_command, "RESULTS_DIR", results)
+    monkeypatch.setattr(heldout_command, "run_arm", lambda arm, slice_name, options: started.append(slice_name))
+    argv = ["engram-bench", "heldout", "mem0-token-matched", "--tag", "frozen-v1"]
+    monkeypatch.setattr("sys.argv", [*argv, "--conversation", "conv-30", "--conversation", "conv-41"])
+
+    with pytest.raises(SystemExit) as exited:
+        main()
+
+    assert exited.value.code == 2
+    assert "conv-41/mem0-token-matched__k5.json: a held-out result already exists" in capsys.readouterr().err
+    assert started == []

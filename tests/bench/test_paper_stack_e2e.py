@@ -82,7 +82,7 @@ def test_record_on_the_paper_stack_then_replay_without_servers_or_keys(
         monkeypatch.setenv("TYPESAFE_URL", jev.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
         monkeypatch.setenv("TYPESAFE_API_KEY", "test-key-for-the-fake-server")
-        recorded_path = run_arm(arm, "dev", replace(base, mode="record"))[0]
+        recorded_path = run_arm(arm, "dev", replace(base, mode="record", assume_yes=True))[0]
         assert anthropic.count(MESSAGES) > 0 and anthropic.count(COUNT_TOKENS) > 0
         if arm == "engram-jev":
             assert jev.count(SYSTEMONE) > 0

@@ -25,6 +25,7 @@ def shipped(tmp_path: Path) -> dict[str, object]:
     options = RunOptions(
         stack="offline",
         results_root=tmp_path / "results",
+        update_committed=True,  # the fixture plays the committed tree
         runs_root=tmp_path / "runs",
         cache_dir=tmp_path / "cache",
         subsets=(),
@@ -85,3 +86,16 @@ def test_a_call_missing_from_the_subset_is_named(shipped: dict[str, object]) -> 
     assert not ok
     assert "MISS turns: strict replay: no cached response for offline/" in printed
     assert "key " in printed
+
+
+def test_reproduce_reads_the_committed_results_and_writes_none_of_them(shipped: dict[str, object]) -> None:
+    committed_dir = Path(shipped["committed"]).parent
+    before = {p.name: p.read_bytes() for p in committed_dir.iterdir()}
+    runs = Path(shipped["options"].runs_root)
+    runs_before = sorted(runs.rglob("*.json"))
+
+    ok, printed = run_reproduce(shipped)
+
+    assert ok, printed
+    assert {p.name: p.read_bytes() for p in committed_dir.iterdir()} == before
+    assert sorted(runs.rglob("*.json")) == runs_before  # the replay's results went to a temporary folder

@@ -38,6 +38,7 @@ def options_for(ws: dict[str, Path], **changes: object) -> RunOptions:
     base = RunOptions(
         stack="offline",
         results_root=ws["results"],
+        update_committed=True,  # these scenarios read the results/<stack>/<slice>/ layout of a committed tree
         runs_root=ws["runs"],
         cache_dir=ws["cache"],
         subsets=(),

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.errors import ResultError
-from bench.report.build import PAPER_DIR, Paper
+from bench.report.build import Paper
 from bench.report.check import (
     check,
     compare_article,
@@ -22,6 +22,7 @@ from bench.report.check import (
 )
 from bench.report.numbers import load_numbers_json
 from bench.results import Result, read_result, write_result
+from bench.vocab import PAPER_DIR
 
 COMMITTED = PAPER_DIR / "numbers.json"
 ENGRAM_K3_CONV30 = Path("v1/heldout/conv-30/engram__k3.json")

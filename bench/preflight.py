@@ -1,0 +1,157 @@
+"""What a run is about to do, said in one line before its first model call, and the one question a paid live run asks.
+
+Every run (`run`, `heldout`, `reproduce-dev`, a token-matched arm's prerequisites) goes through `bench.runner`, which
+builds a `Preflight` once the arm, stack, slice and output folder are known and before anything is written or sent:
+
+    run mem0 on dev | stack offline (offline stand-ins ...) | mode replay (...) | models extract=... |
+    budget $20.00 per run, $100.00 total ($0.00 spent so far) | results -> runs/offline/dev/mem0/<run-id>/ | estimate: ...
+
+A run that may send paid calls (a paid provider in `live` or `record` mode) needs a yes: asked on a terminal, or given
+as `--yes` / `ENGRAM_ASSUME_YES=1` when stdin is not a terminal. Without one it stops before the first call (exit 2).
+A spend estimate that says nothing will be sent (every call already cached) needs no yes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from bench.errors import SpendNotConfirmed
+from bench.stacks import Stack, provider_of
+
+ASSUME_YES_ENV = "ENGRAM_ASSUME_YES"
+SPENDING_MODES = frozenset({"live", "record"})
+OFFLINE_PROVIDER = "offline"
+
+
+@dataclass(frozen=True)
+class SpendEstimate:
+    """What a run would send and cost given the cache it reads (`engram-bench plan` computes it)."""
+
+    usd: float
+    calls_to_send: int
+    source: str  # who estimated it, e.g. "engram-bench plan"
+
+    def describe(self) -> str:
+        return f"up to ${self.usd:.2f} for {self.calls_to_send} uncached call(s) ({self.source})"
+
+
+# The spend estimate of a run, or None when none can be made.
+Estimator = Callable[["Preflight"], "SpendEstimate | None"]
+
+
+def _no_estimate(preflight: Preflight) -> SpendEstimate | None:
+    return None
+
+
+_estimator: Estimator = _no_estimate
+
+
+def use_estimator(estimator: Estimator) -> None:
+    """Where `engram-bench plan` plugs in its estimate; until then the banner says that no estimate was made, and
+    every run that may spend asks for a yes."""
+    global _estimator
+    _estimator = estimator
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """Everything the banner says about one run of one arm on one slice."""
+
+    arm: str
+    slice_name: str
+    stack: Stack
+    modes: Mapping[str, str]  # provider -> gateway mode, for every provider the stack's models use
+    strict: bool
+    run_limit_usd: float
+    total_limit_usd: float
+    spent_usd: float  # the ledger's total before this run
+    destination: Path
+
+    @property
+    def paid_providers(self) -> list[str]:
+        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER)
+
+    @property
+    def may_spend(self) -> bool:
+        """True when a cache miss would be sent to a paid provider."""
+        return any(self.modes[p] in SPENDING_MODES for p in self.paid_providers)
+
+    def mode_text(self) -> str:
+        if self.strict:
+            return "replay (strict: every call must be cached, nothing is computed or sent)"
+        paid = self.paid_providers
+        if not paid:
+            mode = self.modes.get(OFFLINE_PROVIDER, "live")
+            # A stand-in "live" call is a local computation; saying "live" here would suggest a network.
+            return f"{'local' if mode == 'live' else mode} (stand-ins only: $0, no network)"
+        modes = {self.modes[p] for p in paid}
+        if len(modes) == 1:
+            return modes.pop()
+        return ", ".join(f"{p} {self.modes[p]}" for p in paid)
+
+    def banner(self, estimate: SpendEstimate | None) -> str:
+        models = " ".join(f"{role}={model}" for role, model in sorted(self.stack.models.items()))
+        return " | ".join(
+            (
+                f"run {self.arm} on {self.slice_name}",
+                f"stack {self.stack.name} ({self.stack.label})",
+                f"mode {self.mode_text()}",
+                f"models {models}",
+                f"budget ${self.run_limit_usd:.2f} per run, ${self.total_limit_usd:.2f} total "
+                f"(${self.spent_usd:.2f} spent so far)",
+                f"results -> {_shown(self.destination)}",
+                f"estimate: {estimate.describe() if estimate else 'none made (no plan for this run)'}",
+            )
+        )
+
+
+def modes_for(stack: Stack, provider_mode: Callable[[str], str]) -> dict[str, str]:
+    """The gateway mode of each provider the stack's models use."""
+    return {provider: provider_mode(provider) for provider in sorted({provider_of(m) for m in stack.models.values()})}
+
+
+def announce_and_confirm(
+    preflight: Preflight,
+    *,
+    assume_yes: bool,
+    say: Callable[[str], None] | None = None,
+    stdin: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Print the banner; if the run may spend, get a yes (terminal prompt, --yes, or ENGRAM_ASSUME_YES=1)."""
+    say = say or _to_stderr
+    estimate = _estimator(preflight)
+    say(preflight.banner(estimate))
+    if not preflight.may_spend or (estimate is not None and estimate.calls_to_send == 0):
+        return
+    env = os.environ if environ is None else environ
+    if assume_yes or env.get(ASSUME_YES_ENV, "") == "1":
+        return
+    stdin = stdin or sys.stdin
+    providers = ", ".join(preflight.paid_providers)
+    limit = f"up to ${preflight.run_limit_usd:.2f} this run"
+    if not stdin.isatty():
+        raise SpendNotConfirmed(
+            f"stack {preflight.stack.name}: this run may send paid calls to {providers} ({limit}) and stdin is not "
+            f"a terminal; pass --yes or set {ASSUME_YES_ENV}=1 to allow it; nothing was sent"
+        )
+    sys.stderr.write(f"This run may send paid calls to {providers} ({limit}). Proceed? [y/N] ")
+    sys.stderr.flush()
+    if stdin.readline().strip().lower() not in ("y", "yes"):
+        raise SpendNotConfirmed(f"stack {preflight.stack.name}: paid calls not confirmed; nothing was sent")
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

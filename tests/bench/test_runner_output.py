@@ -1,0 +1,216 @@
+"""Runs never clobber what is committed or what another run is doing: each run gets its own folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+from bench.errors import ConfigError, ResultError
+from bench.results import Provenance, Result, read_result, result_path, write_result
+from bench.runner import REPO_ROOT, RunOptions, output_dir, run_arm
+from bench.slices import Slice, load_slice
+
+
+def first_session() -> Slice:
+    dev = load_slice("dev")
+    messages = tuple(m for m in dev.messages if m.session == 1)
+    ids = {m.id for m in messages}
+    questions = tuple(replace(q, asked_at=(1,)) for q in dev.questions if q.evidence and set(q.evidence) <= ids)
+    return replace(dev, messages=messages, questions=questions, checkpoints=(1,))
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> dict[str, Path]:
+    arms = tmp_path / "arms"
+    arms.mkdir()
+    (arms / "turns.toml").write_text('system = "raw-turn-rag"\nk = [2, 5]\n', encoding="utf-8")
+    return {"arms": arms, "results": tmp_path / "results", "runs": tmp_path / "runs", "cache": tmp_path / "cache"}
+
+
+def options(ws: dict[str, Path], **changes: object) -> RunOptions:
+    base = RunOptions(
+        results_root=ws["results"],
+        runs_root=ws["runs"],
+        cache_dir=ws["cache"],
+        subsets=(),
+        arms_dir=ws["arms"],
+        progress=False,
+        slice_loader=lambda name: first_session(),
+        say=lambda _: None,
+    )
+    return replace(base, **changes)
+
+
+def committed(ws: dict[str, Path], k: int, tag: str | None) -> Path:
+    path = result_path(ws["results"], "offline", "dev", "turns", k)
+    result = Result.build(
+        arm="turns",
+        system="raw-turn-rag",
+        stack="offline",
+        slice="dev",
+        k=k,
+        arm_hash=None,
+        settings={},
+        models={},
+        standins=[],
+        provenance=Provenance(origin="test", git_tag=tag),
+        answers=[],
+    )
+    return write_result(path, result)
+
+
+def test_a_plain_run_writes_a_fresh_folder_per_run_and_leaves_committed_results_alone(ws: dict[str, Path]) -> None:
+    mine = committed(ws, 2, tag=None)
+    before = mine.read_bytes()
+
+    first = run_arm("turns", "dev", options(ws))
+    second = run_arm("turns", "dev", options(ws))
+
+    assert mine.read_bytes() == before
+    assert first[0].parent != second[0].parent
+    for written in (first, second):
+        folder = written[0].parent
+        assert folder.parent == ws["runs"] / "offline" / "dev" / "turns"
+        assert [p.name for p in written] == ["turns__k2.json", "turns__k5.json"]
+        assert (folder / "store").is_dir()  # the run's own store, beside its results
+        assert read_result(written[0]).calls.keys_file == "turns__k2.calls.txt"
+        assert (folder / "turns__k2.calls.txt").is_file()
+
+
+def test_the_output_folder_rule_is_one_function() -> None:
+    runs, results = Path("/r/runs"), Path("/r/results")
+    args = ("offline", "heldout:conv-30", "mem0", "20261202T000000Z-abc")
+    assert output_dir(*args, runs_root=runs) == runs / "offline/heldout/conv-30/mem0/20261202T000000Z-abc"
+    assert output_dir(*args, out=Path("/x"), runs_root=runs) == Path("/x")
+    assert output_dir(*args, update_committed=True, results_root=results) == results / "offline/heldout/conv-30"
+
+
+def test_update_committed_rewrites_an_untagged_result_but_never_a_tag_stamped_one(ws: dict[str, Path]) -> None:
+    plain = committed(ws, 2, tag=None)
+    run_arm("turns", "dev", options(ws, update_committed=True))
+    assert read_result(plain).answers  # rewritten with real answers
+
+    tagged = committed(ws, 5, tag="heldout-offline-2")
+    before = tagged.read_bytes()
+    with pytest.raises(ResultError, match="stamped with tag 'heldout-offline-2'"):
+        run_arm("turns", "dev", options(ws, update_committed=True))
+    assert tagged.read_bytes() == before
+
+
+def test_out_never_overwrites_a_result_already_in_the_folder(ws: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    run_arm("turns", "dev", options(ws, out=out, ks=(2,)))
+    before = (out / "turns__k2.json").read_bytes()
+    with pytest.raises(ResultError, match="expected --out to name a folder without this result"):
+        run_arm("turns", "dev", options(ws, out=out, ks=(2,)))
+    assert (out / "turns__k2.json").read_bytes() == before
+
+
+def test_limit_answers_the_first_questions_and_says_so(ws: dict[str, Path]) -> None:
+    full = first_session()
+    [path] = run_arm("turns", "dev", options(ws, ks=(2,), limit=2))
+    result = read_result(path)
+    assert [a.question_id for a in result.answers] == [q.id for q in full.questions[:2]]
+    assert result.extras["limit"] == {"questions": 2}
+    assert result.extras["messages"] == len(full.messages)  # the ingestion stays whole
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"limit": 0}, "--limit: expected a positive number"),
+        ({"limit": 3, "update_committed": True}, "expected no --limit when updating committed files"),
+        ({"out": Path("x"), "update_committed": True}, "expected at most one of them"),
+        ({"mode": "bogus"}, "--mode: expected one of live, replay, record"),
+        ({"concurrency": 0}, "--concurrency: expected a positive integer"),
+    ],
+)
+def test_bad_options_are_refused_before_anything_is_written(
+    ws: dict[str, Path], changes: dict[str, object], fragment: str
+) -> None:
+    with pytest.raises(ConfigError, match=fragment):
+        run_arm("turns", "dev", options(ws, **changes))
+    assert not ws["runs"].exists() and not ws["results"].exists() and not ws["cache"].exists()
+
+
+HOLD_THE_LOCK = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from bench.runner import run_lock
+    with run_lock(Path(sys.argv[1]), "offline", "dev", "raw-turn-rag"):
+        print("holding", flush=True)
+        time.sleep(120)
+    """
+)
+
+
+def test_a_second_run_of_the_same_arm_is_refused_naming_the_first_runs_pid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(runs)], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        monkeypatch.setenv("ENGRAM_RUNS_DIR", str(runs))
+        monkeypatch.setattr("sys.argv", ["engram-bench", "run", "raw-turn-rag", "--slice", "dev", "--quiet"])
+        with pytest.raises(SystemExit) as exited:
+            main()
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exited.value.code == 2
+    assert len(err) == 2 and err[0].startswith("run raw-turn-rag on dev")  # the banner, then the refusal
+    assert f"holds this lock (pid {holder.pid})" in err[1]
+    assert [p.name for p in (runs / "offline" / "dev" / "raw-turn-rag").iterdir() if not p.name.startswith(".")] == []
+
+
+def test_the_lock_is_released_when_its_holder_dies(tmp_path: Path, ws: dict[str, Path]) -> None:
+    runs = tmp_path / "runs"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(runs)], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    holder.kill()
+    holder.wait()
+    (ws["arms"] / "raw-turn-rag.toml").write_text('system = "raw-turn-rag"\nk = 2\n', encoding="utf-8")
+    assert run_arm("raw-turn-rag", "dev", options(ws, runs_root=runs))
+
+
+def test_an_arm_name_that_leaves_arms_is_refused_before_anything_is_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An arm file and a folder of the same name outside the repo; enough '..' reach / from any folder.
+    victim = tmp_path / "victim"
+    (victim / "precious").mkdir(parents=True)
+    (tmp_path / "victim.toml").write_text('system = "raw-turn-rag"\n', encoding="utf-8")
+    escaping = "../" * 40 + str(victim).lstrip("/")
+    attempts = [([name], "expected a plain arm name") for name in (escaping, str(victim), "sub/dir")]
+    attempts.append(([escaping, "--mode", "bogus"], "--mode: expected one of"))
+    for args, fragment in attempts:
+        monkeypatch.setattr("sys.argv", ["engram-bench", "run", *args, "--slice", "dev"])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        err = capsys.readouterr().err.strip()
+        assert exited.value.code == 2 and len(err.splitlines()) == 1
+        assert fragment in err
+        assert (victim / "precious").is_dir()
+
+
+def test_run_results_by_default_stay_out_of_the_checkout(ws: dict[str, Path]) -> None:
+    # The suite points $ENGRAM_RUNS_DIR at a temporary folder (tests/conftest.py); a user's default is runs/.
+    assert os.environ["ENGRAM_RUNS_DIR"]
+    path = run_arm("turns", "dev", replace(options(ws, ks=(2,)), runs_root=Path(os.environ["ENGRAM_RUNS_DIR"])))[0]
+    assert REPO_ROOT not in path.parents
+    assert json.loads(path.read_text())["k"] == 2
