@@ -25,7 +25,6 @@ from typing import Any
 from bench.atomic import write_json
 from bench.errors import ResultError
 from bench.stacks import RESULT_STACK_NAMES
-from bench.trace import TRACE_SUFFIX
 
 SCHEMA_VERSION = 1
 
@@ -36,6 +35,9 @@ CATEGORIES = (*SCORED_CATEGORIES, "adversarial", "update", "update2")
 # LoCoMo's numeric category codes, as the v1 files and locomo10.json carry them.
 LOCOMO_CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ORIGIN_V1_IMPORT = "engram-eval-v1 import"
+# Optional fields added to schema v1 after results were committed: absent means null.
+LATER_RESULT_FIELDS = ("trace",)
+LATER_ANSWER_FIELDS = ("sources", "evidence")
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ class Result:
     extras: dict[str, Any] = field(default_factory=dict)
     calls: Calls = field(default_factory=Calls)
     timing: Timing = field(default_factory=Timing)
-    # The name of the trace sidecar next to this file (``<name>.trace.json``, see ``bench.view.trace``): what the
+    # The name of the trace sidecar next to this file (``<name>.trace.json.gz``, see ``bench.trace``): what the
     # system decided about each shown line. Null when the run wrote none.
     trace: str | None = None
     schema_version: int = SCHEMA_VERSION
@@ -182,7 +184,16 @@ class Result:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        # Fields added after files were committed are left out while null, so those files stay byte-identical.
+        for name in LATER_RESULT_FIELDS:
+            if data[name] is None:
+                del data[name]
+        for answer in data["answers"]:
+            for name in LATER_ANSWER_FIELDS:
+                if answer[name] is None:
+                    del answer[name]
+        return data
 
     def scored_answers(self) -> list[Answer]:
         return [a for a in self.answers if a.scored]
@@ -454,10 +465,8 @@ def read_result(path: str | Path) -> Result:
 
 def iter_results(root: str | Path) -> Iterable[tuple[Path, Result]]:
     """Every result file under ``root`` (sorted), skipping non-result JSON such as MANIFEST.json and the v1
-    supplementary files (which carry no ``schema_version``) and trace sidecars."""
+    supplementary files (which carry no ``schema_version``)."""
     for p in sorted(Path(root).rglob("*.json")):
-        if p.name.endswith(TRACE_SUFFIX):  # a result's trace sidecar (bench.trace), not a result
-            continue
         try:
             head = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import replace
 from datetime import timedelta
@@ -24,7 +25,7 @@ def test_a_run_writes_a_trace_per_result_with_sources_evidence_and_turn_texts(wo
     written = run_arm("turns", "dev", options_for(workspace))
     for path in written:
         result = read_result(path)
-        assert result.trace == path.name.replace(".json", ".trace.json")
+        assert result.trace == path.name.replace(".json", ".trace.json.gz")
         trace = trace_of(path, result)
         assert trace is not None and len(trace.lines) == len(result.answers)
         for answer in result.answers:
@@ -38,12 +39,16 @@ def test_a_run_writes_a_trace_per_result_with_sources_evidence_and_turn_texts(wo
         assert trace.turns[shown_turn]["text"] in result.answers[0].lines[0]
 
 
-def test_a_folder_scan_for_results_skips_trace_sidecars(workspace: dict[str, Path]) -> None:
+def test_a_trace_is_no_json_file_to_folder_scans_and_reruns_write_the_same_bytes(
+    workspace: dict[str, Path],
+) -> None:
     from bench.results import iter_results
 
-    run_arm("turns", "dev", options_for(workspace))
-    names = sorted(p.name for p, _ in iter_results(workspace["results"]))
-    assert names == ["turns__k2.json", "turns__k5.json"]
+    first = run_arm("turns", "dev", options_for(workspace))
+    traces = {p.name: p.with_name(read_result(p).trace).read_bytes() for p in first}
+    assert sorted(p.name for p, _ in iter_results(first[0].parent)) == ["turns__k2.json", "turns__k5.json"]
+    again = run_arm("turns", "dev", options_for(workspace))
+    assert {p.name: p.with_name(read_result(p).trace).read_bytes() for p in again} == traces
 
 
 def _context(tmp: Path) -> SystemContext:
@@ -102,6 +107,9 @@ def test_a_trace_that_does_not_match_its_result_is_refused(tmp_path: Path, works
     write_trace(trace_path, Trace(result=trace.result, system=trace.system, lines=trace.lines[:-1], turns=trace.turns))
     with pytest.raises(TraceError, match=r"field lines: expected \d+ entries \(one per answer\), found \d+"):
         trace_of(path, result)
-    trace_path.write_text(json.dumps({"kind": "something else"}))
+    trace_path.write_bytes(gzip.compress(json.dumps({"kind": "something else"}).encode()))
     with pytest.raises(TraceError, match="field kind: expected 'engram-bench trace'"):
+        trace_of(path, result)
+    trace_path.write_text("{}")
+    with pytest.raises(TraceError, match="expected gzipped JSON, found BadGzipFile"):
         trace_of(path, result)
