@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.gateway import Gateway
 from bench.results import read_result
 from bench.runner import run_arm
 from bench.slices import load_slice
-from bench.stacks import build_stack
-from bench.systems import SystemContext, build_system
-from bench.systems.base import shared_minilm
+from bench.systems import build_system
 from bench.trace import Trace, TraceError, read_trace, trace_of, write_trace
 from tests.bench.test_runner import options_for, workspace  # noqa: F401  (the runner tests' tiny workspace)
+from tests.bench.test_systems_engram import _context
 
 
 def test_a_run_writes_a_trace_per_result_with_sources_evidence_and_turn_texts(workspace: dict[str, Path]) -> None:
@@ -49,19 +47,6 @@ def test_a_trace_is_no_json_file_to_folder_scans_and_reruns_write_the_same_bytes
     assert sorted(p.name for p, _ in iter_results(first[0].parent)) == ["turns__k2.json", "turns__k5.json"]
     again = run_arm("turns", "dev", options_for(workspace))
     assert {p.name: p.with_name(read_result(p).trace).read_bytes() for p in again} == traces
-
-
-def _context(tmp: Path) -> SystemContext:
-    dev = load_slice("dev")
-    return SystemContext(
-        stack="offline",
-        models=build_stack("offline").models,
-        gateway=Gateway(local=tmp / "cache", subsets=[], strict=False),
-        run_dir=tmp / "run",
-        conversation=dev.conversation,
-        speakers=dev.speakers,
-        embedder=shared_minilm(),
-    )
 
 
 def test_engram_explains_a_shown_fact_with_its_decisions_and_the_fact_that_superseded_it(tmp_path: Path) -> None:

@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from bench.cli import main
 from bench.results import read_result
 from bench.view.model import load_side
 from bench.view.report import render_report, write_report
+from tests.bench.test_compare import run_cli
 from tests.conftest import REPO_ROOT
 
 V1 = REPO_ROOT / "results" / "v1" / "heldout" / "conv-30"
 OFFLINE_DEV = REPO_ROOT / "results" / "offline" / "dev"
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
-    captured = capsys.readouterr()
-    return exited.value.code or 0, captured.out, captured.err
 
 
 def embedded_payload(html: str) -> dict:

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import pytest
-
-from bench.cli import main
+from tests.bench.test_compare import run_cli
 from tests.conftest import REPO_ROOT
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
-    captured = capsys.readouterr()
-    return exited.value.code or 0, captured.out, captured.err
 
 
 def test_show_prints_each_line_with_its_turn_evidence_mark_and_engrams_decisions(
