@@ -6,11 +6,14 @@ too system-specific for the result itself:
 
 - ``lines``: one entry per answer, in the result's answer order: a list with one mapping per shown line (engram:
   ``fact_id``, ``via`` = how the read path found it, ``score``), or null when the system recorded none;
-- ``items``: what the system explained about the ids those mappings name (engram: each fact with its belief,
-  validity window, the decisions that shaped it, its history of gates blocked, closes and reopens, its same_as
-  links and the facts it superseded), taken at the end of the run;
-- ``turns``: the slice messages the result refers to (line sources, evidence, item sources), with speaker,
-  session, date and text, so a reader sees what each line came from without the data set.
+- ``items``: per conversation, what the system explained about the ids those mappings name (engram: each fact
+  with its belief, validity window, the decisions that shaped it, its history of gates blocked, closes and reopens,
+  its same_as links and the facts it superseded), taken at the end of the run;
+- ``turns``: per conversation, the slice messages the result refers to (line sources, evidence, item sources),
+  with speaker, session, date and text, so a reader sees what each line came from without the data set.
+
+Both are keyed by conversation first because message and fact ids (``D1:3``, ``D1:3#0``) repeat across LoCoMo
+conversations, and a pooled slice runs several in one result; look them up with the answer's ``conversation``.
 
 Written by the runner before its result file (atomically, validated), read by ``bench.view``. Files from before the
 sidecar existed simply have ``trace: null``.
@@ -47,8 +50,8 @@ class Trace:
     result: str  # the name of the result file this trace belongs to
     system: str
     lines: list[list[dict[str, Any]] | None]
-    items: dict[str, dict[str, Any]] = field(default_factory=dict)
-    turns: dict[str, dict[str, Any]] = field(default_factory=dict)
+    items: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # conversation -> id -> explanation
+    turns: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # conversation -> message id -> turn
     kind: str = KIND
     # Not named schema_version on purpose: scanners of result folders tell result files by that key.
     trace_version: int = TRACE_VERSION
@@ -141,8 +144,11 @@ def trace_from_dict(d: Any, where: str) -> Trace:
             raise fail(f"lines[{i}]", "a list of objects (one per shown line) or null", entry)
     for name in ("items", "turns"):
         block = d.get(name, {})
-        if not isinstance(block, Mapping) or not all(isinstance(v, Mapping) for v in block.values()):
-            raise fail(name, "an object {id: object}", block)
+        if not isinstance(block, Mapping):
+            raise fail(name, "an object {conversation: {id: object}}", block)
+        for conversation, by_id in block.items():
+            if not isinstance(by_id, Mapping) or not all(isinstance(v, Mapping) for v in by_id.values()):
+                raise fail(f"{name}.{conversation}", "an object {id: object}", by_id)
     return Trace(
         result=d["result"],
         system=d["system"],

@@ -107,7 +107,8 @@ def _side_meta(side: Side) -> dict[str, Any]:
 
 
 def payload(sides: Sequence[Side]) -> dict[str, Any]:
-    """The data the inline script draws expansions from, one row per answer of side A (B is looked up by key)."""
+    """The data the inline script draws expansions from, one row per answer of side A (B is looked up by key);
+    turns and items are keyed by conversation, then id (ids repeat across conversations)."""
     strings = _Strings()
     first = sides[0]
     rows = []
@@ -118,15 +119,17 @@ def payload(sides: Sequence[Side]) -> dict[str, Any]:
         rows.append(
             {
                 "k": key,
+                "c": answers[0].conversation,
                 "cp": answers[0].checkpoint,
                 "ev": evidence,
                 "s": [_side_cell(side, p, strings) for side, p in zip(sides, positions)],
             }
         )
-    turns: dict[str, Any] = {}
+    turns: dict[str, dict[str, Any]] = {}  # conversation -> message id -> turn, from whichever side traced it
     for side in sides:
         if side.trace is not None:
-            turns.update(side.trace.turns)
+            for conversation, by_id in side.trace.turns.items():
+                turns.setdefault(conversation, {}).update(by_id)
     return {
         "sides": [_side_meta(s) for s in sides],
         "strings": strings.table(),

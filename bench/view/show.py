@@ -27,8 +27,8 @@ def _probs(decision: dict[str, Any]) -> str:
     return shown + (f" (+{len(rest)} more, each <= {rest[0][1]:.3f})" if rest else "")
 
 
-def _fact_lines(side: Side, detail: dict[str, Any]) -> list[str]:
-    items = side.trace.items if side.trace is not None else {}
+def _fact_lines(side: Side, conversation: str, detail: dict[str, Any]) -> list[str]:
+    items = side.trace.items.get(conversation, {}) if side.trace is not None else {}
     fact_id = detail.get("fact_id")
     via = f"found by {detail['via']} {detail.get('score', 0):.3f}" if detail.get("via") else ""
     item = items.get(fact_id) if fact_id else None
@@ -57,7 +57,7 @@ def _fact_lines(side: Side, detail: dict[str, Any]) -> list[str]:
 def render_question(side: Side, position: int) -> str:
     a = side.result.answers[position]
     evidence = set(a.evidence or ())
-    turns = side.trace.turns if side.trace is not None else {}
+    turns = side.trace.turns.get(a.conversation, {}) if side.trace is not None else {}
     out = [
         f"{side.keys[position]}  [{a.category}{'' if a.scored else ', unscored'}]  {side.label}",
         f"  question: {a.question}",
@@ -83,7 +83,7 @@ def render_question(side: Side, position: int) -> str:
                 quote = f" {said['speaker']}: {said['text']}" if said else ""
                 out.append(f"      source {s}{mark}{quote}")
         if details is not None:
-            out.extend(_fact_lines(side, details[i]))
+            out.extend(_fact_lines(side, a.conversation, details[i]))
     note = trace_missing_reason(side)
     if note:
         out.append(f"  {note}")

@@ -27,14 +27,15 @@ def test_a_run_writes_a_trace_per_result_with_sources_evidence_and_turn_texts(wo
         trace = trace_of(path, result)
         assert trace is not None and len(trace.lines) == len(result.answers)
         for answer in result.answers:
+            turns = trace.turns[answer.conversation]
             assert answer.sources is not None and len(answer.sources) == len(answer.lines or [])
-            assert answer.evidence and set(answer.evidence) <= set(trace.turns)
+            assert answer.evidence and set(answer.evidence) <= set(turns)
             for sources in answer.sources:
-                assert set(sources) <= set(trace.turns)
+                assert set(sources) <= set(turns)
         # raw-turn-rag has no decisions to explain: no per-line details, no items.
-        assert trace.items == {} and all(entry is None for entry in trace.lines)
-        shown_turn = result.answers[0].sources[0][0]
-        assert trace.turns[shown_turn]["text"] in result.answers[0].lines[0]
+        assert trace.items == {"conv-26": {}} and all(entry is None for entry in trace.lines)
+        first = result.answers[0]
+        assert trace.turns[first.conversation][first.sources[0][0]]["text"] in first.lines[0]
 
 
 def test_a_trace_is_no_json_file_to_folder_scans_and_reruns_write_the_same_bytes(

@@ -82,15 +82,17 @@
 
   // ------------------------------------------------------------------------------------------- turns
 
-  function turnText(id) {
-    var t = P.turns[id];
+  function turnOf(conv, id) { return (P.turns[conv] || {})[id]; }
+
+  function turnText(conv, id) {
+    var t = turnOf(conv, id);
     if (!t) return el("div", { class: "turn-text missing" }, id + ": turn text not recorded in a trace");
     return el("div", { class: "turn-text" },
       el("strong", null, t.speaker), " · session " + t.session + (t.date ? " (" + t.date + ")" : "") + " · " + id + ": ",
       t.text);
   }
 
-  function turnRef(id, evidence) {
+  function turnRef(conv, id, evidence) {
     var button = el("button", { type: "button", class: "turn-ref" + (evidence ? " ev" : ""),
       title: evidence ? "in the question's evidence" : "not in the question's evidence" },
       id + (evidence ? " ✓ evidence" : ""));
@@ -98,7 +100,7 @@
     button.addEventListener("click", function (event) {
       event.stopPropagation();
       if (shownText) { shownText.remove(); shownText = null; return; }
-      shownText = turnText(id);
+      shownText = turnText(conv, id);
       button.parentNode.parentNode.insertBefore(shownText, button.parentNode.nextSibling);
     });
     return button;
@@ -106,8 +108,8 @@
 
   // ------------------------------------------------------------------------------------------- facts
 
-  function sessionOf(messageId) {
-    var t = P.turns[messageId];
+  function sessionOf(conv, messageId) {
+    var t = turnOf(conv, messageId);
     return t ? t.session : null;
   }
 
@@ -135,7 +137,7 @@
 
   var GATES = { blocked_temporal: "temporal", blocked_cardinality: "cardinality", blocked_agreement: "agreement" };
 
-  function historyItem(e, checkpoint) {
+  function historyItem(e, row) {
     var rest = {};
     Object.keys(e).forEach(function (k) { if (k !== "event" && k !== "message_id") rest[k] = e[k]; });
     var text;
@@ -152,8 +154,8 @@
       }).join(", ");
       text = el("span", null, e.event + (detail ? ": " + detail : ""));
     }
-    var session = sessionOf(e.message_id);
-    var later = checkpoint !== null && session !== null && session > checkpoint;
+    var session = sessionOf(row.c, e.message_id);
+    var later = row.cp !== null && session !== null && session > row.cp;
     return el("li", null, text, " ", el("span", { class: "src" }, e.message_id ? "at " + e.message_id : ""),
       later ? el("span", { class: "later" }, " (after this question)") : null);
   }
@@ -188,8 +190,8 @@
     return box;
   }
 
-  function factPanel(sideIndex, detail, checkpoint) {
-    var items = P.items[sideIndex] || {};
+  function factPanel(sideIndex, detail, row) {
+    var items = (P.items[sideIndex] || {})[row.c] || {};
     var id = detail.fact_id;
     var it = items[id];
     var via = detail.via ? " · found by " + detail.via + (typeof detail.score === "number" ? " " + fmt(detail.score) : "") : "";
@@ -213,7 +215,7 @@
     }
     if (it.history && it.history.length) {
       var ul = el("ul");
-      it.history.forEach(function (e) { ul.appendChild(historyItem(e, checkpoint)); });
+      it.history.forEach(function (e) { ul.appendChild(historyItem(e, row)); });
       body.appendChild(el("strong", null, "history (gates, belief, closes)"));
       body.appendChild(ul);
     }
@@ -246,9 +248,9 @@
       var src = el("div", { class: "src" }, "source ");
       if (sources === null) src.appendChild(el("span", { class: "missing" }, cell.srcwhy || "not recorded"));
       else if (!sources.length) src.appendChild(el("span", { class: "missing" }, "unknown"));
-      else sources.forEach(function (s) { covered[s] = true; src.appendChild(turnRef(s, evidence.indexOf(s) >= 0)); });
+      else sources.forEach(function (s) { covered[s] = true; src.appendChild(turnRef(row.c, s, evidence.indexOf(s) >= 0)); });
       li.appendChild(src);
-      if (detail && detail.fact_id) li.appendChild(factPanel(sideIndex, detail, row.cp));
+      if (detail && detail.fact_id) li.appendChild(factPanel(sideIndex, detail, row));
       ol.appendChild(li);
     });
     box.appendChild(ol);
@@ -256,7 +258,7 @@
     if (row.ev === null) box.appendChild(el("p", { class: "missing evidence-missed" }, "question evidence not recorded"));
     else if (missed.length && cell.l.every(function (line) { return line[1] !== null; })) {
       var p = el("div", { class: "evidence-missed" }, el("span", null, "evidence not among the lines: "));
-      missed.forEach(function (e) { p.appendChild(turnRef(e, true)); });
+      missed.forEach(function (e) { p.appendChild(turnRef(row.c, e, true)); });
       box.appendChild(p);
     }
     if (!side.traced && side.system === "engram") box.appendChild(el("p", { class: "missing" }, side.trace_note));

@@ -90,3 +90,34 @@ def test_a_v1_import_says_its_lines_were_not_published(browser_ready: None, tmp_
         assert any("v1 release publishes only how many lines were shown (3)" in n for n in notes)
         assert any("(6)" in n for n in notes)
         assert page.engram_errors == []
+
+
+def test_an_engram_line_expands_to_its_fact_decisions_and_source_turn(
+    browser_ready: None, traced_engram: Path, tmp_path: Path
+) -> None:
+    html = write_report([traced_engram], tmp_path / "traced.html")
+    with chromium_page() as page:
+        page.goto(html.as_uri() + "#q=conv-26:900")  # a deep link opens the question
+        page.wait_for_selector("body[data-ready='1']")
+        detail = page.locator("tr.detail")
+        assert detail.count() == 1
+        lines = detail.locator("ol.lines > li")
+        texts = lines.locator(".line-text").all_inner_texts()
+        paris = next(i for i, t in enumerate(texts) if "Paris" in t)
+        berlin = next(i for i, t in enumerate(texts) if "Berlin now" in t)
+        assert "hit" in (lines.nth(berlin).get_attribute("class") or "")  # its turn is the question's evidence
+        assert lines.nth(berlin).locator(".turn-ref.ev").inner_text() == "T:4 ✓ evidence"
+
+        fact = lines.nth(paris).locator("details.fact")
+        fact.locator("summary").click()
+        body = fact.locator(".fact-body").inner_text()
+        assert "superseded" in fact.locator("summary").inner_text()
+        assert "decisions that created it" in body and "worth_remembering" in body
+        assert "decisions that closed it" in body and "relation_to_candidate" in body
+        assert "gates passed, closed: superseded" in body
+        assert "closed by (chain):" in body and "Ana moved to Berlin" in body
+
+        lines.nth(paris).locator(".turn-ref").first.click()
+        assert lines.nth(paris).locator(".turn-text").inner_text().endswith("I live in Paris.")
+        page.screenshot(path=str(tmp_path / "traced.png"), full_page=True)
+        assert page.engram_errors == []

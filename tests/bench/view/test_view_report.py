@@ -65,7 +65,7 @@ def test_an_offline_result_is_labelled_as_stand_ins_and_its_lines_are_embedded_o
 def test_a_traced_engram_result_carries_decisions_and_the_superseded_chain(traced_engram: Path, tmp_path) -> None:
     html = write_report([traced_engram], tmp_path / "t.html").read_text(encoding="utf-8")
     payload = embedded_payload(html)
-    items = payload["items"][0]
+    items = payload["items"][0]["conv-26"]
     where = next(r for r in payload["rows"] if r["k"] == "conv-26:900")
     assert where["ev"] == ["T:4"]
     details = [line[2] for line in where["s"][0]["l"]]
@@ -74,7 +74,7 @@ def test_a_traced_engram_result_carries_decisions_and_the_superseded_chain(trace
     assert closed and closed[0]["fact"]["source_message_id"] == "T:1"
     closer = items[closed[0]["fact"]["closed_by"]]
     assert closed[0]["fact"]["id"] in closer["superseded"]
-    assert payload["turns"]["T:1"]["text"] == "I live in Paris."
+    assert payload["turns"]["conv-26"]["T:1"]["text"] == "I live in Paris."
 
 
 def test_html_in_the_data_cannot_break_out_of_the_page() -> None:
