@@ -74,6 +74,9 @@ ANSWER_FEATURES = datasets.Features(
         "tier": datasets.Value("string"),
         "expected": datasets.Value("string"),
         "type": datasets.Value("string"),
+        "scores": datasets.Value("string"),  # JSON {metric: value} (bench.scoring), null when absent
+        "sources": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
+        "evidence": datasets.Sequence(datasets.Value("string")),
     }
 )
 
@@ -104,6 +107,7 @@ RUN_FEATURES = datasets.Features(
         "store": datasets.Value("string"),
         "updates": datasets.Value("string"),
         "extras": datasets.Value("string"),
+        "metrics": datasets.Value("string"),
         "provenance": datasets.Value("string"),
     }
 )
@@ -135,6 +139,7 @@ def answer_rows(results: Sequence[tuple[Path, Result]], root: Path) -> list[dict
         identity = _run_identity(path, root, result) | {"standins": list(result.standins)}
         for answer in result.answers:
             record = asdict(answer)
+            record["scores"] = _json(answer.scores) if answer.scores is not None else None
             rows.append(identity | {name: record[name] for name in Answer.__dataclass_fields__})
     return sorted(rows, key=lambda r: (r["result_file"], r["question_id"]))
 
@@ -166,6 +171,7 @@ def run_rows(results: Sequence[tuple[Path, Result]], root: Path) -> list[dict[st
                 "store": _json(result.store),
                 "updates": _json(result.updates),
                 "extras": _json(result.extras),
+                "metrics": _json(result.metrics),
                 "provenance": _json(asdict(result.provenance)),
             }
         )

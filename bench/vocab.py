@@ -66,3 +66,50 @@ def heldout_conversation(slice_name: str) -> str:
 def heldout_slices() -> list[str]:
     """Every held-out slice name, in conversation order."""
     return [heldout_slice(conversation) for conversation in HELDOUT_CONVERSATIONS]
+
+
+# ------------------------------------------------------------------------------------------ LoCoMo-wide slices
+# (added by the benchmarks engineer, issue #11: every LoCoMo conversation, the ten pooled, held-out beyond the four)
+
+DEV_CONVERSATION = "conv-26"  # the conversation the dev, stress and update slices come from
+# The conversations the frozen configuration was tuned on: `heldout:<conv>` may name any other conversation.
+TUNED_ON = (DEV_CONVERSATION,)
+LOCOMO_GROUP = "locomo"
+LOCOMO_PREFIX = f"{LOCOMO_GROUP}:"  # "locomo:conv-44": one whole conversation, as the field evaluates it
+LOCOMO_POOLED = LOCOMO_GROUP  # "locomo": the ten conversations pooled, each part on a fresh store
+
+
+def locomo_slice(conversation: str) -> str:
+    """ "conv-44" -> "locomo:conv-44"."""
+    return f"{LOCOMO_PREFIX}{conversation}"
+
+
+def is_locomo_conversation(slice_name: str) -> bool:
+    return slice_name.startswith(LOCOMO_PREFIX)
+
+
+def locomo_conversation_of(slice_name: str) -> str:
+    """ "locomo:conv-44" -> "conv-44"."""
+    return slice_name.removeprefix(LOCOMO_PREFIX)
+
+
+# ----------------------------------------------------------------------------------------------------- metrics
+# (added by the benchmarks engineer, issue #11; definitions and versions in bench.scoring, docs/metrics.md)
+
+LOCOMO_F1 = "locomo-f1"
+LOCOMO_ADVERSARIAL = "locomo-adversarial"
+MEM0_F1 = "mem0-f1"
+MEM0_BLEU1 = "mem0-bleu1"
+EVIDENCE_RECALL = "evidence-recall"  # named per budget: evidence-recall@<k>
+JUDGE = "judge"  # named per judge: judge:<model>:<prompt id>
+
+
+def judge_metric(model: str, prompt_id: str) -> str:
+    """`judge:<model>:<prompt id>`: which model judged with which prompt (prompt id: the first 12 hex digits of the
+    prompt text's SHA-256, or the rules revision of a rule-based stand-in judge)."""
+    return f"{JUDGE}:{model}:{prompt_id}"
+
+
+def evidence_recall_metric(k: int | None) -> str:
+    """`evidence-recall@<k>` (`@all` when the system showed every line it had)."""
+    return f"{EVIDENCE_RECALL}@{k if k is not None else 'all'}"

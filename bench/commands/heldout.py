@@ -19,7 +19,7 @@ from bench.gitinfo import changed_files, git, tag_commit
 from bench.preflight import ASSUME_YES_ENV
 from bench.results import read_result, result_path
 from bench.runner import RunOptions, parse_ks, run_arm
-from bench.slices import load_slice
+from bench.slices import heldout_conversations, load_slice
 from bench.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
 from bench.vocab import HELDOUT_CONVERSATIONS, REPO_ROOT, RESULTS_DIR, heldout_slice
 
@@ -74,7 +74,9 @@ def heldout(
         help=f"{' | '.join(STACK_NAMES)}; {DEFAULT_STACK} unless named, whatever keys are set.",
     ),
     conversation: list[str] = typer.Option(
-        list(HELDOUT_CONVERSATIONS), "--conversation", help="Held-out conversations to run (default: all four)."
+        list(HELDOUT_CONVERSATIONS),
+        "--conversation",
+        help="Held-out conversations to run (default: the article's four; any but conv-26).",
     ),
     k: str = typer.Option(None, "--k", help="Override the arm's held-out k, e.g. 3,20."),
     yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
@@ -82,11 +84,10 @@ def heldout(
 ) -> None:
     """Run ARM on the held-out conversations under frozen TAG; writes results/<stack>/heldout/<conv>/."""
     build_stack(stack)
-    unknown = [c for c in conversation if c not in HELDOUT_CONVERSATIONS]
+    eligible = heldout_conversations()  # every conversation the frozen configuration was not tuned on
+    unknown = [c for c in conversation if c not in eligible]
     if unknown:
-        raise HeldoutRefused(
-            f"--conversation: expected one of {', '.join(HELDOUT_CONVERSATIONS)}, found {unknown[0]!r}"
-        )
+        raise HeldoutRefused(f"--conversation: expected one of {', '.join(eligible)}, found {unknown[0]!r}")
     conversations = tuple(dict.fromkeys(conversation))  # each once, in the order given
     override = parse_ks(k)
     loaded = load_arm(arm)
