@@ -91,6 +91,8 @@ def load_result_set(spec: str) -> ResultSet:
                     "retrieved_tokens": answer.retrieved_tokens,
                 }
             )
+    if not rows:
+        raise ResultError(f"{spec}: expected answers to compare, found result file(s) with no answers")
     answers = pd.DataFrame(rows).set_index("question_id").sort_index()
     return ResultSet(spec=spec, files=tuple(files), results=results, answers=answers)
 

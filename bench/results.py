@@ -469,6 +469,10 @@ def read_result(path: str | Path) -> Result:
         raise ResultError(f"{p}: result file not found") from exc
     except json.JSONDecodeError as exc:
         raise ResultError(f"{p}: expected JSON, found a parse error at line {exc.lineno}: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultError(
+            f"{p}: expected UTF-8 JSON, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+        ) from None
     return result_from_dict(raw, where=str(p))
 
 

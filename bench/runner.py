@@ -115,7 +115,7 @@ class RunOptions:
     git_tag: str | None = None  # stamped by `heldout`
     progress: bool = True
     assume_yes: bool = False  # --yes: a run that may send paid calls goes ahead without asking
-    say: Callable[[str], None] | None = None  # where the banner goes (None: stderr)
+    say: Callable[[str], None] | None = None  # where the banner goes (None: stdout)
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
 
