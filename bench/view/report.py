@@ -3,11 +3,13 @@
 One file per report: the stylesheet, the script and the data are inline, nothing is fetched, so it opens from a
 file:// URL and can be attached to a review. The table rows are rendered here; what a row expands to (the lines,
 their source turns, engram's decisions) is drawn by the inline script from one JSON block, in which every line text
-appears once however many questions showed it, so a 1,540-question result stays a few megabytes.
+appears once however many questions showed it, gzipped, so a 1,540-question result stays a few megabytes.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -55,10 +57,17 @@ def _num(value: float | int | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def script_json(value: Any) -> Markup:
-    """JSON safe inside a <script> element: no '<', '>' or '&' that the HTML parser could read as markup."""
+def packed_json(value: Any) -> Markup:
+    """JSON, gzipped (zero timestamp: the same report, the same bytes) and in base64, which holds no character the
+    HTML parser could read as markup; the page inflates it with the browser's DecompressionStream on first use.
+    Line texts and engram's decisions compress about tenfold, which keeps a traced 1,540-question report small."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    return Markup(base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii"))
+
+
+def unpack_json(text: str) -> Any:
+    """The inverse of ``packed_json`` (for tests and scripts that read a report's data)."""
+    return json.loads(gzip.decompress(base64.b64decode(text)).decode("utf-8"))
 
 
 # ------------------------------------------------------------------------------------------------- the payload
@@ -106,10 +115,55 @@ def _side_meta(side: Side) -> dict[str, Any]:
     }
 
 
+SHOWN_DIGITS = 3  # the page prints probabilities with three decimals
+
+
+class _OptionSets:
+    """Each distinct option list once (edge_type alone has two dozen names), referred to by index."""
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[str, ...], int] = {}
+
+    def __call__(self, options: tuple[str, ...]) -> int:
+        return self.index.setdefault(options, len(self.index))
+
+    def table(self) -> list[list[str]]:
+        return [list(options) for options in self.index]
+
+
+def _decision_row(decision: dict[str, Any], option_sets: _OptionSets) -> list[Any]:
+    """``[question, target, chosen, option set, probabilities]`` (+ ``{fallback, error, text}`` when any is set):
+    the page's form of a trace decision, probabilities at the printed precision; the confidence is the top one."""
+    options = tuple(decision.get("probs", {}))
+    row: list[Any] = [
+        decision["question"],
+        decision.get("target"),
+        decision["chosen"],
+        option_sets(options),
+        [round(float(decision["probs"][o]), SHOWN_DIGITS) for o in options],
+    ]
+    extra = {name: decision[name] for name in ("fallback", "error", "text") if decision.get(name)}
+    return [*row, extra] if extra else row
+
+
+def _items_for_view(items: dict[str, dict[str, Any]], option_sets: _OptionSets) -> dict[str, dict[str, Any]]:
+    """A trace's explanations as the page reads them: decisions as compact rows, their models once per fact."""
+    shown = {}
+    for item_id, item in items.items():
+        decisions = item.get("decisions", [])
+        shown[item_id] = {
+            **item,
+            "decisions": [_decision_row(d, option_sets) for d in decisions],
+            "models": sorted({d["model"] for d in decisions if d.get("model")}),
+        }
+    return shown
+
+
 def payload(sides: Sequence[Side]) -> dict[str, Any]:
     """The data the inline script draws expansions from, one row per answer of side A (B is looked up by key);
     turns and items are keyed by conversation, then id (ids repeat across conversations)."""
     strings = _Strings()
+    option_sets = _OptionSets()
     first = sides[0]
     rows = []
     for position, key in enumerate(first.keys):
@@ -135,7 +189,13 @@ def payload(sides: Sequence[Side]) -> dict[str, Any]:
         "strings": strings.table(),
         "rows": rows,
         "turns": turns,
-        "items": [s.trace.items if s.trace is not None else {} for s in sides],
+        "items": [
+            {conv: _items_for_view(by_id, option_sets) for conv, by_id in s.trace.items.items()}
+            if s.trace is not None
+            else {}
+            for s in sides
+        ],
+        "optsets": option_sets.table(),
     }
 
 
@@ -200,7 +260,7 @@ def render_report(sides: Sequence[Side], title: str | None = None) -> str:
         rows=_table_rows(sides),
         pair=pair,
         discordant={name: len(keys) for name, keys in discordant.items()},
-        data=script_json(payload(sides)),
+        data=packed_json(payload(sides)),
         generated=_generated(),
     )
 

@@ -1,9 +1,22 @@
 // engram-bench report: filters, search and per-question expansion. Plain DOM, no library, nothing fetched.
 (function () {
   "use strict";
-  var P = JSON.parse(document.getElementById("payload").textContent);
-  var rows = Array.prototype.slice.call(document.querySelectorAll("#questions tr.q"));
-  var paired = P.sides.length > 1;
+  var P = null; // the expansion data, decoded on first use (an expansion or a search), not at page load
+  var loading = null;
+  var rows = Array.prototype.slice.call(document.querySelectorAll("#questions .q"));
+  var paired = document.getElementById("questions").getAttribute("data-sides") === "2";
+
+  // The data is gzipped JSON in base64: the browser's own DecompressionStream inflates it, nothing is fetched.
+  function payload() {
+    if (!loading) {
+      var text = atob(document.getElementById("payload").textContent.trim());
+      var bytes = new Uint8Array(text.length);
+      for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+      var inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      loading = new Response(inflated).text().then(function (json) { P = JSON.parse(json); return P; });
+    }
+    return loading;
+  }
   var SHOWN_OPTIONS = 6; // the most probable options of a decision; the rest on hover
   var searchText = null; // built on first search: row text plus the text of every line it showed
 
@@ -61,7 +74,10 @@
   function apply() {
     var cat = fCategory.value, want = fLabel.value, scoredOnly = fScored.checked;
     var q = fSearch.value.trim().toLowerCase();
-    if (q && searchText === null) buildSearchText();
+    if (q && searchText === null) {
+      payload().then(function () { if (searchText === null) buildSearchText(); apply(); });
+      return;
+    }
     var shown = 0;
     rows.forEach(function (tr, i) {
       var ok = (!cat || tr.getAttribute("data-category") === cat) && labelMatches(tr, want) &&
@@ -113,9 +129,23 @@
     return t ? t.session : null;
   }
 
+  // A decision arrives as [question, target, chosen, option set, probabilities, {fallback, error, text}?].
+  function decisionsOf(item) {
+    if (!item.expanded) {
+      item.expanded = (item.decisions || []).map(function (r) {
+        var options = P.optsets[r[3]], probs = {};
+        options.forEach(function (o, i) { probs[o] = r[4][i]; });
+        var extra = r[5] || {};
+        return { question: r[0], target: r[1], chosen: r[2], probs: probs,
+          fallback: extra.fallback, error: extra.error, text: extra.text };
+      });
+    }
+    return item.expanded;
+  }
+
   function decisionRows(decisions) {
     var table = el("table", null, el("tr", null, el("th", null, "question"), el("th", null, "target"),
-      el("th", null, "options (probability)"), el("th", null, "model")));
+      el("th", null, "options (probability)")));
     decisions.forEach(function (d) {
       var opts = el("span");
       var ranked = Object.keys(d.probs).sort(function (x, y) { return d.probs[y] - d.probs[x]; });
@@ -130,7 +160,7 @@
       }
       var flags = (d.fallback ? " fallback" : "") + (d.error ? " error: " + d.error : "");
       table.appendChild(el("tr", null, el("td", null, d.question), el("td", null, d.target || "—"),
-        el("td", null, opts, flags ? el("span", { class: "gate-blocked" }, flags) : null), el("td", null, d.model)));
+        el("td", null, opts, flags ? el("span", { class: "gate-blocked" }, flags) : null)));
     });
     return table;
   }
@@ -202,14 +232,15 @@
       (f.tentative ? " · tentative" : "") + (f.disputed ? " · disputed" : "") + via);
     var body = el("div", { class: "fact-body" });
     body.appendChild(el("div", null, "kind " + f.kind + " · " + f.temporal_status + " · " + f.durability +
-      " · said " + day(f.said_at) + " · source " + f.source_message_id + " · as of the end of the run"));
-    if (it.decisions && it.decisions.length) {
+      " · said " + day(f.said_at) + " · source " + f.source_message_id +
+      (it.models && it.models.length ? " · decided by " + it.models.join(", ") : "") + " · as of the end of the run"));
+    if (decisionsOf(it).length) {
       body.appendChild(el("strong", null, "decisions that created it"));
-      body.appendChild(decisionRows(it.decisions));
+      body.appendChild(decisionRows(decisionsOf(it)));
     }
     if (f.closed_by) {
       var closer = items[f.closed_by];
-      var closing = closer ? closer.decisions.filter(function (d) { return d.target === id; }) : [];
+      var closing = closer ? decisionsOf(closer).filter(function (d) { return d.target === id; }) : [];
       body.appendChild(el("strong", null, "decisions that closed it (fact " + f.closed_by + ")"));
       body.appendChild(closing.length ? decisionRows(closing) : el("div", { class: "missing" }, "not in the trace"));
     }
@@ -272,20 +303,22 @@
       tr.classList.remove("open");
       return;
     }
-    var row = P.rows[Number(tr.getAttribute("data-i"))];
-    var sides = el("div", { class: "detail-sides" });
-    P.sides.forEach(function (_, i) { sides.appendChild(sidePanel(i, row)); });
-    var td = el("td", { colspan: String(tr.children.length) }, sides);
-    tr.parentNode.insertBefore(el("tr", { class: "detail", "data-key": row.k }, td), tr.nextSibling);
     tr.classList.add("open");
+    return payload().then(function () {
+      if (!tr.classList.contains("open") || (tr.nextElementSibling && tr.nextElementSibling.classList.contains("detail"))) return;
+      var row = P.rows[Number(tr.getAttribute("data-i"))];
+      var sides = el("div", { class: "detail-sides" });
+      P.sides.forEach(function (_, i) { sides.appendChild(sidePanel(i, row)); });
+      tr.parentNode.insertBefore(el("div", { class: "detail", "data-key": row.k }, sides), tr.nextSibling);
+    });
   }
 
   document.getElementById("questions").addEventListener("click", function (event) {
-    var tr = event.target.closest("tr.q");
+    var tr = event.target.closest(".q");
     if (tr) toggle(tr);
   });
   document.getElementById("questions").addEventListener("keydown", function (event) {
-    var tr = event.target.closest && event.target.closest("tr.q");
+    var tr = event.target.closest && event.target.closest(".q");
     if (tr && (event.key === "Enter" || event.key === " ")) { event.preventDefault(); toggle(tr); }
   });
 
@@ -294,7 +327,7 @@
   if (m) {
     var key = decodeURIComponent(m[1]);
     rows.forEach(function (tr) {
-      if (tr.getAttribute("data-key") === key) { toggle(tr); tr.scrollIntoView(); }
+      if (tr.getAttribute("data-key") === key) toggle(tr).then(function () { tr.scrollIntoView(); });
     });
   }
   document.body.setAttribute("data-ready", "1");

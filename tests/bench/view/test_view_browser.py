@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the [browser] extra is not installed: browser_ready skips (or fails in CI) and says why
+    expect = None
+
 from bench.results import read_result
 from bench.view.browser import chromium_page, unavailable_reason
 from bench.view.report import write_report
@@ -46,33 +51,34 @@ def test_a_paired_report_has_a_row_per_question_and_its_filters_and_expansion_wo
     with chromium_page() as page:
         _open(page, html)
         assert page.locator("#standin-banner").inner_text().startswith("OFFLINE STAND-INS")
-        assert page.locator("tr.q").count() == len(a.answers)
+        assert page.locator(".q").count() == len(a.answers)
 
         page.select_option("#f-label", "a_only")
-        assert page.locator("tr.q:visible").count() == len(a_only)
+        assert page.locator(".q:visible").count() == len(a_only)
         assert page.locator("#f-count").inner_text() == f"{len(a_only)} of {len(a.answers)} questions"
 
         page.select_option("#f-label", "")
         page.select_option("#f-category", "temporal")
         temporal = sum(x.category == "temporal" for x in a.answers)
-        assert page.locator("tr.q:visible").count() == temporal
+        assert page.locator(".q:visible").count() == temporal
 
         page.select_option("#f-category", "")
         wanted = a.answers[7]
-        page.fill("#f-search", wanted.question)
-        assert wanted.question_id in page.locator("tr.q:visible").first.inner_text()
+        page.fill("#f-search", wanted.question)  # the first search inflates the data, then filters
+        expect(page.locator("#f-count")).not_to_have_text(f"{len(a.answers)} of {len(a.answers)} questions")
+        assert wanted.question_id in page.locator(".q:visible").first.inner_text()
 
-        page.locator("tr.q:visible").first.click()
-        detail = page.locator("tr.detail")
-        assert detail.count() == 1
+        page.locator(".q:visible").first.click()
+        detail = page.locator(".detail")
+        expect(detail).to_have_count(1)
         sides = detail.locator(".detail-side")
         assert sides.count() == 2
         assert sides.nth(0).locator("ol.lines > li").count() == len(wanted.lines or [])
         assert sides.nth(1).locator("ol.lines > li").count() == len(b_by_id[wanted.question_id].lines or [])
         assert sides.nth(0).locator("ol.lines > li").first.locator(".line-text").inner_text() == wanted.lines[0]
 
-        page.locator("tr.q.open").click()
-        assert page.locator("tr.detail").count() == 0
+        page.locator(".q.open").click()
+        assert page.locator(".detail").count() == 0
         page.screenshot(path=str(tmp_path / "report.png"), full_page=False)
         assert page.engram_errors == []
     assert (tmp_path / "report.png").stat().st_size > 10_000
@@ -85,8 +91,9 @@ def test_a_v1_import_says_its_lines_were_not_published(browser_ready: None, tmp_
         _open(page, html)
         assert page.locator("#standin-banner").count() == 0  # the paper stack: real models
         page.select_option("#f-label", "b_only")
-        page.locator("tr.q:visible").first.click()
-        notes = page.locator("tr.detail .missing").all_inner_texts()
+        page.locator(".q:visible").first.click()
+        page.wait_for_selector(".detail")
+        notes = page.locator(".detail .missing").all_inner_texts()
         assert any("v1 release publishes only how many lines were shown (3)" in n for n in notes)
         assert any("(6)" in n for n in notes)
         assert page.engram_errors == []
@@ -99,8 +106,8 @@ def test_an_engram_line_expands_to_its_fact_decisions_and_source_turn(
     with chromium_page() as page:
         page.goto(html.as_uri() + "#q=conv-26:900")  # a deep link opens the question
         page.wait_for_selector("body[data-ready='1']")
-        detail = page.locator("tr.detail")
-        assert detail.count() == 1
+        detail = page.locator(".detail")
+        expect(detail).to_have_count(1)
         lines = detail.locator("ol.lines > li")
         texts = lines.locator(".line-text").all_inner_texts()
         paris = next(i for i, t in enumerate(texts) if "Paris" in t)

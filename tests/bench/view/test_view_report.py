@@ -11,7 +11,7 @@ import pytest
 
 from bench.results import read_result
 from bench.view.model import load_side
-from bench.view.report import render_report, write_report
+from bench.view.report import render_report, unpack_json, write_report
 from tests.bench.test_compare import run_cli
 from tests.conftest import REPO_ROOT
 
@@ -20,9 +20,9 @@ OFFLINE_DEV = REPO_ROOT / "results" / "offline" / "dev"
 
 
 def embedded_payload(html: str) -> dict:
-    match = re.search(r'<script type="application/json" id="payload">(.*?)</script>', html, re.S)
+    match = re.search(r'<script type="application/octet-stream" id="payload">(.*?)</script>', html, re.S)
     assert match, "the report embeds its data"
-    return json.loads(match.group(1))
+    return unpack_json(match.group(1))
 
 
 def test_the_v1_pair_report_is_one_offline_file_with_a_row_per_question(tmp_path, capsys, monkeypatch) -> None:
@@ -33,7 +33,7 @@ def test_the_v1_pair_report_is_one_offline_file_with_a_row_per_question(tmp_path
     assert code == 0 and str(out) in printed
     html = out.read_text(encoding="utf-8")
     answers = read_result(V1 / "engram__k3.json").answers
-    assert html.count('<tr class="q"') == len(answers)
+    assert html.count('<div class="row q"') == len(answers)
     # Self-contained: no external stylesheet, script or image, nothing fetched.
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", html)
     assert "http://" not in html and "https://" not in html
@@ -100,7 +100,7 @@ def test_a_folder_becomes_a_gallery_linking_every_report(tmp_path, capsys, monke
     assert sorted(links) == sorted(f.with_suffix(".html").as_posix() for f in files)
     for link in links:
         report = (tmp_path / "g" / link).read_text(encoding="utf-8")
-        assert '<tr class="q"' in report
+        assert '<div class="row q"' in report
     assert index.count('<tr class="g">') == len(files)
 
 
