@@ -118,6 +118,7 @@ class RunOptions:
     say: Callable[[str], None] | None = None  # where the banner goes (None: stdout)
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
+    embedder: Any = None  # None: the process-wide MiniLM; reproduce-dev passes recorded vectors (bench.embeddings)
 
 
 @dataclass
@@ -402,7 +403,7 @@ def _run_part(
     system_tap: KeyTap,
     answer_taps: Mapping[int | None, KeyTap],
 ) -> _PartRun:
-    embedder = shared_minilm()
+    embedder = _embedder(options)
     run_dir.mkdir(parents=True, exist_ok=True)
     context = SystemContext(
         stack=stack.name,
@@ -443,7 +444,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     gateway = open_gateway(options, run_id, arm.name, the_slice.name)
     system_tap = KeyTap(gateway)
     answer_taps = {k: KeyTap(gateway) for k in ks}
-    embedder = shared_minilm()
+    embedder = _embedder(options)
     parts = the_slice.runs()
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
@@ -722,6 +723,10 @@ def _locator(options: RunOptions) -> ResultLocator:
     return lambda stack, slice_name, arm, k: _target(options, stack, slice_name, arm, k)
 
 
+def _embedder(options: RunOptions) -> Any:
+    return options.embedder if options.embedder is not None else shared_minilm()
+
+
 def _limit_note(options: RunOptions) -> dict[str, Any]:
     """A result of a --limit run says so: it answers only the first N questions of its slice."""
     return {"limit": {"questions": options.limit}} if options.limit is not None else {}
@@ -816,7 +821,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     ]
     with run_lock(options.runs_root, stack.name, the_slice.name, arm.name):
         try:
-            answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
+            answers = _answer_all(asked, k, the_slice, stack, tap, _embedder(options), options)
         finally:
             gateway.close()
     # The sweep's record of the very same lines also gives their sources and trace (copied: the two results may
