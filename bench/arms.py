@@ -31,12 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.slices import SLICE_NAMES
+from bench.stacks import ROLES, STACK_NAMES
+from bench.vocab import ARMS_DIR, HELDOUT_GROUP, is_heldout
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-ARMS_DIR = REPO_ROOT / "arms"
-
-ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
-STACK_NAMES = ("paper", "offline")
 TOP_LEVEL_KEYS = (
     "name",
     "description",
@@ -51,7 +49,6 @@ TOP_LEVEL_KEYS = (
 )
 TOKEN_MATCH_KEYS = ("sweep_arm", "reference_arm", "reference_k", "ks")
 SCORING_KEYS = ("adversarial",)
-HELDOUT_GROUP = "heldout"
 
 
 @dataclass(frozen=True)
@@ -85,7 +82,7 @@ class Arm:
         """The k values to answer at on `slice_name` (a list means one ingestion, answered at every k)."""
         if slice_name in self.k_by_slice:
             return self.k_by_slice[slice_name]
-        if slice_name.startswith(f"{HELDOUT_GROUP}:") and HELDOUT_GROUP in self.k_by_slice:
+        if is_heldout(slice_name) and HELDOUT_GROUP in self.k_by_slice:
             return self.k_by_slice[HELDOUT_GROUP]
         return self.k
 
@@ -177,6 +174,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: expected UTF-8 text, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+        ) from None
     unknown = sorted(set(data) - set(TOP_LEVEL_KEYS))
     if unknown:
         raise ConfigError(f"{path}: unknown key {unknown[0]!r}; expected one of: {', '.join(TOP_LEVEL_KEYS)}")
@@ -288,6 +289,10 @@ def _ks(path: Path, where: str, value: Any) -> tuple[int, ...]:
 def _k_by_slice(path: Path, table: Any) -> dict[str, tuple[int, ...]]:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: field 'k_by_slice' must be a table of slice -> k, found {_describe(table)}")
+    known = (*SLICE_NAMES, HELDOUT_GROUP)
+    for key in table:
+        if key not in known:
+            raise ConfigError(f"{path}: unknown key 'k_by_slice.{key}'; expected a slice name: {', '.join(known)}")
     return {key: _ks(path, f"k_by_slice.{key}", value) for key, value in table.items()}
 
 

@@ -14,6 +14,7 @@ import typer
 
 import bench.commands
 from bench.errors import BenchError
+from bench.redact import redact
 
 app = typer.Typer(
     name="engram-bench",
@@ -45,7 +46,7 @@ def main() -> None:
     try:
         app()
     except BenchError as exc:
-        print(f"engram-bench: {exc}", file=sys.stderr)
+        print(f"engram-bench: {redact(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
 
 

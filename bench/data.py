@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import DataError
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from bench.vocab import DATA_DIR, REPO_ROOT
 
 LOCOMO = "locomo/locomo10.json"
 UPDATE_SET_1 = "engram-eval-v1/updates_conv26.json"
@@ -42,7 +41,7 @@ _SOURCES_ROW = re.compile(r"^\|\s*`(?P<file>[^`]+)`\s*\|.*\|\s*`(?P<sha>[0-9a-f]
 
 def data_dir() -> Path:
     """`data/` in the repo, or the folder named by ENGRAM_DATA_DIR (tests point it at a doctored copy)."""
-    return Path(os.environ.get("ENGRAM_DATA_DIR", REPO_ROOT / "data"))
+    return Path(os.environ.get("ENGRAM_DATA_DIR", DATA_DIR))
 
 
 def _display(path: Path) -> str:
@@ -125,7 +124,13 @@ def _require(condition: bool, relative: str, expected: str, found: str) -> None:
 
 
 def load_locomo() -> list[dict[str, Any]]:
-    """The ten LoCoMo conversations, every field as published."""
+    """The ten LoCoMo conversations, every field as published, after checking every field the slices read."""
+    return _checked_locomo(str(data_dir()))
+
+
+@cache
+def _checked_locomo(root: str) -> list[dict[str, Any]]:
+    # root is part of the cache key so a test pointing ENGRAM_DATA_DIR elsewhere is checked afresh.
     conversations = load_json(LOCOMO)
     _require(isinstance(conversations, list), LOCOMO, "a JSON list of conversations", type(conversations).__name__)
     for position, conv in enumerate(conversations):
@@ -136,7 +141,43 @@ def load_locomo() -> list[dict[str, Any]]:
             "each conversation to have 'sample_id', 'conversation' and 'qa'",
             f"entry {position} without them",
         )
+        _check_locomo_conversation(conv)
     return conversations
+
+
+_LOCOMO_SESSION = re.compile(r"session_(\d+)")
+_LOCOMO_TURN_FIELDS = ("speaker", "dia_id", "text")
+
+
+def _check_locomo_conversation(conv: dict[str, Any]) -> None:
+    """Every field the slices read, present and of the published type; one line naming the first one that is not."""
+    sample_id = conv["sample_id"]
+    body = conv["conversation"]
+    _require(isinstance(body, dict), LOCOMO, f"{sample_id}.conversation to be an object", type(body).__name__)
+    for speaker in ("speaker_a", "speaker_b"):
+        _require(isinstance(body.get(speaker), str), LOCOMO, f"{sample_id}.conversation.{speaker} (a name)", "none")
+    sessions = [key for key in body if _LOCOMO_SESSION.fullmatch(key)]
+    _require(bool(sessions), LOCOMO, f"{sample_id}.conversation to hold session_<n> lists", "none")
+    for key in sessions:
+        turns = body[key]
+        _require(isinstance(turns, list), LOCOMO, f"{sample_id}.{key} to be a list of turns", type(turns).__name__)
+        _require(isinstance(body.get(f"{key}_date_time"), str), LOCOMO, f"{sample_id}.{key}_date_time (a date)", "none")
+        for index, turn in enumerate(turns):
+            for name in _LOCOMO_TURN_FIELDS:
+                found = turn.get(name) if isinstance(turn, dict) else None
+                _require(isinstance(found, str), LOCOMO, f"{sample_id}.{key}[{index}].{name} (a string)", repr(found))
+    _require(isinstance(conv["qa"], list), LOCOMO, f"{sample_id}.qa to be a list", type(conv["qa"]).__name__)
+    for index, qa in enumerate(conv["qa"]):
+        where = f"{sample_id}.qa[{index}]"
+        _require(isinstance(qa, dict), LOCOMO, f"{where} to be an object", type(qa).__name__)
+        _require(isinstance(qa.get("question"), str), LOCOMO, f"{where}.question (a string)", repr(qa.get("question")))
+        _require(
+            isinstance(qa.get("evidence", []), list), LOCOMO, f"{where}.evidence (a list)", repr(qa.get("evidence"))
+        )
+        category = qa.get("category")
+        _require(category in (1, 2, 3, 4, 5), LOCOMO, f"{where}.category (1-5)", repr(category))
+        gold = "adversarial_answer" if category == 5 else "answer"
+        _require(gold in qa, LOCOMO, f"{where}.{gold} (category {category} carries one)", "none")
 
 
 def locomo_conversation(sample_id: str) -> dict[str, Any]:

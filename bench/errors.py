@@ -1,10 +1,63 @@
-"""One exception hierarchy for the harness.
+"""Every error the harness raises on purpose, in one place.
 
-Every error a user can cause carries a one-line message that names the file or field and what was expected.
-The CLI turns any `BenchError` into that line on stderr and exit code 2.
+Each one a user can cause carries a one-line message that names the file or field, what was expected and what was
+found. The CLI turns any `BenchError` into that line on stderr and exit code 2. Code catches the narrowest class
+that says what went wrong; a new error belongs in this tree, under the branch it is a case of:
+
+    BenchError                  a problem the user can fix (exit 2)
+    ├── DataError               a data file is missing, altered or malformed
+    ├── ConfigError             an arm, stack, flag or option is invalid
+    ├── CacheError              the call cache cannot serve a request
+    │   └── CacheMiss           replay met a request no cache holds (no network was touched)
+    ├── BudgetExceeded          a call would exceed the spend budget; it was not sent
+    ├── SpendNotConfirmed       a run that may send paid calls got no yes (--yes, ENGRAM_ASSUME_YES=1, a terminal)
+    ├── RunLocked               another run of the same arm, slice and stack holds this checkout's run lock
+    ├── ProviderError           a live model provider failed or refused
+    │   ├── JevUnavailable      Jev failed after its retries (also engram's DecisionError: the write degrades)
+    │   ├── JevRefused          Jev refused the request (a configuration problem that stops the run)
+    │   ├── AnthropicUnavailable  the Anthropic call failed after its retries (also engram's LLMError)
+    │   └── AnthropicRefused    the API refused the key or the request
+    ├── ResultError             a result file does not match the result schema, or is missing
+    │   └── QuestionSetMismatch two results to pair do not ask the same questions
+    ├── GitError                git failed, or is missing, where provenance or the held-out guard needs it
+    ├── HeldoutRefused          the held-out guard said no (wrong commit, modified tree, would overwrite)
+    ├── ReproduceError          `reproduce-dev` lacks the shipped subset or a committed result
+    ├── ExportError             the dataset export cannot be written or pushed
+    └── PaperError              the paper build cannot go on
+        ├── EntryError          an appendix entry name the build does not produce
+        ├── FormatError         a number with an unknown display kind or an unprintable value
+        └── NumberError         a number id was registered twice, or used without being registered
 """
 
 from __future__ import annotations
+
+from engram import DecisionError, LLMError
+
+__all__ = [
+    "AnthropicRefused",
+    "AnthropicUnavailable",
+    "BenchError",
+    "BudgetExceeded",
+    "CacheError",
+    "CacheMiss",
+    "ConfigError",
+    "DataError",
+    "EntryError",
+    "ExportError",
+    "FormatError",
+    "GitError",
+    "HeldoutRefused",
+    "JevRefused",
+    "JevUnavailable",
+    "NumberError",
+    "PaperError",
+    "ProviderError",
+    "QuestionSetMismatch",
+    "ReproduceError",
+    "ResultError",
+    "RunLocked",
+    "SpendNotConfirmed",
+]
 
 
 class BenchError(Exception):
@@ -18,7 +71,7 @@ class DataError(BenchError):
 
 
 class ConfigError(BenchError):
-    """An arm file, flag or option is invalid."""
+    """An arm file, stack, flag or option is invalid."""
 
 
 class CacheError(BenchError):
@@ -33,9 +86,69 @@ class BudgetExceeded(BenchError):
     """A call would exceed the run or cumulative spend budget; it was not sent."""
 
 
+class SpendNotConfirmed(BenchError):
+    """A run that may send paid calls was not confirmed; nothing was sent."""
+
+
+class RunLocked(BenchError):
+    """Another run of the same arm on the same slice and stack is in progress in this checkout."""
+
+
 class ProviderError(BenchError):
     """A live model provider failed after its retries, or refused the request."""
 
 
+class JevUnavailable(ProviderError, DecisionError):
+    """The whole request failed (retries exhausted, or a non-JSON reply): the write path degrades the fact."""
+
+
+class JevRefused(ProviderError):
+    """Jev refused the request (401/403/422...): a configuration problem that stops the run."""
+
+
+class AnthropicUnavailable(ProviderError, LLMError):
+    """The call failed after its retries, or the reply was unreadable: engram degrades (tentative fact)."""
+
+
+class AnthropicRefused(ProviderError):
+    """The API refused the key or the request (401/403/400...): a configuration problem that stops the run."""
+
+
 class ResultError(BenchError):
-    """A result file does not match the result schema."""
+    """A result file does not match the result schema, or a result a step needs is missing."""
+
+
+class QuestionSetMismatch(ResultError):
+    """Two result sets do not answer the same questions, so a paired comparison is meaningless."""
+
+
+class GitError(BenchError):
+    """A git command failed (or git is missing) where provenance or the held-out guard needs its answer."""
+
+
+class HeldoutRefused(BenchError):
+    """The held-out guard said no: wrong commit, modified tree, or a result that would be overwritten."""
+
+
+class ReproduceError(BenchError):
+    """The shipped subset or a committed result needed for the comparison is missing."""
+
+
+class ExportError(BenchError):
+    """The export cannot be written or pushed."""
+
+
+class PaperError(BenchError):
+    """The paper build cannot go on."""
+
+
+class EntryError(PaperError):
+    """An appendix entry name that the build does not produce."""
+
+
+class FormatError(PaperError):
+    """A number was registered with an unknown display kind or an unprintable value."""
+
+
+class NumberError(PaperError):
+    """A number id was registered twice, or referenced without being registered."""

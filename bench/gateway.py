@@ -24,10 +24,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from bench.atomic import write_json
-from bench.budget import Budget, Ledger, RunLabels, estimate_cost_usd, limits_from_env, price_for
+from bench.budget import Budget, Ledger, Reservation, RunLabels, estimate_cost_usd, limits_from_env, price_for
 from bench.cache import (
-    LOCAL_CACHE_NAME,
-    SHIPPED_CACHE_ROOT,
     CacheEntry,
     CallRequest,
     LocalStore,
@@ -38,6 +36,7 @@ from bench.cache import (
 )
 from bench.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
 from bench.errors import CacheMiss, ConfigError, ProviderError
+from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
 
 __all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "API_KEY_ENV", "default_cache_dir"]
 
@@ -114,7 +113,7 @@ class _Pending:
 
 def default_cache_dir() -> Path:
     override = os.environ.get("ENGRAM_CACHE_DIR")
-    return Path(override) if override else SHIPPED_CACHE_ROOT / LOCAL_CACHE_NAME
+    return Path(override) if override else CACHE_DIR / LOCAL_CACHE_NAME
 
 
 def ledger_path(cache_dir: Path | None = None) -> Path:
@@ -306,17 +305,19 @@ class Gateway:
         # Hits of one batch are concurrent answers: the batch waits for the slowest.
         return max((r.latency_ms for r in pending.results if r is not None), default=0.0)
 
-    def _reserve(self, to_send: list[CallRequest]) -> float:
+    def _reserve(self, to_send: list[CallRequest]) -> Reservation | None:
         paid = [r for r in to_send if r.provider != OFFLINE]
         if not paid or self.budget is None:
             for request in paid:  # no budget object still requires a known price: never spend blind
                 price_for(request.provider, request.model, request.endpoint)
-            return 0.0
+            return None
         estimate = sum(estimate_cost_usd(request) for request in paid)
+        if estimate == 0.0:
+            return None  # free endpoints (token counting) hold nothing
         return self.budget.reserve(paid[0], estimate)
 
-    def _release(self, reserved: float) -> None:
-        if self.budget is not None and reserved:
+    def _release(self, reserved: Reservation | None) -> None:
+        if self.budget is not None:
             self.budget.release(reserved)
 
     def _record(
@@ -325,7 +326,7 @@ class Gateway:
         to_send: list[CallRequest],
         responses: list[LiveResponse],
         measured_ms: float,
-        reserved: float,
+        reserved: Reservation | None,
     ) -> None:
         if len(responses) != len(to_send):
             self._release(reserved)
@@ -358,13 +359,12 @@ class Gateway:
             )
             stored = self.local.add(entry) if self.local is not None else entry.sealed()
             if request.provider != OFFLINE and self.budget is not None:
-                self.budget.settle(0.0, request, float(cost), key)
+                self.budget.settle(None, request, float(cost), key)
             result = CallResult.from_entry(stored, cached=False)
             for position in pending.missing[key]:
                 pending.results[position] = result
                 self._count(request.provider, hit=False)
-        if self.budget is not None and reserved:
-            self.budget.release(reserved)
+        self._release(reserved)
 
     def _count(self, provider: str, *, hit: bool) -> None:
         with self._lock:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
@@ -34,17 +33,15 @@ import pandas as pd
 from jinja2 import Template
 
 from bench import data
-from bench.atomic import write_text
-from bench.errors import BenchError, ConfigError
+from bench.atomic import umask_mode, write_text
+from bench.errors import ConfigError, ExportError
+from bench.gitinfo import head_commit
 from bench.results import Answer, Result, iter_results
+from bench.vocab import REPO_ROOT
 
 EXPORT_MARKER = ".engram-bench-export"
 CALIBRATION_FILE = Path("v1") / "supplementary" / "calibration_items.json"
 LICENSE_ID = "cc-by-nc-4.0"
-
-
-class ExportError(BenchError):
-    """The export cannot be written or pushed."""
 
 
 # ------------------------------------------------------------------------------------------------- table builders
@@ -77,6 +74,9 @@ ANSWER_FEATURES = datasets.Features(
         "tier": datasets.Value("string"),
         "expected": datasets.Value("string"),
         "type": datasets.Value("string"),
+        "scores": datasets.Value("string"),  # JSON {metric: value} (bench.scoring), null when absent
+        "sources": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
+        "evidence": datasets.Sequence(datasets.Value("string")),
     }
 )
 
@@ -107,6 +107,7 @@ RUN_FEATURES = datasets.Features(
         "store": datasets.Value("string"),
         "updates": datasets.Value("string"),
         "extras": datasets.Value("string"),
+        "metrics": datasets.Value("string"),
         "provenance": datasets.Value("string"),
     }
 )
@@ -138,6 +139,7 @@ def answer_rows(results: Sequence[tuple[Path, Result]], root: Path) -> list[dict
         identity = _run_identity(path, root, result) | {"standins": list(result.standins)}
         for answer in result.answers:
             record = asdict(answer)
+            record["scores"] = _json(answer.scores) if answer.scores is not None else None
             rows.append(identity | {name: record[name] for name in Answer.__dataclass_fields__})
     return sorted(rows, key=lambda r: (r["result_file"], r["question_id"]))
 
@@ -169,6 +171,7 @@ def run_rows(results: Sequence[tuple[Path, Result]], root: Path) -> list[dict[st
                 "store": _json(result.store),
                 "updates": _json(result.updates),
                 "extras": _json(result.extras),
+                "metrics": _json(result.metrics),
                 "provenance": _json(asdict(result.provenance)),
             }
         )
@@ -251,7 +254,7 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
             {"path": _relative(calibration_path, results_root.parent), "sha256": data.sha256_file(calibration_path)}
         )
     facts = {
-        "git_commit": _git_commit(),
+        "git_commit": head_commit(REPO_ROOT),
         "results_root": results_root.name,
         "result_files": len(results),
         "stacks": sorted({r.stack for _, r in results}),
@@ -261,16 +264,6 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
         "calibration_included": "calibration_items" in tables,
     }
     return datasets.DatasetDict(tables), facts
-
-
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=data.REPO_ROOT, capture_output=True, text=True, check=True, timeout=10
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 CARD_TEMPLATE = Template(
@@ -406,7 +399,7 @@ def write_export(tables: datasets.DatasetDict, card: str, out_dir: Path) -> Path
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
     try:
-        staging.chmod(0o755)  # mkdtemp makes it private; the export is meant to be shared
+        staging.chmod(umask_mode(0o777))  # mkdtemp makes it private; the export gets what the user's umask gives
         tables.save_to_disk(str(staging))
         (staging / "parquet").mkdir()
         for name, table in tables.items():

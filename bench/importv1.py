@@ -48,11 +48,8 @@ from bench.results import (
     slice_dir,
     write_result,
 )
+from bench.vocab import REPO_ROOT, V1_DATA_DIR, V1_RESULTS_DIR
 
-REPO_ROOT = data.REPO_ROOT
-# Where the v1 release lives inside the repo (copied there with sha256 in data/SOURCES.md).
-V1_DATA_DIR = REPO_ROOT / "data" / "engram-eval-v1"
-V1_RESULTS_DIR = REPO_ROOT / "results" / "v1"
 V1_LICENSE = "CC BY-NC 4.0 (engram-eval v1, Rishabh Sharma 2026; LoCoMo excerpts remain CC BY-NC 4.0)"
 
 # v1 arm name → ours (docs/architecture.md); ablations keep a readable kebab-case name.
@@ -76,7 +73,8 @@ HELDOUT_EXTRA = "heldout_extra.json"
 TOKEN_MATCHED = "mem0_token_matched__heldout_pooled__k6.json"
 ARTICLE_NUMBERS = "article_numbers.tsv"
 DEV_CONVERSATION = "conv-26"
-# The models of the paper stack (reference §7.1): extraction on Haiku, answers/judge/escalation on Sonnet, Jev 1.13.
+# The models the article's runs used, as its release records them (a fact about v1, so it stays here even if the
+# paper stack's ids change): extraction on Haiku, answers/judge/escalation on Sonnet, Jev 1.13.
 PAPER_MODELS = {"extract": "claude-haiku-4-5", "answer": "claude-sonnet-4-6", "judge": "claude-sonnet-4-6"}
 
 _FILE_NAME = re.compile(

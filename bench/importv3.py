@@ -44,11 +44,11 @@ from bench.results import (
     slice_dir,
     write_result,
 )
+from bench.stacks import PAPER_V3_STACK
+from bench.vocab import V3_RESULTS_DIR
 
-REPO_ROOT = data.REPO_ROOT
-V3_RESULTS_DIR = REPO_ROOT / "results" / "v3"
 ORIGIN_V3_IMPORT = "engram-eval-v3 import"
-STACK = "paper-v3"
+STACK = PAPER_V3_STACK
 V3_LICENSE = "CC BY-NC 4.0 (engram-eval v3, Rishabh Sharma 2026; LoCoMo-derived fields remain CC BY-NC 4.0)"
 LOCOMO_LICENSE = "CC BY-NC 4.0 (data/locomo/LICENSE.txt)"
 HELDOUT_CONVERSATIONS = ("conv-44", "conv-47", "conv-48", "conv-49", "conv-50")

@@ -18,8 +18,12 @@ Offline stack (zero keys; STAND-INS, their numbers are not the paper's):
   appear in the answer (definitions in `lexical_verdict`).
 Both go through the gateway as provider "offline", so they are cached and replayed exactly like a real model.
 
-LLM-free scores: `token_f1` (LoCoMo's token F1) and `evidence_recall` (how many of the question's evidence turns a
-shown line came from).
+Judge prompts (`JUDGE_PROMPTS`): "mem0-lenient" (mem0's LoCoMo judge prompt, the article's and the default) and
+"strict" (ours: every fact of the gold with the same value). Every judge names its metric,
+`judge:<model>:<prompt id>` (`bench.scoring.judge_metric`), which a result records for its labels.
+
+LLM-free scores live in `bench.scoring`; this module keeps `evidence_recall` (how many of the question's evidence
+turns a shown line came from), which needs the retrieval and so is computed at run time.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ import json
 import math
 import re
 import string
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -40,15 +43,18 @@ import jinja2
 import numpy as np
 
 from bench.cache import CallRequest
+from bench.errors import ConfigError
 from bench.gateway import LiveResponse
+from bench.vocab import PROMPTS_DIR, judge_metric
 
 if TYPE_CHECKING:
     from bench.gateway import Gateway
     from engram import LLM, Embedder
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"
 JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"
+DEFAULT_JUDGE_PROMPT = "mem0-lenient"
+JUDGE_PROMPTS = {DEFAULT_JUDGE_PROMPT: JUDGE_PROMPT_FILE, "strict": PROMPTS_DIR / "judge_strict_prompt.txt"}
 
 ANSWER_MAX_TOKENS = 1024
 JUDGE_MAX_TOKENS = 1024
@@ -127,8 +133,21 @@ def render_answer_prompt(question: str, split: Mapping[str, Sequence[str]]) -> s
     )
 
 
-def render_judge_prompt(question: str, gold: Any, answer: str) -> str:
-    return _template_text(JUDGE_PROMPT_FILE).format(question=question, gold_answer=gold, generated_answer=answer)
+def judge_prompt_file(prompt: str) -> Path:
+    """The file of a named judge prompt; ConfigError listing the names otherwise."""
+    if prompt not in JUDGE_PROMPTS:
+        raise ConfigError(f"judge prompt {prompt!r}: expected one of {', '.join(JUDGE_PROMPTS)}")
+    return JUDGE_PROMPTS[prompt]
+
+
+def judge_prompt_id(prompt: str) -> str:
+    """The first 12 hex digits of the prompt text's SHA-256: the prompt part of a judge's metric name."""
+    return hashlib.sha256(_template_text(judge_prompt_file(prompt)).encode()).hexdigest()[:12]
+
+
+def render_judge_prompt(question: str, gold: Any, answer: str, prompt: str = DEFAULT_JUDGE_PROMPT) -> str:
+    template = _template_text(judge_prompt_file(prompt))
+    return template.format(question=question, gold_answer=gold, generated_answer=answer)
 
 
 _JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
@@ -178,18 +197,20 @@ class LLMAnswerer:
 
 
 class LLMJudge:
-    """Judges with mem0's LoCoMo judge prompt; an unparsable reply is WRONG."""
+    """Judges with a named judge prompt (mem0's LoCoMo judge prompt by default); an unparsable reply is WRONG."""
 
-    def __init__(self, llm: LLM, model: str) -> None:
+    def __init__(self, llm: LLM, model: str, prompt: str = DEFAULT_JUDGE_PROMPT) -> None:
         self.llm = llm
         self.model = model
+        self.prompt = prompt
+        self.metric = judge_metric(model, judge_prompt_id(prompt))
 
     def judge(self, question: str, gold: Any, answer: str) -> Judgement:
         reply = self.llm.complete(
             role="judge",
             model=self.model,
             system=None,
-            messages=[{"role": "user", "content": render_judge_prompt(question, gold, answer)}],
+            messages=[{"role": "user", "content": render_judge_prompt(question, gold, answer, self.prompt)}],
             max_tokens=JUDGE_MAX_TOKENS,
             temperature=TEMPERATURE,
         )
@@ -199,15 +220,15 @@ class LLMJudge:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Normalisation shared by the lexical stand-ins and LoCoMo's F1
+# Normalisation of the lexical stand-ins (LoCoMo's official F1 has its own, in bench.scoring.locomo)
 
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”")
 
 
 def normalize_answer(text: Any) -> str:
-    """LoCoMo's answer normalisation: lowercase, drop commas, punctuation and the articles a/an/the (and "and",
-    as LoCoMo's evaluation does), collapse whitespace. Ints (some golds are years) become their decimal text."""
+    """The stand-ins' normalisation: lowercase, drop commas, punctuation (typographic quotes too) and the words a,
+    an, the and "and", collapse whitespace. Ints (some golds are years) become their decimal text."""
     lowered = str(text).replace(",", "").lower()
     return " ".join(_ARTICLES.sub(" ", lowered.translate(_PUNCTUATION)).split())
 
@@ -220,8 +241,8 @@ def _stemmer() -> Any:
 
 
 def stems(text: Any) -> list[str]:
-    """Normalised, stemmed tokens of a text. LoCoMo stems with NLTK's Porter stemmer; NLTK is not a dependency here,
-    so this uses the Snowball English stemmer (Porter 2), which agrees with Porter on common inflections."""
+    """Normalised, Snowball-stemmed tokens of a text: the lexical judge's rule (rules revision 2), kept as it is so
+    its cached verdicts stay valid; it is a stand-in, not LoCoMo's F1."""
     stemmer = _stemmer()
     return [stemmer.stem_word(token) for token in normalize_answer(text).split()]
 
@@ -258,33 +279,6 @@ def content_stems(text: Any) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------------------------
 # LLM-free scores
-
-
-def token_f1(prediction: Any, gold: Any) -> float:
-    """LoCoMo's token F1: harmonic mean of token precision and recall over normalised, stemmed tokens, counting
-    repeated tokens as often as they occur in both (multiset overlap)."""
-    predicted, expected = stems(prediction), stems(gold)
-    overlap = sum((Counter(predicted) & Counter(expected)).values())
-    if overlap == 0:
-        return 0.0
-    precision = overlap / len(predicted)
-    recall = overlap / len(expected)
-    return 2 * precision * recall / (precision + recall)
-
-
-def locomo_f1(prediction: Any, gold: Any, category: int) -> float:
-    """LoCoMo's per-category F1: a multi-hop gold (category 1) lists several answers separated by commas, each
-    scored against its best-matching comma-separated part of the prediction, then averaged; an open-domain gold
-    (category 3) is scored on its part before the first ";"; every other category is plain `token_f1`."""
-    if category == 1:
-        golds = [g for g in str(gold).split(",") if g.strip()]
-        parts = [p for p in str(prediction).split(",") if p.strip()] or [str(prediction)]
-        if not golds:
-            return 0.0
-        return float(np.mean([max(token_f1(p, g) for p in parts) for g in golds]))
-    if category == 3:
-        return token_f1(prediction, str(gold).split(";")[0])
-    return token_f1(prediction, gold)
 
 
 def evidence_recall(line_sources: Sequence[Sequence[str]], evidence: Sequence[str]) -> float | None:
@@ -400,6 +394,7 @@ class LexicalJudge:
     answer (see `lexical_verdict`)."""
 
     model = LEXICAL_JUDGE_MODEL
+    metric = judge_metric(LEXICAL_JUDGE_MODEL, f"rules-v{LEXICAL_JUDGE_RULES}")
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
@@ -432,11 +427,25 @@ def make_answerer(
     return LLMAnswerer(llm if llm is not None else _anthropic(gateway), model)
 
 
-def make_judge(models: Mapping[str, str], gateway: Gateway, llm: LLM | None = None) -> LLMJudge | LexicalJudge:
+def judge_metric_for(models: Mapping[str, str], prompt: str = DEFAULT_JUDGE_PROMPT) -> str:
+    """The metric name of the judge `make_judge` builds for these models and prompt (without building it)."""
+    if models["judge"] == LEXICAL_JUDGE_MODEL:
+        return LexicalJudge.metric
+    return judge_metric(models["judge"], judge_prompt_id(prompt))
+
+
+def make_judge(
+    models: Mapping[str, str], gateway: Gateway, llm: LLM | None = None, prompt: str = DEFAULT_JUDGE_PROMPT
+) -> LLMJudge | LexicalJudge:
+    """The judge the stack's `judge` role names; `prompt` picks an LLM judge's prompt (the lexical stand-in has
+    none, so it refuses any prompt but the default)."""
     model = models["judge"]
+    judge_prompt_file(prompt)
     if model == LEXICAL_JUDGE_MODEL:
+        if prompt != DEFAULT_JUDGE_PROMPT:
+            raise ConfigError(f"judge prompt {prompt!r}: the lexical stand-in judge {model} takes no prompt")
         return LexicalJudge(gateway)
-    return LLMJudge(llm if llm is not None else _anthropic(gateway), model)
+    return LLMJudge(llm if llm is not None else _anthropic(gateway), model, prompt)
 
 
 def _anthropic(gateway: Gateway) -> LLM:

@@ -24,11 +24,10 @@ from typing import Any
 
 from bench.atomic import write_json
 from bench.errors import ResultError
+from bench.stacks import RESULT_STACK_NAMES
 
 SCHEMA_VERSION = 1
 
-# "paper-v3": the v3 paper's stack (gpt-4o-mini answers and judging), imported under results/v3/.
-STACKS = ("offline", "paper", "paper-v3")
 LABELS = ("CORRECT", "WRONG")
 # LoCoMo categories 1-4 are scored; adversarial (5) and the update sets have their own figures.
 SCORED_CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
@@ -63,8 +62,8 @@ class Answer:
     gold: str
     answer: str | None  # null only when the source did not publish the answer text (some v1 records)
     label: str
-    f1: float | None = None
-    evidence_recall: float | None = None
+    f1: float | None = None  # the metric `locomo-f1` (bench.scoring)
+    evidence_recall: float | None = None  # the metric `evidence-recall@<k>`
     lines: list[str] | None = None
     lines_shown: int = 0
     retrieved_tokens: int | None = None
@@ -72,6 +71,13 @@ class Answer:
     tier: str | None = None
     expected: str | None = None
     type: str | None = None
+    # Further LLM-free metrics by name (bench.scoring): mem0-f1, mem0-bleu1, locomo-adversarial; null when the
+    # answer text is unknown or the file predates them.
+    scores: dict[str, float] | None = None
+    # Per shown line, the slice message ids it came from (aligned with ``lines``); and the question's evidence
+    # message ids. Null in files written before they were recorded (the v1 imports).
+    sources: list[list[str]] | None = None
+    evidence: list[str] | None = None
 
     @property
     def correct(self) -> bool:
@@ -162,6 +168,12 @@ class Result:
     extras: dict[str, Any] = field(default_factory=dict)
     calls: Calls = field(default_factory=Calls)
     timing: Timing = field(default_factory=Timing)
+    # The metrics this result carries, by name: {name: {version, field, source}}; the judge's entry names what
+    # `label` is (judge:<model>:<prompt id>). Empty in files that predate metric names.
+    metrics: dict[str, Any] = field(default_factory=dict)
+    # The name of the trace sidecar next to this file (``<name>.trace.json.gz``, see ``bench.trace``): what the
+    # system decided about each shown line. Null when the run wrote none.
+    trace: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -175,7 +187,19 @@ class Result:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The file's content. Fields added after a file format was first committed (`metrics`, `trace`, an
+        answer's `scores`, `sources`, `evidence`) are left out while empty, so files that do not carry them keep
+        their bytes."""
+        d = asdict(self)
+        if not d["metrics"]:
+            del d["metrics"]
+        if d["trace"] is None:
+            del d["trace"]
+        for answer in d["answers"]:
+            for name in ("scores", "sources", "evidence"):
+                if answer[name] is None:
+                    del answer[name]
+        return d
 
     def scored_answers(self) -> list[Answer]:
         return [a for a in self.answers if a.scored]
@@ -308,7 +332,21 @@ def _answer(c: _Checker, d: Any, path: str) -> Answer:
     c.typed(a.checkpoint, (int,), f"{path}.checkpoint", "an integer or null", nullable=True)
     for name in ("tier", "expected", "type"):
         c.typed(getattr(a, name), (str,), f"{path}.{name}", "a string or null", nullable=True)
+    c.typed(a.scores, (dict,), f"{path}.scores", "an object {metric: number} or null", nullable=True)
+    for metric, value in (a.scores or {}).items():
+        c.typed(value, _NUM, f"{path}.scores.{metric}", "a number")
+    if a.evidence is not None and not _strings(a.evidence):
+        raise c.fail(f"{path}.evidence", "a list of message ids or null", a.evidence)
+    if a.sources is not None:
+        if not (isinstance(a.sources, list) and all(_strings(s) for s in a.sources)):
+            raise c.fail(f"{path}.sources", "a list of message-id lists (one per line) or null", a.sources)
+        if a.lines is not None and len(a.sources) != len(a.lines):
+            raise c.fail(f"{path}.sources", f"one entry per line ({len(a.lines)})", f"{len(a.sources)} entries")
     return a
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 
 def _provenance(c: _Checker, d: Any, path: str) -> Provenance:
@@ -381,11 +419,14 @@ def _check_top(c: _Checker, r: Result) -> None:
     for name in ("arm", "system", "slice"):
         if not isinstance(getattr(r, name), str) or not getattr(r, name):
             raise c.fail(name, "a non-empty string", getattr(r, name))
-    if r.stack not in STACKS:
-        raise c.fail("stack", " or ".join(STACKS), r.stack)
+    if r.stack not in RESULT_STACK_NAMES:
+        raise c.fail("stack", " or ".join(RESULT_STACK_NAMES), r.stack)
     c.typed(r.k, (int,), "k", "an integer or null", nullable=True)
     c.typed(r.arm_hash, (str,), "arm_hash", "a string or null", nullable=True)
-    for name in ("settings", "models", "store", "extras"):
+    c.typed(r.trace, (str,), "trace", "a file name or null", nullable=True)
+    if r.trace is not None and (not r.trace or "/" in r.trace or "\\" in r.trace):
+        raise c.fail("trace", "the name of a file next to the result", r.trace)
+    for name in ("settings", "models", "store", "extras", "metrics"):
         c.typed(getattr(r, name), (dict,), name, "an object")
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
     if not isinstance(r.standins, list) or not all(isinstance(s, str) for s in r.standins):
@@ -428,6 +469,10 @@ def read_result(path: str | Path) -> Result:
         raise ResultError(f"{p}: result file not found") from exc
     except json.JSONDecodeError as exc:
         raise ResultError(f"{p}: expected JSON, found a parse error at line {exc.lineno}: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultError(
+            f"{p}: expected UTF-8 JSON, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+        ) from None
     return result_from_dict(raw, where=str(p))
 
 

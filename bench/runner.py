@@ -21,7 +21,6 @@ import json
 import os
 import re
 import secrets
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,13 +35,14 @@ from typing import Any
 from filelock import FileLock, Timeout
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench import data, judge, metrics, tokens
+from bench import data, judge, metrics, scoring, tokens
 from bench.arms import Arm, load_arm
 from bench.atomic import write_text
 from bench.budget import Ledger, RunLabels, limits_from_env
 from bench.cache import read_keys_file, write_keys_file
-from bench.errors import BenchError, ConfigError, ResultError
+from bench.errors import ConfigError, ResultError, RunLocked
 from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
+from bench.gitinfo import git_state
 from bench.preflight import Preflight, announce_and_confirm, modes_for
 from bench.results import (
     Answer,
@@ -59,14 +59,13 @@ from bench.results import (
     slice_dir,
     write_result,
 )
-from bench.slices import HELDOUT_CONVERSATIONS, Slice, SliceQuestion, load_slice
+from bench.slices import Slice, SliceQuestion, load_slice
 from bench.stacks import DEFAULT_STACK, STACK_NAMES, Stack, build_stack, provider_of
 from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
+from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
+from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR, heldout_slices
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-RESULTS_ROOT = REPO_ROOT / "results"
-RUNS_ROOT = REPO_ROOT / "runs"
 RUNS_DIR_ENV = "ENGRAM_RUNS_DIR"
 ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
 STORE_DIR = "store"
@@ -91,7 +90,7 @@ LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": 
 def default_runs_root() -> Path:
     """$ENGRAM_RUNS_DIR when set, else `runs/` in the checkout."""
     override = os.environ.get(RUNS_DIR_ENV)
-    return Path(override) if override else RUNS_ROOT
+    return Path(override) if override else RUNS_DIR
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ class RunOptions:
 
     stack: str = DEFAULT_STACK
     ks: tuple[int, ...] | None = None  # --k override of the arm's k
-    results_root: Path = RESULTS_ROOT  # the committed results: written only with update_committed
+    results_root: Path = RESULTS_DIR  # the committed results: written only with update_committed
     # One folder per run: its store, and its results unless `out` says otherwise ($ENGRAM_RUNS_DIR, else runs/).
     runs_root: Path = field(default_factory=default_runs_root)
     out: Path | None = None  # --out DIR: write the result files into DIR instead of the run folder
@@ -116,13 +115,10 @@ class RunOptions:
     git_tag: str | None = None  # stamped by `heldout`
     progress: bool = True
     assume_yes: bool = False  # --yes: a run that may send paid calls goes ahead without asking
-    say: Callable[[str], None] | None = None  # where the banner goes (None: stderr)
+    say: Callable[[str], None] | None = None  # where the banner goes (None: stdout)
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
-
-
-class RunLocked(BenchError):
-    """Another run of the same arm on the same slice and stack is in progress in this checkout."""
+    embedder: Any = None  # None: the process-wide MiniLM; reproduce-dev passes recorded vectors (bench.embeddings)
 
 
 @dataclass
@@ -217,7 +213,7 @@ def output_dir(
     *,
     out: Path | None = None,
     update_committed: bool = False,
-    results_root: Path = RESULTS_ROOT,
+    results_root: Path = RESULTS_DIR,
     runs_root: Path | None = None,
 ) -> Path:
     """The one rule for where a run's result files go (files inside are named `<arm>[__k<k>].json`):
@@ -269,7 +265,8 @@ def limit_questions(the_slice: Slice, limit: int, adversarial: bool) -> Slice:
     kept question is answered from exactly the memory the full run would have."""
     asked = [q for q in the_slice.questions if _is_asked(q, adversarial)]
     kept = {q.id for q in asked[:limit]}
-    return replace(the_slice, questions=tuple(q for q in the_slice.questions if q.id in kept))
+    parts = tuple(replace(p, questions=tuple(q for q in p.questions if q.id in kept)) for p in the_slice.parts)
+    return replace(the_slice, questions=tuple(q for q in the_slice.questions if q.id in kept), parts=parts)
 
 
 def refuse_clobbering(targets: Sequence[Path], options: RunOptions) -> None:
@@ -381,6 +378,61 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
 # ------------------------------------------------------------------------------------------------------ the run
 
 
+@dataclass
+class _PartRun:
+    """What one part of a slice produced on its own fresh store (a plain slice is its own single part)."""
+
+    usages: list[WriteUsage]
+    answers: dict[int | None, list[Answer]]
+    store: dict[str, Any]
+    audit: list[Any]
+    description: dict[str, Any]
+    decision_layer: bool
+    part: Slice
+    asked: list[_Asked]
+    explained: dict[int | None, dict[str, Any] | None]  # System.trace of the facts shown at each k
+
+
+def _run_part(
+    arm: Arm,
+    part: Slice,
+    stack: Stack,
+    ks: tuple[int | None, ...],
+    options: RunOptions,
+    run_dir: Path,
+    system_tap: KeyTap,
+    answer_taps: Mapping[int | None, KeyTap],
+) -> _PartRun:
+    embedder = _embedder(options)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    context = SystemContext(
+        stack=stack.name,
+        models=stack.models,
+        gateway=system_tap,
+        run_dir=run_dir,
+        conversation=part.conversation,
+        speakers=part.speakers,
+        embedder=embedder,
+    )
+    system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    try:
+        usages, asked = _ingest_and_ask(system, part, ks, options, arm.scores_adversarial)
+        answers = {k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, options) for k in ks}
+        return _PartRun(
+            usages=usages,
+            answers=answers,
+            store=system.stats(),
+            audit=list(system.facts_for_audit()),
+            description=system.describe(),
+            decision_layer=_has_decision_layer(system, usages),
+            part=part,
+            asked=asked,
+            explained={k: system.trace(_traced_ids(asked, k)) for k in ks},
+        )
+    finally:
+        system.close()
+
+
 def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], options: RunOptions) -> list[Path]:
     started, wall_start = _now(), time.perf_counter()
     assert options.run_id is not None
@@ -392,27 +444,31 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     gateway = open_gateway(options, run_id, arm.name, the_slice.name)
     system_tap = KeyTap(gateway)
     answer_taps = {k: KeyTap(gateway) for k in ks}
-    embedder = shared_minilm()
-    context = SystemContext(
-        stack=stack.name,
-        models=stack.models,
-        gateway=system_tap,
-        run_dir=run_dir,
-        conversation=the_slice.conversation,
-        speakers=the_slice.speakers,
-        embedder=embedder,
-    )
-    system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    embedder = _embedder(options)
+    parts = the_slice.runs()
     try:
-        usages, asked = _ingest_and_ask(system, the_slice, ks, options, arm.scores_adversarial)
-        answers = {k: _answer_all(asked, k, the_slice, stack, answer_taps[k], embedder, options) for k in ks}
-        store = system.stats()
-        audit = system.facts_for_audit()
-        description = system.describe()
-        decision_layer = _has_decision_layer(system, usages)
+        # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
+        runs = [
+            _run_part(
+                arm,
+                part,
+                stack,
+                ks,
+                options,
+                run_dir / part.conversation if the_slice.parts else run_dir,
+                system_tap,
+                answer_taps,
+            )
+            for part in parts
+        ]
     finally:
-        system.close()
         gateway.close()
+    usages = [u for r in runs for u in r.usages]
+    answers = {k: [a for r in runs for a in r.answers[k]] for k in ks}
+    audit = [f for r in runs for f in r.audit]
+    description = runs[0].description
+    decision_layer = any(r.decision_layer for r in runs)
+    store = runs[0].store if not the_slice.parts else {p.name: r.store for p, r in zip(parts, runs, strict=True)}
     figures = metrics.write_figures(usages, decision_layer)
     # Systems that keep no facts (full-context, raw-turn-rag) have no store behaviour to score: null, not "not stored".
     updates = metrics.update_report(the_slice.name, audit, embedder, store) if audit else None
@@ -427,10 +483,11 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
     extras.update(_limit_note(options))
-    planned: list[tuple[Path, Result, set[str]]] = []
+    planned: list[tuple[Path, Result, set[str], Trace | None]] = []
     for k in ks:
         path = _target(options, stack.name, the_slice.name, arm.name, k)
         keys_path = path.with_suffix(".calls.txt")
+        trace = _trace(path, arm.system, runs, k)
         result = Result.build(
             arm=arm.name,
             system=arm.system,
@@ -448,20 +505,58 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             store=store,
             updates=updates,
             extras=extras,
+            metrics=result_metrics(stack, k),
             calls=_calls(keys_path, options, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+            trace=trace_name(path),
         )
-        planned.append((path, result, system_tap.keys | answer_taps[k].keys))
+        planned.append((path, result, system_tap.keys | answer_taps[k].keys, trace))
     return _write_all(planned)
 
 
-def _write_all(planned: Sequence[tuple[Path, Result, set[str]]]) -> list[Path]:
-    """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep."""
-    for path, result, _ in planned:
+def _traced_ids(asked: Sequence[_Asked], k: int | None) -> list[str]:
+    """The ids the line details at k name (engram's fact ids), first seen first."""
+    ids = (d.get("fact_id") for item in asked for d in item.retrievals[k].details)
+    return list(dict.fromkeys(i for i in ids if isinstance(i, str)))
+
+
+def _trace(path: Path, system: str, runs: Sequence[_PartRun], k: int | None) -> Trace:
+    """The trace sidecar of one result: line details per answer (in answer order), and per conversation the
+    system's explanations and the turns the answers refer to (ids repeat across conversations, so both are keyed
+    by conversation first)."""
+    lines: list[list[dict[str, Any]] | None] = []
+    items: dict[str, dict[str, Any]] = {}
+    turns: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        answers = run.answers[k]
+        lines += [
+            [dict(d) for d in item.retrievals[k].details]
+            if item.retrievals[k].details and a.lines is not None
+            else None
+            for item, a in zip(run.asked, answers, strict=True)
+        ]
+        explained = dict(run.explained[k] or {})
+        wanted = referenced_messages((a.sources for a in answers), (a.evidence for a in answers), explained)
+        conversation = run.part.conversation
+        items[conversation] = explained
+        turns[conversation] = {
+            m.id: {"speaker": m.speaker, "session": m.session, "date": m.session_date, "text": m.text}
+            for m in run.part.messages
+            if m.id in wanted
+        }
+    return Trace(result=path.name, system=system, lines=lines, items=items, turns=turns)
+
+
+def _write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) -> list[Path]:
+    """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep. A result's
+    trace sidecar is written before the result, so a result never names a trace that is not there."""
+    for path, result, _, _ in planned:
         result_from_dict(json.loads(json.dumps(result.to_dict())), where=str(path))
     written = []
-    for path, result, keys in planned:
+    for path, result, keys, trace in planned:
         write_keys_file(path.with_suffix(".calls.txt"), keys)
+        if trace is not None:
+            write_trace(path.with_name(trace_name(path)), trace)
         written.append(write_result(path, result))
     return written
 
@@ -570,6 +665,7 @@ def _answer_one(
     reply = answerer.answer(question.question, list(shown.lines), the_slice.speakers, line_speakers)
     verdict = judge_model.judge(question.question, gold, reply.text)
     evidence = [e for e in question.evidence if e in message_ids]  # set-2 evidence is prose, not message ids
+    f1, scores = scoring.llm_free_scores(reply.text, gold, question.category_name)
     return Answer(
         question_id=question.id,
         conversation=question.conversation,
@@ -579,11 +675,14 @@ def _answer_one(
         gold=str(gold),
         answer=reply.text,
         label=verdict.label,
-        f1=judge.locomo_f1(reply.text, gold, question.category),
+        f1=f1,
+        scores=scores,
         evidence_recall=judge.evidence_recall(shown.sources, evidence) if evidence else None,
         # A system that ignores k shows the whole transcript so far: the lines are the slice itself, and keeping
         # them would make every held-out file tens of megabytes of repeated conversation. lines_shown still counts.
         lines=None if shown.notes.get("k_ignored") else list(shown.lines),
+        sources=None if shown.notes.get("k_ignored") else [list(s) for s in shown.sources],
+        evidence=evidence if question.evidence else None,
         lines_shown=len(shown.lines),
         retrieved_tokens=tokens.retrieved_tokens(counter, shown.lines),
         checkpoint=item.checkpoint,
@@ -591,6 +690,12 @@ def _answer_one(
         expected=question.expected,
         type=question.type,
     )
+
+
+def result_metrics(stack: Stack, k: int | None) -> dict[str, Any]:
+    """The `metrics` block of a run's result: the LLM-free metrics, the stack's judge, evidence recall at k."""
+    judge_name = judge.judge_metric_for(stack.models)
+    return scoring.metrics_block(judge_name, scoring.evidence_recall_metric(k))
 
 
 def _gold(question: SliceQuestion) -> Any:
@@ -618,15 +723,18 @@ def _locator(options: RunOptions) -> ResultLocator:
     return lambda stack, slice_name, arm, k: _target(options, stack, slice_name, arm, k)
 
 
+def _embedder(options: RunOptions) -> Any:
+    return options.embedder if options.embedder is not None else shared_minilm()
+
+
 def _limit_note(options: RunOptions) -> dict[str, Any]:
     """A result of a --limit run says so: it answers only the first N questions of its slice."""
     return {"limit": {"questions": options.limit}} if options.limit is not None else {}
 
 
 def _pooled_slices(slice_name: str) -> list[str]:
-    if slice_name.startswith("heldout:"):
-        return [f"heldout:{conv}" for conv in HELDOUT_CONVERSATIONS]
-    return [slice_name]
+    # The article matched tokens over its four held-out conversations pooled; any other slice matches on itself.
+    return heldout_slices() if slice_name in heldout_slices() else [slice_name]
 
 
 def _pooled_mean_tokens(where: ResultLocator, stack: str, arm: str, k: int, slices: list[str]) -> float:
@@ -675,6 +783,11 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
     through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
     assert arm.token_match is not None
+    if the_slice.parts:
+        raise ConfigError(
+            f"{arm.path}: token matching runs on one conversation at a time; slice {the_slice.name!r} pools "
+            f"{len(the_slice.parts)} (run it on each part: {the_slice.parts[0].name}, ...)"
+        )
     if options.out is not None and len(_pooled_slices(the_slice.name)) > 1:
         raise ConfigError(
             f"--out with {arm.name} on {the_slice.name}: token matching pools every held-out conversation, whose "
@@ -708,10 +821,18 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     ]
     with run_lock(options.runs_root, stack.name, the_slice.name, arm.name):
         try:
-            answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
+            answers = _answer_all(asked, k, the_slice, stack, tap, _embedder(options), options)
         finally:
             gateway.close()
-    answers = [replace(mine, evidence_recall=theirs.evidence_recall) for mine, theirs in zip(answers, sweep.answers)]
+    # The sweep's record of the very same lines also gives their sources and trace (copied: the two results may
+    # live in different output folders).
+    answers = [
+        replace(mine, evidence_recall=theirs.evidence_recall, sources=theirs.sources, evidence=theirs.evidence)
+        for mine, theirs in zip(answers, sweep.answers)
+    ]
+    sweep_trace = trace_of(sweep_path, sweep)
+    if sweep_trace is not None:
+        sweep_trace = replace(sweep_trace, result=file_name(arm.name, k))
     sweep_keys = sweep_path.with_suffix(".calls.txt")
     path = _target(options, stack.name, the_slice.name, arm.name, k)
     keys = set(read_keys_file(sweep_keys)) if sweep_keys.is_file() else set()
@@ -746,10 +867,12 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         store=sweep.store,
         updates=sweep.updates,
         extras=extras,
+        metrics=result_metrics(stack, k),
         calls=_calls(keys_path, options, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+        trace=trace_name(path) if sweep_trace is not None else None,
     )
-    return _write_all([(path, result, keys | tap.keys)])[0]
+    return _write_all([(path, result, keys | tap.keys, sweep_trace)])[0]
 
 
 # ------------------------------------------------------------------------------------------------- provenance
@@ -806,25 +929,6 @@ def _package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def git_state(repo: Path) -> tuple[str | None, bool | None]:
-    """(HEAD commit, whether tracked code differs from it). Result and cache folders do not count as dirty:
-    writing results must not make the next run look like it ran on modified code."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results", ":(exclude)cache"],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None, None
-    return commit, bool(status.strip())
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

@@ -9,7 +9,12 @@ index in seconds, so two turns of a session never share a timestamp and ingestio
   after its evidence is in, and again at every later one.
 - dev_updates: dev + update set 1 (one pseudo-session per update message, in date order) and its 30 questions.
 - dev_updates2: dev_updates' messages + update set 2's 28 messages; only set 2's 20 questions are asked.
-- heldout:<conv>: a whole LoCoMo conversation; adversarial questions kept but unscored.
+- heldout:<conv>: a whole LoCoMo conversation the frozen configuration was not tuned on (every conversation but
+  the dev conversation conv-26); adversarial questions kept but unscored. The article held out conv-30/41/42/43.
+- locomo:<conv>: a whole LoCoMo conversation as the field evaluates it (any of the ten, conv-26 included), one
+  checkpoint after its last session; categories 1-4 scored, adversarial kept for the arms that opt in.
+- locomo: the ten `locomo:<conv>` slices pooled. A pooled slice has `parts`: each part is ingested into its own
+  fresh store and asked its own questions; the answers are pooled into one result.
 """
 
 from __future__ import annotations
@@ -24,16 +29,31 @@ from typing import Any
 
 from bench import data
 from bench.errors import DataError
+from bench.results import LOCOMO_CATEGORY_NAMES
+from bench.vocab import (
+    DEV_CONVERSATION,
+    HELDOUT_CONVERSATIONS,
+    LOCOMO_POOLED,
+    TUNED_ON,
+    heldout_conversation,
+    heldout_slice,
+    heldout_slices,
+    is_heldout,
+    is_locomo_conversation,
+    locomo_conversation_of,
+    locomo_slice,
+)
 
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+# LoCoMo's category codes as its evaluation code reads them (category 3's gold keeps its first ";" part, etc.).
+CATEGORY_NAMES = LOCOMO_CATEGORY_NAMES
 ADVERSARIAL = 5
 SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
-DEV_CONVERSATION = "conv-26"
 DEV_SESSIONS = 4
 STRESS_SESSIONS = 10
 STRESS_CHECKPOINTS = (4, 7, 10)
-HELDOUT_CONVERSATIONS = ("conv-30", "conv-41", "conv-42", "conv-43")
-SLICE_NAMES = ("dev", "stress", "dev_updates", "dev_updates2") + tuple(f"heldout:{c}" for c in HELDOUT_CONVERSATIONS)
+FIXED_SLICES = ("dev", "stress", "dev_updates", "dev_updates2")
+# The article's slices; `slice_names()` adds every LoCoMo conversation and the pooled `locomo`.
+SLICE_NAMES = FIXED_SLICES + tuple(heldout_slices())
 
 _EVIDENCE_ID = re.compile(r"D(\d+):(\d+)")
 
@@ -77,6 +97,14 @@ class Slice:
     questions: tuple[SliceQuestion, ...]
     checkpoints: tuple[int, ...]
     sources: tuple[str, ...]
+    # A pooled slice (e.g. `locomo`) is its parts, each run on a fresh store; a plain slice has none.
+    parts: tuple[Slice, ...] = ()
+    # What the slice records about itself beyond its content, e.g. {"tuned_on": ["conv-26"]} on a held-out slice.
+    notes: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def runs(self) -> tuple[Slice, ...]:
+        """The slices a run ingests one by one, each into its own store: the parts, or the slice itself."""
+        return self.parts or (self,)
 
     @property
     def scored_questions(self) -> tuple[SliceQuestion, ...]:
@@ -97,8 +125,10 @@ class Slice:
         return digest.hexdigest()
 
     def summary(self) -> dict[str, Any]:
+        """Counts from the data: messages, scored questions per category and the unscored ones (adversarial)."""
         by_category = Counter(q.category_name for q in self.scored_questions)
-        return {
+        unscored = Counter(q.category_name for q in self.questions if not q.scored)
+        summary: dict[str, Any] = {
             "name": self.name,
             "messages": len(self.messages),
             "questions": len(self.scored_questions),
@@ -106,6 +136,11 @@ class Slice:
             "by_category": dict(sorted(by_category.items())),
             "checkpoints": list(self.checkpoints),
         }
+        if unscored:
+            summary["unscored_by_category"] = dict(sorted(unscored.items()))
+        if self.parts:
+            summary["parts"] = [part.name for part in self.parts]
+        return summary | self.notes
 
 
 def parse_session_date(value: str, where: str) -> datetime:
@@ -160,11 +195,7 @@ def _is_scored(qa: dict[str, Any]) -> bool:
 
 
 def _locomo_question(sample_id: str, position: int, qa: dict[str, Any], asked_at: tuple[int, ...]) -> SliceQuestion:
-    category = qa.get("category")
-    if category not in CATEGORY_NAMES:
-        raise DataError(
-            f"data/{data.LOCOMO}: expected category 1-5 for {sample_id} question {position}; found {category!r}"
-        )
+    category = qa["category"]  # 1-5: bench.data checked every question's category on load
     extra = {k: v for k, v in qa.items() if k not in ("question", "answer", "evidence", "category")}
     return SliceQuestion(
         id=f"{sample_id}:{position}",
@@ -314,19 +345,69 @@ def _dev_updates2() -> Slice:
     )
 
 
-def _heldout(sample_id: str) -> Slice:
+def _whole_conversation(name: str, sample_id: str, notes: dict[str, Any] | None = None) -> Slice:
+    """Every session of one conversation, every question asked once after the last session."""
     conv = data.locomo_conversation(sample_id)
     messages = _locomo_messages(conv)
     last = messages[-1].session
     questions = [_locomo_question(sample_id, position, qa, (last,)) for position, qa in enumerate(conv["qa"])]
     return Slice(
-        name=f"heldout:{sample_id}",
+        name=name,
         conversation=sample_id,
         speakers=_speakers(conv),
         messages=tuple(messages),
         questions=tuple(questions),
         checkpoints=(last,),
         sources=(data.LOCOMO,),
+        notes=notes or {},
+    )
+
+
+def locomo_conversations() -> tuple[str, ...]:
+    """Every LoCoMo conversation id, in the file's order."""
+    return tuple(conv["sample_id"] for conv in data.load_locomo())
+
+
+def heldout_conversations() -> tuple[str, ...]:
+    """The conversations a held-out slice may name: every one the frozen configuration was not tuned on."""
+    return tuple(c for c in locomo_conversations() if c not in TUNED_ON)
+
+
+def slice_names() -> tuple[str, ...]:
+    """Every slice `slices` lists: the article's, one `locomo:<conv>` per conversation and the pooled `locomo`.
+    (`heldout:<conv>` is accepted for every conversation in `heldout_conversations()`; only the article's four are
+    listed, since the others hold the same content as their `locomo:<conv>` slice.)"""
+    return SLICE_NAMES + tuple(locomo_slice(c) for c in locomo_conversations()) + (LOCOMO_POOLED,)
+
+
+def _heldout(sample_id: str) -> Slice:
+    notes = {"tuned_on": list(TUNED_ON), "article_heldout": sample_id in HELDOUT_CONVERSATIONS}
+    return _whole_conversation(heldout_slice(sample_id), sample_id, notes)
+
+
+def _locomo_pooled() -> Slice:
+    parts = tuple(_whole_conversation(locomo_slice(c), c) for c in locomo_conversations())
+    return pooled(LOCOMO_POOLED, parts)
+
+
+def pooled(name: str, parts: tuple[Slice, ...], notes: dict[str, Any] | None = None) -> Slice:
+    """One slice made of independent parts: messages and questions side by side, each part run on its own store."""
+    return Slice(
+        name=name,
+        conversation=name,
+        speakers=(),
+        messages=tuple(m for part in parts for m in part.messages),
+        questions=tuple(q for part in parts for q in part.questions),
+        checkpoints=(),
+        sources=tuple(dict.fromkeys(source for part in parts for source in part.sources)),
+        parts=parts,
+        notes=notes or {},
+    )
+
+
+def _unknown_conversation(name: str, sample_id: str, accepted: tuple[str, ...]) -> DataError:
+    return DataError(
+        f"slice {name!r}: expected a conversation of data/{data.LOCOMO} ({', '.join(accepted)}); found {sample_id!r}"
     )
 
 
@@ -346,6 +427,22 @@ def _build_slice(name: str, data_root: str) -> Slice:
         return _dev_updates()
     if name == "dev_updates2":
         return _dev_updates2()
-    if name.startswith("heldout:") and name.split(":", 1)[1] in HELDOUT_CONVERSATIONS:
-        return _heldout(name.split(":", 1)[1])
-    raise DataError(f"slice {name!r}: expected one of {', '.join(SLICE_NAMES)}")
+    if is_heldout(name):
+        sample_id = heldout_conversation(name)
+        if sample_id in TUNED_ON:
+            raise DataError(
+                f"slice {name!r}: expected a conversation the frozen configuration was not tuned on; "
+                f"found {sample_id}, the dev conversation (use locomo:{sample_id} to evaluate it whole)"
+            )
+        if sample_id not in heldout_conversations():
+            raise _unknown_conversation(name, sample_id, heldout_conversations())
+        return _heldout(sample_id)
+    if is_locomo_conversation(name):
+        sample_id = locomo_conversation_of(name)
+        if sample_id not in locomo_conversations():
+            raise _unknown_conversation(name, sample_id, locomo_conversations())
+        return _whole_conversation(name, sample_id)
+    if name == LOCOMO_POOLED:
+        return _locomo_pooled()
+    accepted = ", ".join((*FIXED_SLICES, "heldout:<conv>", "locomo:<conv>", LOCOMO_POOLED))
+    raise DataError(f"slice {name!r}: expected one of {accepted}")

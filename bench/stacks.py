@@ -18,7 +18,12 @@ from dataclasses import dataclass
 
 from bench.errors import ConfigError
 
-STACK_NAMES = ("paper", "offline")
+STACK_NAMES = ("paper", "offline")  # the stacks a run can use
+# Stacks whose results are imported, never run here: "paper-v3" is the v3 paper's stack (gpt-4o-mini answers and
+# judging), imported under results/v3/. A result file may name any stack in RESULT_STACK_NAMES.
+PAPER_V3_STACK = "paper-v3"
+IMPORTED_STACK_NAMES = (PAPER_V3_STACK,)
+RESULT_STACK_NAMES = (*STACK_NAMES, *IMPORTED_STACK_NAMES)
 # The stack of a run that names none, whatever keys the environment holds: a key never chooses to spend money.
 DEFAULT_STACK = "offline"
 ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")

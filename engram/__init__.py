@@ -11,10 +11,12 @@ from engram import config
 from engram._answers import decision_from_answer, validate_answer
 from engram._api import Engram
 from engram._embed import MiniLMEmbedder
+from engram._escalation import Escalation, Escalator, Mem0UpdateEscalator
 from engram._exceptions import DecisionError, EngramError, InvalidInput, LLMError, MalformedAnswer, MissingInput
 from engram._extract import Mem0PromptExtractor, RulesExtractor
 from engram._flags import Flags
 from engram._hygiene import HygieneReport
+from engram._llm_decider import RelationDecider
 from engram._protocols import LLM, DecisionBackend, Embedder, Extractor
 from engram._read import Retrieval
 from engram._types import (
@@ -32,7 +34,6 @@ from engram._types import (
     Usage,
     WriteReport,
 )
-from engram._write import Escalation, Escalator, Mem0UpdateEscalator, RelationDecider
 
 __all__ = [
     "LLM",

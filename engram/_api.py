@@ -6,14 +6,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engram._escalation import Escalator, Mem0UpdateEscalator
 from engram._exceptions import InvalidInput, MissingInput
 from engram._flags import Flags
 from engram._hygiene import HygieneReport, run_hygiene
+from engram._llm_decider import RelationDecider
 from engram._protocols import LLM, DecisionBackend, Embedder, Extractor
 from engram._read import ReadPath, Retrieval
 from engram._store import Store
 from engram._types import Fact, Line, Message, WriteReport
-from engram._write import Escalator, Mem0UpdateEscalator, RelationDecider, WritePath
+from engram._write import WritePath
 
 OFFLINE_LABEL = "offline stand-ins (rules extractor, rules decider; not the article's models)"
 

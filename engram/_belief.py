@@ -77,6 +77,16 @@ def agreement_gate(recheck: Decision | None) -> bool:
     )
 
 
+def second_phrasing_p(recheck: Decision | None, flags: Flags) -> float | None:
+    """pi'(f, u) when the second phrasing counts: it was asked, chose a superseding relation, and counts as evidence
+    (for the first evidence against u, g_A has already required pi' >= theta_act). None: only pi counts."""
+    if recheck is None or recheck.fallback or recheck.chosen not in SUPERSEDING:
+        return None
+    if not counts_as_evidence(recheck, flags):
+        return None
+    return recheck.confidence
+
+
 def counts_as_evidence(decision: Decision, flags: Flags) -> bool:
     """v3 (article): an answer counts only when pi > 0.5 (its chosen option is the argmax). v2: every answer."""
     if flags.belief_evidence == "all":
@@ -97,7 +107,7 @@ def support_evidence(pi: float) -> float:
 
 def against_evidence(pi: float, pi_recheck: float | None) -> float:
     """e(f, u) = - logit pi(f, u) - logit pi'(f, u)   for r in S with g_T g_C g_A = 1.
-    When the second phrasing was not asked (not the first evidence against u), only the first answer counts."""
+    Without a second phrasing that counts (not asked, or it did not choose a superseding relation), only pi."""
     e = -logit(pi)
     if pi_recheck is not None:
         e -= logit(pi_recheck)

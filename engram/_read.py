@@ -136,20 +136,34 @@ class ReadPath:
         return {"text": fact.text, "valid_from": fact.valid_from.date().isoformat(), "valid_until": until}
 
     def _with_history(self, picked: list[tuple[str, LineSource, float]]) -> list[tuple[str, LineSource, float]]:
-        """Each kept fact brings the facts it superseded (transitively, up to HISTORY_DEPTH generations)."""
-        out = list(picked)
-        present = {fact_id for fact_id, _, _ in picked}
-        for fact_id, _, _ in picked:
-            frontier = [fact_id]
-            for _ in range(config.HISTORY_DEPTH):
-                older = [o for f in frontier for o in self.store.superseded_by(f) if o not in present]
-                for other in older:
-                    out.append((other, "history", 0.0))
-                    present.add(other)
-                frontier = older
-                if not frontier:
-                    break
+        """Each kept fact brings the facts it superseded (transitively, up to HISTORY_DEPTH generations): placed
+        right after it ("beside", the article), or after every other line ("after", the original)."""
+        if self.flags.history_placement == "after":
+            present = {fact_id for fact_id, _, _ in picked}
+            return list(picked) + [item for fact_id, _, _ in picked for item in self._chain(fact_id, present)]
+        out: list[tuple[str, LineSource, float]] = []
+        present = set()
+        for item in picked:
+            if item[0] in present:
+                continue
+            out.append(item)
+            present.add(item[0])
+            out += self._chain(item[0], present)
         return out
+
+    def _chain(self, fact_id: str, present: set[str]) -> list[tuple[str, LineSource, float]]:
+        """The facts `fact_id` superseded, generation by generation, that are not already present (adds them)."""
+        chain: list[tuple[str, LineSource, float]] = []
+        frontier = [fact_id]
+        for _ in range(config.HISTORY_DEPTH):
+            older = [o for f in frontier for o in self.store.superseded_by(f) if o not in present]
+            for other in older:
+                chain.append((other, "history", 0.0))
+                present.add(other)
+            frontier = older
+            if not frontier:
+                break
+        return chain
 
     def _render(self, picked: list[tuple[str, LineSource, float]]) -> list[Line]:
         lines, shown = [], set()

@@ -20,23 +20,16 @@ from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
 from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
 from bench.clock import round_ms
-from bench.errors import ProviderError
+from bench.errors import AnthropicRefused, AnthropicUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
-from engram import Completion, LLMError
+from bench.redact import quoted
+from engram import Completion
 
 PROVIDER = "anthropic"
 EXTRACTION_MODEL = "claude-haiku-4-5"
 ANSWER_MODEL = "claude-sonnet-4-6"  # answers, judge, escalation, LLM decider
 SENT_AS_PARAMETERS = ("model", "max_tokens", "messages")
 COUNT_TOKENS_FIELDS = ("system", "tools", "thinking", "tool_choice", "output_config")
-
-
-class AnthropicUnavailable(ProviderError, LLMError):
-    """The call failed after its retries, or the reply was unreadable: engram degrades (tentative fact)."""
-
-
-class AnthropicRefused(ProviderError):
-    """The API refused the key or the request (401/403/400...): a configuration problem that stops the run."""
 
 
 def message_text(body: Mapping[str, Any]) -> str:
@@ -198,11 +191,14 @@ class AnthropicLLM:
                     raise RetryableFailure(str(exc.status_code), exc.response.headers.get("retry-after")) from None
                 self._count(str(exc.status_code))
                 raise AnthropicRefused(
-                    f"{where}: expected HTTP 200, found {exc.status_code}; check ANTHROPIC_API_KEY and the request"
+                    f"{where}: expected HTTP 200, found {exc.status_code} ({quoted(exc.message)}); check "
+                    f"ANTHROPIC_API_KEY and the request"
                 ) from None
             except (anthropic.APIResponseValidationError, ValueError) as exc:
                 self._count("malformed")
-                raise AnthropicUnavailable(f"{where}: expected a JSON reply, found an unreadable one ({exc})") from None
+                raise AnthropicUnavailable(
+                    f"{where}: expected a JSON reply, found an unreadable one ({quoted(str(exc))})"
+                ) from None
             self._count("200")
             return reply
 

@@ -27,21 +27,14 @@ from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
 from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
 from bench.clock import round_ms
-from bench.errors import ProviderError
+from bench.errors import JevRefused, JevUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
-from engram import Ask, Decision, DecisionError, MalformedAnswer, validate_answer
+from bench.redact import quoted
+from engram import Ask, Decision, MalformedAnswer, validate_answer
 
 DEFAULT_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-1.13.0"
 PROVIDER, ENDPOINT = "jev", "systemone"
-
-
-class JevUnavailable(ProviderError, DecisionError):
-    """The whole request failed (retries exhausted, or a non-JSON reply): the write path degrades the fact."""
-
-
-class JevRefused(ProviderError):
-    """Jev refused the request (401/403/422...): a configuration problem that stops the run."""
 
 
 def decision_from_result(ask: Ask, result: CallResult) -> Decision:
@@ -178,7 +171,7 @@ class JevDecider:
             self._count(str(response.status_code))
             raise JevRefused(
                 f"jev {self.base_url}/v1/systemone: expected HTTP 200, found {response.status_code} "
-                f"({_brief(response.text)}); check TYPESAFE_API_KEY and the model name {self.model!r}"
+                f"({quoted(response.text)}); check TYPESAFE_API_KEY and the model name {self.model!r}"
             )
         return response
 
@@ -190,7 +183,7 @@ class JevDecider:
             input_tokens = int((data.get("usage") or {}).get("input_tokens", 0))
         except (ValueError, AttributeError, TypeError):
             raise JevUnavailable(
-                f"jev {self.base_url}/v1/systemone: expected a JSON body with answers, found {_brief(response.text)}"
+                f"jev {self.base_url}/v1/systemone: expected a JSON body with answers, found {quoted(response.text)}"
             ) from None
         model = str(data.get("model") or self.model)
         request_id = response.headers.get("x-typesafe-request-id")
@@ -219,8 +212,3 @@ class JevDecider:
             client, self._client = self._client, None
             self._loop.run(client.aclose())
         self._loop.close()
-
-
-def _brief(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import typer
 
-from bench.data import REPO_ROOT
 from bench.errors import ConfigError
+from bench.vocab import RESULTS_DIR
 
 
 def export(
     hf: Path = typer.Option(None, "--hf", help="Write a datasets DatasetDict + parquet + dataset card here."),
     push: str | None = typer.Option(None, "--push", help="Then upload it to this Hub dataset repo (needs a token)."),
-    results: Path = typer.Option(REPO_ROOT / "results", help="The results folder to export."),
+    results: Path = typer.Option(RESULTS_DIR, help="The results folder to export."),
 ) -> None:
     """Export every result's per-question answers, the update sets, the contradiction pairs and calibration items."""
     from bench.hfexport import export_hf, push_export  # loads `datasets`: only when exporting

@@ -9,29 +9,19 @@ delete the file first).
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import typer
 
 from bench.arms import load_arm
-from bench.errors import BenchError
+from bench.errors import HeldoutRefused
+from bench.gitinfo import changed_files, git, tag_commit
 from bench.preflight import ASSUME_YES_ENV
 from bench.results import read_result, result_path
-from bench.runner import REPO_ROOT, RESULTS_ROOT, RunOptions, parse_ks, run_arm
-from bench.slices import HELDOUT_CONVERSATIONS, load_slice
+from bench.runner import RunOptions, parse_ks, run_arm
+from bench.slices import heldout_conversations, load_slice
 from bench.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
-
-
-class HeldoutRefused(BenchError):
-    """The held-out guard said no: wrong commit, modified tree, or a result that would be overwritten."""
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise HeldoutRefused(f"git {' '.join(args)} in {repo}: {done.stderr.strip() or 'failed'}")
-    return done.stdout.strip()
+from bench.vocab import HELDOUT_CONVERSATIONS, REPO_ROOT, RESULTS_DIR, heldout_slice
 
 
 def frozen_commit(repo: Path, tag: str) -> str:
@@ -42,32 +32,20 @@ def frozen_commit(repo: Path, tag: str) -> str:
     under cache/ count: a shipped cache subset decides what a replay answers (the local cache, cache/local/, is
     ignored by git and so never counts).
     """
-    try:
-        tagged = _git(repo, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
-    except HeldoutRefused:
-        raise HeldoutRefused(f"--tag {tag}: expected an existing git tag in {repo}, found none") from None
-    head = _git(repo, "rev-parse", "HEAD")
+    tagged = tag_commit(repo, tag)
+    if tagged is None:
+        raise HeldoutRefused(f"--tag {tag}: expected an existing git tag in {repo}, found none")
+    head = git(repo, "rev-parse", "HEAD")
     if head != tagged:
         raise HeldoutRefused(
             f"--tag {tag}: expected HEAD at the tagged commit {tagged[:12]}, found HEAD at {head[:12]}; "
             f"check out the tag (e.g. `git worktree add ../heldout {tag}`) and run there"
         )
-    changes = _git(
-        repo,
-        "status",
-        "--porcelain",
-        "--untracked-files=all",
-        "--",
-        ".",
-        ":(exclude)results",
-        ":(exclude)runs",
-    )
+    changes = changed_files(repo, untracked=True)
     if changes:
-        first = changes.splitlines()[0].strip()
-        count = len(changes.splitlines())
         raise HeldoutRefused(
-            f"--tag {tag}: expected a clean tree at {tagged[:12]}, found {count} changed or untracked "
-            f"file(s), first: {first!r}"
+            f"--tag {tag}: expected a clean tree at {tagged[:12]}, found {len(changes)} changed or untracked "
+            f"file(s), first: {changes[0].strip()!r}"
         )
     return tagged
 
@@ -78,7 +56,7 @@ def refuse_overwrites(
     """Before anything runs: no held-out result of this arm may exist yet for any conversation and k."""
     for conv in conversations:
         for k in ks:
-            path = result_path(root, stack, f"heldout:{conv}", arm, k)
+            path = result_path(root, stack, heldout_slice(conv), arm, k)
             if path.exists():
                 tag = read_result(path).provenance.git_tag
                 raise HeldoutRefused(
@@ -96,7 +74,9 @@ def heldout(
         help=f"{' | '.join(STACK_NAMES)}; {DEFAULT_STACK} unless named, whatever keys are set.",
     ),
     conversation: list[str] = typer.Option(
-        list(HELDOUT_CONVERSATIONS), "--conversation", help="Held-out conversations to run (default: all four)."
+        list(HELDOUT_CONVERSATIONS),
+        "--conversation",
+        help="Held-out conversations to run (default: the article's four; any but conv-26).",
     ),
     k: str = typer.Option(None, "--k", help="Override the arm's held-out k, e.g. 3,20."),
     yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
@@ -104,24 +84,23 @@ def heldout(
 ) -> None:
     """Run ARM on the held-out conversations under frozen TAG; writes results/<stack>/heldout/<conv>/."""
     build_stack(stack)
-    unknown = [c for c in conversation if c not in HELDOUT_CONVERSATIONS]
+    eligible = heldout_conversations()  # every conversation the frozen configuration was not tuned on
+    unknown = [c for c in conversation if c not in eligible]
     if unknown:
-        raise HeldoutRefused(
-            f"--conversation: expected one of {', '.join(HELDOUT_CONVERSATIONS)}, found {unknown[0]!r}"
-        )
+        raise HeldoutRefused(f"--conversation: expected one of {', '.join(eligible)}, found {unknown[0]!r}")
     conversations = tuple(dict.fromkeys(conversation))  # each once, in the order given
     override = parse_ks(k)
     loaded = load_arm(arm)
     commit = frozen_commit(REPO_ROOT, tag)
     # Every conversation is checked before any is run: a refusal for the last leaves the first unwritten.
     for conv in conversations:
-        load_slice(f"heldout:{conv}")
+        load_slice(heldout_slice(conv))
         if loaded.token_match is None:
-            ks = override or loaded.ks_for(f"heldout:{conv}") or (None,)
-            refuse_overwrites(RESULTS_ROOT, stack, arm, tuple(ks), (conv,))
+            ks = override or loaded.ks_for(heldout_slice(conv)) or (None,)
+            refuse_overwrites(RESULTS_DIR, stack, arm, tuple(ks), (conv,))
         else:
             # The matched k is known only once the sweep is pooled; refuse if any matched result already exists.
-            folder = result_path(RESULTS_ROOT, stack, f"heldout:{conv}", arm, None).parent
+            folder = result_path(RESULTS_DIR, stack, heldout_slice(conv), arm, None).parent
             existing = sorted(folder.glob(f"{arm}__k*.json"))
             if existing:
                 raise HeldoutRefused(f"{existing[0]}: a held-out result already exists; held-out runs never overwrite")
@@ -130,13 +109,13 @@ def heldout(
         ks=override,
         git_tag=tag,
         progress=not quiet,
-        results_root=RESULTS_ROOT,
+        results_root=RESULTS_DIR,
         update_committed=True,
         assume_yes=yes,
     )
     typer.echo(f"held-out run of {arm} at tag {tag} (commit {commit[:12]}), stack {stack}")
     for conv in conversations:
-        for path in run_arm(arm, f"heldout:{conv}", options):
+        for path in run_arm(arm, heldout_slice(conv), options):
             typer.echo(f"  wrote {path}")
 
 

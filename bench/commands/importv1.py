@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from bench.importv1 import V1_DATA_DIR, V1_RESULTS_DIR, import_v1
+from bench.importv1 import import_v1
+from bench.vocab import V1_DATA_DIR, V1_RESULTS_DIR
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from bench.errors import ConfigError
-from bench.report.paths import APPENDIX_DIR, DEFAULT_STACK_DIR, PAPER_DIR, RESULTS_ROOT
+from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
 # Papers other than the v1 article, built by their own modules: --paper NAME.
 PAPERS = ("v3",)
@@ -31,10 +31,12 @@ def register(app: typer.Typer) -> None:
 
     @paper.command("build")
     def build_command(
-        stack: str = typer.Option(DEFAULT_STACK_DIR, help="results/<stack>/ to read: v1 (the article) or offline"),
+        stack: str = typer.Option(
+            DEFAULT_PAPER_STACK_DIR, help="results/<stack>/ to read: v1 (the article) or offline"
+        ),
         out: Path = typer.Option(None, help="output directory (default paper/, or paper/<stack>/ for other stacks)"),
         only: str = typer.Option(None, help="one appendix entry, e.g. table:heldout or figure:acc_vs_tokens"),
-        results: Path = typer.Option(RESULTS_ROOT, help="the results root"),
+        results: Path = typer.Option(RESULTS_DIR, help="the results root"),
         paper_name: str = typer.Option(None, "--paper", help=PAPER_HELP),
     ) -> None:
         """Write numbers.json, tables, figures, article.md and the appendix index."""
@@ -50,7 +52,7 @@ def register(app: typer.Typer) -> None:
                 f"in {time.perf_counter() - started:.1f} s"
             )
             return
-        default_stack = stack == DEFAULT_STACK_DIR
+        default_stack = stack == DEFAULT_PAPER_STACK_DIR
         out_dir = out or (PAPER_DIR if default_stack else PAPER_DIR / stack)
         report = build(results, stack, out_dir, only=only, appendix_dir=APPENDIX_DIR if default_stack else None)
         typer.echo(
@@ -60,9 +62,9 @@ def register(app: typer.Typer) -> None:
 
     @paper.command("check")
     def check_command(
-        stack: str = typer.Option(DEFAULT_STACK_DIR, help="results/<stack>/ to recompute from"),
+        stack: str = typer.Option(DEFAULT_PAPER_STACK_DIR, help="results/<stack>/ to recompute from"),
         numbers: Path = typer.Option(PAPER_DIR / "numbers.json", help="the committed numbers.json"),
-        results: Path = typer.Option(RESULTS_ROOT, help="the results root"),
+        results: Path = typer.Option(RESULTS_DIR, help="the results root"),
         paper_name: str = typer.Option(None, "--paper", help=PAPER_HELP),
     ) -> None:
         """Recompute every number; fail naming the id if one differs from numbers.json or the article."""

@@ -14,7 +14,11 @@ from bench.stacks import DEFAULT_STACK, OFFLINE_LABEL, STACK_NAMES
 
 def run(
     arm: str = typer.Argument(..., help="An arm in arms/ (see `engram-bench arms`)."),
-    slice_name: str = typer.Option("dev", "--slice", help="dev | stress | dev_updates | dev_updates2 | heldout:<conv>"),
+    slice_name: str = typer.Option(
+        "dev",
+        "--slice",
+        help="dev | stress | dev_updates | dev_updates2 | heldout:<conv> | locomo:<conv> | locomo (`slices`)",
+    ),
     stack: str = typer.Option(
         DEFAULT_STACK,
         "--stack",

@@ -6,20 +6,22 @@ import json
 
 import typer
 
-from bench.slices import SLICE_NAMES, load_slice
+from bench.slices import load_slice, slice_names
 
 
 def slices(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
 ) -> None:
-    """List every slice with its message, question and checkpoint counts."""
-    summaries = [load_slice(name).summary() for name in SLICE_NAMES]
+    """List every slice with its message, question and checkpoint counts (heldout:<conv> is also accepted for every
+    conversation but the dev one, conv-26)."""
+    summaries = [load_slice(name).summary() for name in slice_names()]
     if as_json:
         typer.echo(json.dumps(summaries, indent=2))
         return
     typer.echo(f"{'slice':<18} {'messages':>8} {'questions':>9} {'unscored':>8}  checkpoints  by category")
     for s in summaries:
         categories = ", ".join(f"{name} {count}" for name, count in s["by_category"].items())
+        categories += "".join(f", {name} {n} unscored" for name, n in s.get("unscored_by_category", {}).items())
         checkpoints = ",".join(str(c) for c in s["checkpoints"])
         typer.echo(
             f"{s['name']:<18} {s['messages']:>8} {s['questions']:>9} {s['unscored']:>8}  {checkpoints:<11}  {categories}"

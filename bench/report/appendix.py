@@ -98,7 +98,8 @@ def write_index(paper: Paper, appendix_dir: Path, stack_dir: str, out_dir: Path)
 
 def run_entry(entry: str, out_dir: Path | None = None) -> list[Path]:
     """Re-execute one appendix entry (the command its index line shows) and return the files it wrote."""
-    from bench.report.build import PAPER_DIR, build
+    from bench.report.build import build
+    from bench.vocab import PAPER_DIR
 
     return build(out_dir=out_dir or PAPER_DIR, only=entry).written
 

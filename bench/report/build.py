@@ -11,19 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.atomic import write_json, write_text
-from bench.errors import BenchError
+from bench.errors import EntryError
 from bench.report import calibration, dev, heldout, updates
 from bench.report.article import render_article
 from bench.report.calibration import CalibrationCell
 from bench.report.figures import FigureContext, FigureSpec, available, render_figure
 from bench.report.inputs import ResultSet
-from bench.report.numbers import Numbers
-from bench.report.paths import APPENDIX_DIR, DEFAULT_STACK_DIR, PAPER_DIR, REPO_ROOT, RESULTS_ROOT  # noqa: F401
+from bench.report.numbers import Numbers, stable_numbers_json
 from bench.report.tables import Table, render
-
-
-class EntryError(BenchError):
-    """An appendix entry name that the build does not produce."""
+from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
 
 @dataclass
@@ -45,7 +41,7 @@ class Paper:
         )
 
 
-def compute(results_root: Path = RESULTS_ROOT, stack_dir: str = DEFAULT_STACK_DIR) -> Paper:
+def compute(results_root: Path = RESULTS_DIR, stack_dir: str = DEFAULT_PAPER_STACK_DIR) -> Paper:
     rs = ResultSet(results_root, stack_dir)
     numbers = Numbers()
     tables: list[Table] = []
@@ -65,8 +61,8 @@ class BuildReport:
 
 
 def build(
-    results_root: Path = RESULTS_ROOT,
-    stack_dir: str = DEFAULT_STACK_DIR,
+    results_root: Path = RESULTS_DIR,
+    stack_dir: str = DEFAULT_PAPER_STACK_DIR,
     out_dir: Path = PAPER_DIR,
     only: str | None = None,
     appendix_dir: Path | None = APPENDIX_DIR,
@@ -91,7 +87,8 @@ def write(paper: Paper, out_dir: Path, only: str | None = None, appendix_dir: Pa
             for kind in ("md", "tex"):
                 written.append(write_text(out_dir / "tables" / f"{table.name}.{kind}", render(table, kind)))
     if "numbers" in selected:
-        written.append(write_json(out_dir / "numbers.json", paper.numbers.to_json()))
+        target = out_dir / "numbers.json"
+        written.append(write_json(target, stable_numbers_json(paper.numbers.to_json(), target)))
     if "article" in selected:
         written.append(write_text(out_dir / "article.md", render_article(paper)))
     if only is None and appendix_dir is not None:

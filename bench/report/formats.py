@@ -9,11 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from bench.errors import BenchError
-
-
-class FormatError(BenchError):
-    """A number was registered with an unknown display kind or an unprintable value."""
+from bench.errors import FormatError
 
 
 def _pct(v: float) -> str:

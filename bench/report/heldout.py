@@ -20,6 +20,7 @@ from bench.results import SCORED_CATEGORIES
 from bench.stats.bootstrap import cluster_bootstrap, comparison_seed
 from bench.stats.mcnemar import discordance, mcnemar_exact_p
 from bench.stats.paired import paired_differences, per_question_ci
+from bench.vocab import is_heldout
 
 BOOTSTRAP_DRAWS = 10_000
 BOOTSTRAP_NOTE = (
@@ -72,7 +73,7 @@ def token_matched_k(rs: ResultSet) -> int | None:
     ks = {
         item.result.extras["token_match"]["k"]
         for (s, arm, _), item in rs.results.items()
-        if s.startswith("heldout:") and arm == "mem0" and "token_match" in item.result.extras
+        if is_heldout(s) and arm == "mem0" and "token_match" in item.result.extras
     }
     return ks.pop() if len(ks) == 1 else None
 

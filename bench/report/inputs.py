@@ -16,6 +16,7 @@ from typing import Any
 from bench.errors import ResultError
 from bench.report.numbers import SourceFile
 from bench.results import Result, iter_results
+from bench.vocab import heldout_conversation, heldout_slice, is_heldout
 
 # How every table and figure is labelled, by stack: the paper's numbers are never confused with stand-ins.
 STACK_LABELS = {
@@ -76,12 +77,12 @@ class ResultSet:
         return found
 
     def heldout_conversations(self) -> list[str]:
-        return sorted({s.split(":", 1)[1] for (s, _, _) in self.results if s.startswith("heldout:")})
+        return sorted({heldout_conversation(s) for (s, _, _) in self.results if is_heldout(s)})
 
     def heldout(self, arm: str, k: int) -> list[Loaded]:
         """One file per held-out conversation for (arm, k), sorted by conversation; all or nothing."""
         convs = self.heldout_conversations()
-        found = [self.get(f"heldout:{c}", arm, k) for c in convs]
+        found = [self.get(heldout_slice(c), arm, k) for c in convs]
         missing = [c for c, f in zip(convs, found) if f is None]
         if missing and len(missing) < len(convs):
             raise ResultError(

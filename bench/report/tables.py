@@ -4,13 +4,11 @@ to Markdown and LaTeX. A table never holds a number that is not in numbers.json.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import jinja2
 
 from bench.report.numbers import Numbers
-
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "paper" / "templates"
+from bench.vocab import PAPER_TEMPLATES_DIR
 
 
 @dataclass
@@ -75,7 +73,7 @@ def _latex_escape(text: str) -> str:
 
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+        loader=jinja2.FileSystemLoader(str(PAPER_TEMPLATES_DIR)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

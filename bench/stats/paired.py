@@ -13,13 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bench.errors import ResultError
+from bench.errors import QuestionSetMismatch, ResultError
 
 Z_95 = 1.96
-
-
-class QuestionSetMismatch(ResultError):
-    """Two result sets do not answer the same questions, so a paired comparison is meaningless."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ same way:
         usage = system.write(message)                            # WriteUsage: costs + recorded latencies
         ...at a checkpoint:
         retrieval = system.retrieve(question, k)                 # Retrieval: lines shown + the messages they came from
-    system.stats(); system.facts_for_audit(); system.describe()
+    system.stats(); system.facts_for_audit(); system.trace(fact_ids); system.describe()
     system.close()
 
 Adding a baseline = one module in `bench/systems/` that defines a `System` subclass decorated with
@@ -28,27 +28,25 @@ import importlib
 import pkgutil
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bench.errors import ConfigError
+from bench.stacks import STACK_NAMES
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
     from bench.gateway import Gateway
     from bench.slices import SliceMessage, SliceQuestion
     from engram import Embedder
 
-STACKS = ("paper", "offline")
-ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
-
 
 @dataclass(frozen=True)
 class SystemContext:
     """Everything a system needs from the run, besides its own settings.
 
-    `models` maps each role (see ROLES) to the model id that serves it on this stack, e.g. on the offline stack
+    `models` maps each role (see `bench.stacks.ROLES`) to the model id that serves it on this stack, e.g. on the offline stack
     {"extract": "rules-extractor-standin-v1", "decide": "rules-standin-v1", ...}; a system reads the roles it uses.
     `embedder` is the process-wide MiniLM (loaded once); None means "use `shared_minilm()`".
     """
@@ -108,7 +106,9 @@ class Retrieval:
     `sources[i]` holds the ids of the slice messages line i came from (usually one; a merged same_as cluster may
     have several; empty if unknown). The runner uses them for evidence recall. `cost_usd`/`latency_ms` are the
     recorded figures of read-path model calls (engram's reranker); `notes` records anything a reader of the result
-    must know (e.g. {"k_ignored": True} for full-context).
+    must know (e.g. {"k_ignored": True} for full-context). `details` is optional, one JSON-able mapping per line
+    (engram: the fact id, how the line was found, its score); the runner writes it to the trace sidecar, and the
+    ids it names are what `System.trace` is asked to explain.
     """
 
     lines: tuple[str, ...]
@@ -116,17 +116,20 @@ class Retrieval:
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     notes: Mapping[str, Any] = field(default_factory=dict)
+    details: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.lines) != len(self.sources):
             raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.sources)} source entries")
+        if self.details and len(self.details) != len(self.lines):
+            raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.details)} detail entries")
 
     def top(self, k: int | None) -> Retrieval:
         """The first k lines (a system retrieved at a larger k; a smaller budget is a prefix for prefix-stable
         systems)."""
         if k is None:
             return self
-        return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes)
+        return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes, self.details[:k])
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,12 @@ class System(ABC):
         # Settings left at None mean "the default of what they refine" (e.g. an engram flag at its preset value).
         settings = {key: value for key, value in sorted(self.settings.items()) if value is not None}
         return {"system": self.name, "stack": self.context.stack, "settings": settings}
+
+    def trace(self, fact_ids: Sequence[str]) -> dict[str, Any] | None:
+        """For the trace sidecar, after the last question and before close(): what the system knows about the
+        items its shown lines stand for (the `fact_id`s of `Retrieval.details`), as JSON-able data keyed by id,
+        e.g. engram's belief, validity window, decisions and superseded chain. None: the system records none."""
+        return None
 
     def close(self) -> None:
         """Release files and threads (qdrant locks, SQLite handles). Idempotent."""
@@ -283,8 +292,8 @@ def get_system(name: str) -> type[System]:
 
 def build_system(name: str, settings: Mapping[str, Any], context: SystemContext, where: str = "settings") -> System:
     """Validate the arm's settings for the named system and construct it."""
-    if context.stack not in STACKS:
-        raise ConfigError(f"stack: expected one of {list(STACKS)}, found {context.stack!r}")
+    if context.stack not in STACK_NAMES:
+        raise ConfigError(f"stack: expected one of {list(STACK_NAMES)}, found {context.stack!r}")
     cls = get_system(name)
     return cls(cls.validate_settings(settings, where), context)
 

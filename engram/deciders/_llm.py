@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram import config
+from engram._escalation import REWRITE
 from engram._exceptions import LLMError
 from engram._protocols import LLM
 from engram._types import Ask, Completion, Decision, Question
+from engram._write_state import LLM_DECIDER_BACKEND
 from engram.questions import RELATION_TO_CANDIDATE
-
-LLM_DECIDER_BACKEND = "llm_decider"
-REWRITE = "rewrite"  # mem0 UPDATE: the candidate's text is replaced by the merged text; nothing is closed
 
 
 def _prompts() -> Any:

@@ -8,9 +8,9 @@ import pytest
 from fakeservers import COUNT_TOKENS, MESSAGES, Canned, FakeModelServer, fake_anthropic, sleeps  # noqa: F401 (fixtures)
 
 from bench.budget import Budget, Ledger, RunLabels
-from bench.clients.anthropic import AnthropicLLM, AnthropicRefused, AnthropicTokenCounter, AnthropicUnavailable
+from bench.clients.anthropic import AnthropicLLM, AnthropicTokenCounter
 from bench.clients.retry import RetryPolicy
-from bench.errors import CacheMiss
+from bench.errors import AnthropicRefused, AnthropicUnavailable, CacheMiss
 from bench.gateway import Gateway
 from engram import LLM, LLMError
 

@@ -9,9 +9,9 @@ import pytest
 from fakeservers import SYSTEMONE, Canned, FakeModelServer, RecordedSleeps, fake_jev, fake_jev_answer, sleeps  # noqa: F401 (fixtures)
 
 from bench.budget import Budget, Ledger, RunLabels
-from bench.clients.jev import JevDecider, JevRefused, JevUnavailable, validate_answer
+from bench.clients.jev import JevDecider, validate_answer
 from bench.clients.retry import RetryPolicy
-from bench.errors import CacheMiss
+from bench.errors import CacheMiss, JevRefused, JevUnavailable
 from bench.gateway import Gateway
 from engram import Ask, DecisionError, Question
 

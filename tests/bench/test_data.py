@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -86,3 +87,32 @@ def test_structurally_wrong_locomo_names_the_missing_fields(data_copy: Path, mon
     monkeypatch.setenv("ENGRAM_DATA_DIR", str(data_copy))
     with pytest.raises(DataError, match="expected each conversation to have 'sample_id', 'conversation' and 'qa'"):
         data.load_locomo()
+
+
+def _doctor_locomo(data_copy: Path, change) -> None:  # type: ignore[no-untyped-def]
+    path = data_copy / data.LOCOMO
+    conversations = json.loads(path.read_text(encoding="utf-8"))
+    change(conversations)
+    path.write_text(json.dumps(conversations), encoding="utf-8")
+    sources = data_copy / "SOURCES.md"
+    new = hashlib.sha256(path.read_bytes()).hexdigest()
+    sources.write_text(sources.read_text().replace(LOCOMO_SHA256_FROM_THE_DATASET_RELEASE, new))
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda c: c[5]["conversation"]["session_3"][7].pop("text"), "conv-44.session_3[7].text"),
+        (lambda c: c[0]["conversation"].pop("speaker_a"), "conv-26.conversation.speaker_a"),
+        (lambda c: c[2]["conversation"].pop("session_2_date_time"), "conv-41.session_2_date_time"),
+        (lambda c: c[9]["qa"][4].pop("answer"), "conv-50.qa[4].answer"),
+        (lambda c: c[1]["qa"][0].update(category=7), "conv-30.qa[0].category"),
+    ],
+)
+def test_a_locomo_file_missing_a_field_is_one_line_naming_it_and_exit_2(data_copy: Path, change, named) -> None:  # type: ignore[no-untyped-def]
+    _doctor_locomo(data_copy, change)
+    result = _slices_cli(data_copy)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "locomo10.json" in lines[0] and named in lines[0], lines
+    assert result.stdout == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -20,7 +21,6 @@ from bench.judge import (
     LLMJudge,
     evidence_recall,
     lexical_verdict,
-    locomo_f1,
     make_answerer,
     make_judge,
     memories_by_speaker,
@@ -29,12 +29,10 @@ from bench.judge import (
     render_answer_prompt,
     render_judge_prompt,
     strip_decorations,
-    token_f1,
 )
 from bench.systems.base import shared_minilm
 from engram import Completion
 
-SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "prompts"
 OFFLINE_MODELS = {"answer": "extractive-answerer-standin-v1", "judge": "lexical-judge-standin-v1"}
 
 
@@ -59,9 +57,11 @@ class RecordingLLM:
 
 
 def test_prompt_copies_are_byte_identical_to_the_reference_data_and_their_hashes_are_recorded() -> None:
-    if SHARED_PROMPTS.exists():  # the reference folder sits next to the repo on the project machines
-        for path in (ANSWER_PROMPT_FILE, JUDGE_PROMPT_FILE):
-            assert path.read_bytes() == (SHARED_PROMPTS / path.name).read_bytes()
+    # NOTICE.md records each copy's sha256 (taken from the reference data when the copies were made): the suite
+    # checks the copies against that record and reads nothing outside the repository.
+    notice = (ANSWER_PROMPT_FILE.parent / "NOTICE.md").read_text()
+    for path in (ANSWER_PROMPT_FILE, JUDGE_PROMPT_FILE):
+        assert f"`{hashlib.sha256(path.read_bytes()).hexdigest()}`" in notice.split(path.name, 1)[1].splitlines()[0]
     protocol = prompt_protocol()
     assert (
         len(protocol["answer_prompt_sha256"]) == 64
@@ -123,20 +123,6 @@ def test_paper_judge_turns_an_unparsable_reply_into_wrong() -> None:
 
 
 # -- LLM-free scores ------------------------------------------------------------------------------------------------
-
-
-def test_token_f1_follows_locomo_normalisation() -> None:
-    assert token_f1("7 May, 2023", "7 May 2023") == 1.0  # commas and case do not matter
-    assert token_f1("The sunset paintings", "a sunset painting") == 1.0  # articles dropped, stems match
-    assert token_f1("painting of a sunset", "sunset painting") == pytest.approx(0.8)  # "of" is a token: P 2/3
-    assert token_f1("a lake sunrise", "sunset") == 0.0
-    assert token_f1("she moved in 2022", 2022) == pytest.approx(0.4)  # P 1/4, R 1
-
-
-def test_multi_hop_f1_averages_each_gold_part_against_its_best_prediction_part() -> None:
-    assert locomo_f1("pottery, camping", "camping, pottery", category=1) == 1.0
-    assert locomo_f1("pottery", "camping, pottery", category=1) == 0.5
-    assert locomo_f1("Liberal", "Liberal; because she supports LGBTQ rights", category=3) == 1.0
 
 
 def test_evidence_recall_counts_evidence_turns_that_a_shown_line_came_from() -> None:

@@ -177,3 +177,38 @@ def test_token_matched_arm_runs_its_prerequisites_and_answers_at_the_closest_k(w
     assert [a.label for a in matched.answers] == [a.label for a in sweep.answers]
     assert [a.evidence_recall for a in matched.answers] == [a.evidence_recall for a in sweep.answers]
     assert matched.arm_hash != sweep.arm_hash
+
+
+def tiny_locomo_part(conversation: str) -> Slice:
+    """Session 1 of one LoCoMo conversation as its `locomo:<conv>` slice, asked the questions answerable from it."""
+    whole = load_slice(f"locomo:{conversation}")
+    messages = tuple(m for m in whole.messages if m.session == 1)
+    ids = {m.id for m in messages}
+    questions = tuple(
+        replace(q, asked_at=(1,)) for q in whole.questions if q.scored and q.evidence and set(q.evidence) <= ids
+    )
+    return replace(whole, messages=messages, questions=questions, checkpoints=(1,))
+
+
+def test_a_pooled_slice_runs_each_conversation_on_a_fresh_store_and_writes_one_result(
+    workspace: dict[str, Path],
+) -> None:
+    from bench.slices import pooled
+
+    parts = (tiny_locomo_part("conv-26"), tiny_locomo_part("conv-44"))
+    two = pooled("locomo", parts)
+    written = run_arm("turns", "locomo", options_for(workspace, slice_loader=lambda name: two, ks=(5,)))
+
+    assert [p.relative_to(workspace["results"]).as_posix() for p in written] == ["offline/locomo/turns__k5.json"]
+    result = read_result(written[0])
+    assert [a.question_id for a in result.answers] == [q.id for q in two.questions]
+    assert {a.conversation for a in result.answers} == {"conv-26", "conv-44"}
+    conv44_turns = {m.text for m in parts[1].messages}
+    for answer in result.answers:
+        # a conv-26 question never sees a conv-44 turn: each part has its own store
+        shown_from_44 = any(line.split("] ", 1)[-1].split(": ", 1)[-1] in conv44_turns for line in answer.lines or [])
+        assert shown_from_44 == (answer.conversation == "conv-44")
+    assert set(result.store) == {"locomo:conv-26", "locomo:conv-44"}
+    assert result.extras["slice"]["parts"] == ["locomo:conv-26", "locomo:conv-44"]
+    assert result.extras["messages"] == len(two.messages)
+    assert result.metrics["locomo-f1"]["version"] == 2 and "evidence-recall@5" in result.metrics

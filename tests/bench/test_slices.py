@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 import pytest
 
 from bench import data
-from bench.slices import SLICE_NAMES, load_slice
+from bench.errors import DataError
+from bench.slices import SLICE_NAMES, load_slice, slice_names
 
 
 def test_dev_slice_is_conv26_sessions_1_to_4_with_35_questions() -> None:
@@ -113,7 +114,7 @@ def test_cli_prints_every_slice_count_as_json() -> None:
         [sys.executable, "-m", "bench", "slices", "--json"], capture_output=True, text=True, check=True
     ).stdout
     rows = {row["name"]: row for row in json.loads(out)}
-    assert set(rows) == set(SLICE_NAMES)
+    assert set(rows) == set(slice_names())
     assert rows["dev"] == {
         "name": "dev",
         "messages": 76,
@@ -128,3 +129,73 @@ def test_cli_prints_every_slice_count_as_json() -> None:
         [4, 7, 10],
     )
     assert sum(rows[f"heldout:{c}"]["unscored"] for c in ("conv-30", "conv-41", "conv-42", "conv-43")) == 190
+
+
+TEN = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44", "conv-47", "conv-48", "conv-49", "conv-50")
+# The per-category totals of LoCoMo's ten conversations (its code's numbering: 1 multi-hop, 2 temporal,
+# 3 open-domain, 4 single-hop, 5 adversarial); 1,540 scored questions is the number the field reports.
+LOCOMO_TOTALS = {"multi-hop": 282, "temporal": 321, "open-domain": 96, "single-hop": 841, "adversarial": 446}
+
+
+def _json_rows() -> dict[str, dict]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench", "slices", "--json"], capture_output=True, text=True, check=True
+    ).stdout
+    return {row["name"]: row for row in json.loads(out)}
+
+
+def test_slices_json_lists_all_ten_locomo_conversations_with_the_fields_totals() -> None:
+    rows = _json_rows()
+    assert [name for name in rows if name.startswith("locomo:")] == [f"locomo:{c}" for c in TEN]
+    summed: Counter[str] = Counter()
+    for conv in TEN:
+        row = rows[f"locomo:{conv}"]
+        summed.update(row["by_category"])
+        summed.update(row.get("unscored_by_category", {}))
+    assert dict(summed) == LOCOMO_TOTALS
+    pooled = rows["locomo"]
+    assert pooled["questions"] == 1540 and pooled["unscored"] == 446
+    assert pooled["by_category"] | pooled["unscored_by_category"] == LOCOMO_TOTALS
+    assert pooled["parts"] == [f"locomo:{c}" for c in TEN]
+    assert pooled["messages"] == sum(rows[f"locomo:{c}"]["messages"] for c in TEN)
+
+
+def test_a_locomo_conversation_slice_is_the_whole_conversation_asked_after_its_last_session() -> None:
+    conv44 = load_slice("locomo:conv-44")
+    raw = data.locomo_conversation("conv-44")
+    assert len(conv44.messages) == sum(len(v) for k, v in raw["conversation"].items() if k[8:].isdigit())
+    assert len(conv44.questions) == len(raw["qa"]) == 158
+    assert conv44.checkpoints == (max(m.session for m in conv44.messages),)
+    assert conv44.speakers == (raw["conversation"]["speaker_a"], raw["conversation"]["speaker_b"])
+    assert {q.category_name for q in conv44.questions if not q.scored} == {"adversarial"}
+
+
+def test_the_pooled_locomo_slice_runs_each_conversation_on_its_own() -> None:
+    pooled = load_slice("locomo")
+    assert [part.conversation for part in pooled.runs()] == list(TEN)
+    assert all(len(part.runs()) == 1 and part.runs()[0] is part for part in pooled.parts)
+    assert len(pooled.questions) == sum(len(part.questions) for part in pooled.parts) == 1986
+
+
+def test_heldout_accepts_any_conversation_the_frozen_configuration_was_not_tuned_on_and_records_it() -> None:
+    for conv in ("conv-44", "conv-47", "conv-48", "conv-49", "conv-50"):
+        held = load_slice(f"heldout:{conv}")
+        summary = held.summary()
+        assert summary["tuned_on"] == ["conv-26"] and summary["article_heldout"] is False
+        assert held.questions == load_slice(f"locomo:{conv}").questions
+    assert load_slice("heldout:conv-30").summary()["article_heldout"] is True
+    with pytest.raises(DataError, match="not tuned on; found conv-26, the dev conversation"):
+        load_slice("heldout:conv-26")
+
+
+@pytest.mark.parametrize("name", ["locomo:conv-99", "heldout:conv-7", "locomo:"])
+def test_an_unknown_conversation_id_is_one_line_naming_the_data_file(name: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "run", "full-context", "--slice", name, "--stack", "offline", "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "locomo10.json" in lines[0] and "conv-44" in lines[0]
+    assert done.stdout == ""

@@ -219,7 +219,9 @@ def test_facts_of_one_message_do_not_lose_each_others_belief_updates(decider, ma
     lost.add("Ana lives in Paris.", speaker="Ana", when=day(0))
     lost.add(two_facts, speaker="Ana", when=day(30))
     stale = only(lost.facts(valid_only=False), "Paris")
-    assert stale.valid_until is None and stale.belief > config.THETA_OPEN
+    lost_history = [e for e in lost.explain(stale.id)["history"] if e["event"] == "belief"]
+    assert len(lost_history) == 2 and lost_history[1]["before"] == lost_history[0]["before"] == config.BELIEF_MAX
+    assert stale.valid_until is None  # one update's worth of evidence: not enough to close
 
 
 def test_an_unsure_superseding_answer_is_escalated_and_the_llm_verdict_counts(decider, make_memory):
@@ -235,6 +237,7 @@ def test_an_unsure_superseding_answer_is_escalated_and_the_llm_verdict_counts(de
 
     decider.on("edge_type", {"lives_in": 0.95}, new="lives")
     decider.on("relation_to_candidate", {"contradiction": 0.5, "new": 0.3, "duplicate": 0.2}, new="Lisbon")
+    decider.on("relation_to_candidate_recheck", {"contradiction": 0.9}, new="Lisbon")
     judge = FakeLLMJudge()
     memory = make_memory(escalator=judge)
     memory.add("Ana lives in Paris.", speaker="Ana", when=day(0))
@@ -242,14 +245,15 @@ def test_an_unsure_superseding_answer_is_escalated_and_the_llm_verdict_counts(de
 
     assert judge.calls == [("Ana lives in Paris", "Ana lives in Lisbon")]
     assert report.escalations == 1 and memory.stats()["escalations"] == 1
-    assert [u.role for u in report.decision_usage] == ["decide", "escalate"]
+    # The verdict is first evidence against Paris, so g_A asks the second phrasing (a third request).
+    assert [u.role for u in report.decision_usage] == ["decide", "escalate", "decide"]
     assert report.decide_ms == 900.0 and report.decision_cost_usd == 0.007
     paris = only(memory.facts(valid_only=False), "Paris")
     escalated = [d for d in memory.explain(report.outcomes[0].fact_id)["decisions"] if d.backend == "llm_escalation"]
     assert escalated and escalated[0].chosen == "contradiction"
-    # An LLM verdict is certain (p = 1 -> logit 0.98) and is not re-asked, so it counts at once.
-    assert not decider.asked("relation_to_candidate_recheck")
-    assert paris.belief == 0.5
+    # The LLM verdict is certain (p = 1 -> logit 0.98); with the agreeing second phrasing both count, Paris closes.
+    assert len(decider.asked("relation_to_candidate_recheck")) == 1
+    assert paris.closed_reason == "belief" and paris.belief < config.THETA_CLOSE
 
     # Between theta_esc and theta_act: no escalation, the new fact is stored tentative.
     decider.on("relation_to_candidate", {"contradiction": 0.7, "new": 0.3}, new="Porto")

@@ -70,5 +70,5 @@ def test_escalation_goes_through_mem0s_update_prompt(decider, make_memory):
     memory.add("Ana lives in Paris.", speaker="Ana", when=day(0))
     report = memory.add("Ana lives in Lisbon.", speaker="Ana", when=day(9))
     assert report.escalations == 1 and len(chat.prompts) == 1
-    assert [u.role for u in report.decision_usage] == ["decide", "escalate"]
+    assert [u.role for u in report.decision_usage] == ["decide", "escalate", "decide"]  # then g_A's second phrasing
     assert report.outcomes[0].relation == "contradiction" and report.outcomes[0].escalated

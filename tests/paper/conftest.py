@@ -7,17 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from bench.report.build import RESULTS_ROOT, Paper, compute
+from bench.report.build import Paper, compute
+from bench.vocab import RESULTS_DIR
 
 
 @pytest.fixture(scope="session")
 def paper_v1() -> Paper:
-    return compute(RESULTS_ROOT, "v1")
+    return compute(RESULTS_DIR, "v1")
 
 
 @pytest.fixture()
 def results_copy(tmp_path: Path) -> Path:
     """A private copy of results/v1 that a test may tamper with; returns the results root."""
     root = tmp_path / "results"
-    shutil.copytree(RESULTS_ROOT / "v1", root / "v1")
+    shutil.copytree(RESULTS_DIR / "v1", root / "v1")
     return root

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from bench.report.appendix import main as appendix_main
-from bench.report.build import APPENDIX_DIR, Paper, write
+from bench.report.build import Paper, write
+from bench.vocab import APPENDIX_DIR
 
 
 def test_the_committed_index_has_every_table_and_figure(paper_v1: Paper) -> None:

@@ -6,7 +6,7 @@ import re
 
 from bench.report.article import ARTICLE_TEMPLATE, render_article
 from bench.report.build import Paper
-from bench.report.tables import TEMPLATES_DIR
+from bench.vocab import PAPER_TEMPLATES_DIR
 
 # Digits allowed in the prose: structural ones only (spec §11.4 in spirit).
 ALLOWED = [
@@ -38,7 +38,7 @@ def stray_numbers(template_source: str) -> list[str]:
 
 
 def test_the_template_types_no_number_into_the_prose() -> None:
-    source = (TEMPLATES_DIR / ARTICLE_TEMPLATE).read_text(encoding="utf-8")
+    source = (PAPER_TEMPLATES_DIR / ARTICLE_TEMPLATE).read_text(encoding="utf-8")
     assert stray_numbers(source) == []
 
 
@@ -48,7 +48,7 @@ def test_the_scan_catches_a_typed_number() -> None:
 
 
 def test_every_reference_resolves_and_prints_its_display(paper_v1: Paper) -> None:
-    source = (TEMPLATES_DIR / ARTICLE_TEMPLATE).read_text(encoding="utf-8")
+    source = (PAPER_TEMPLATES_DIR / ARTICLE_TEMPLATE).read_text(encoding="utf-8")
     ids = re.findall(r'n\("([^"]+)"\)', re.sub(r"\{#.*?#\}", "", source, flags=re.S))
     assert len(ids) > 80
     article = render_article(paper_v1)

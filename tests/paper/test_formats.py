@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.report.formats import FormatError, show
+from bench.errors import FormatError
+from bench.report.formats import show
 
 
 @pytest.mark.parametrize(

@@ -16,23 +16,23 @@ from bench.errors import ResultError
 from bench.report.build import Paper
 from bench.report.check import compare_article, read_article_numbers
 from bench.report.formats import show
-from bench.report.paths import RESULTS_ROOT
+from bench.vocab import RESULTS_DIR
 from bench.report.v3.check import PAPER_V3_DIR, check_v3
 from bench.report.v3.compute import compute_v3
 from bench.results import read_result, write_result
 
-ARTICLE = RESULTS_ROOT / "v3" / "article_numbers_v3.tsv"
+ARTICLE = RESULTS_DIR / "v3" / "article_numbers_v3.tsv"
 
 
 @pytest.fixture(scope="module")
 def paper_v3() -> Paper:
-    return compute_v3(RESULTS_ROOT)
+    return compute_v3(RESULTS_DIR)
 
 
 @pytest.fixture()
 def v3_copy(tmp_path: Path) -> Path:
     root = tmp_path / "results"
-    shutil.copytree(RESULTS_ROOT / "v3", root / "v3")
+    shutil.copytree(RESULTS_DIR / "v3", root / "v3")
     return root
 
 

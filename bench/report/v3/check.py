@@ -19,17 +19,17 @@ from bench.report.check import (
     read_article_numbers,
 )
 from bench.report.numbers import load_numbers_json
-from bench.report.paths import PAPER_DIR, RESULTS_ROOT
+from bench.vocab import PAPER_DIR, RESULTS_DIR
 from bench.report.v3.compute import ARTICLE_NUMBERS, compute_v3
 
 PAPER_V3_DIR = PAPER_DIR / "v3"
 
 
-def build_v3(results_root: Path = RESULTS_ROOT, out_dir: Path = PAPER_V3_DIR, only: str | None = None) -> BuildReport:
+def build_v3(results_root: Path = RESULTS_DIR, out_dir: Path = PAPER_V3_DIR, only: str | None = None) -> BuildReport:
     return write(compute_v3(results_root), out_dir, only=only)
 
 
-def check_v3(results_root: Path = RESULTS_ROOT, paper_dir: Path = PAPER_V3_DIR) -> CheckReport:
+def check_v3(results_root: Path = RESULTS_DIR, paper_dir: Path = PAPER_V3_DIR) -> CheckReport:
     paper = compute_v3(results_root)
     committed = load_numbers_json(paper_dir / "numbers.json")
     problems = compare_committed(paper, committed)

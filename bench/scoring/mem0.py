@@ -1,0 +1,72 @@
+"""mem0's evaluation scores for LoCoMo, as its evaluation code computes them (written here from its rules).
+
+mem0's evaluation skips category 5 (adversarial); both scores are computed on the answer and the gold as text, each
+stripped of surrounding whitespace.
+
+`mem0_f1` (its "f1_score"): tokens are the lowercased text with every ".", ",", "!" and "?" replaced by a space,
+split on whitespace; the two texts' token SETS are compared (a repeated word counts once); precision = shared /
+answer tokens, recall = shared / gold tokens, F1 their harmonic mean; 0 when either text is empty or nothing is
+shared. No stemming, no stop words, other punctuation stays attached to its word.
+
+`mem0_bleu1` (its "bleu_score"): NLTK's `sentence_bleu` of the answer against the gold as the single reference,
+weights (1, 0, 0, 0) (unigram precision with the brevity penalty) and NLTK's smoothing method 1, over NLTK
+`word_tokenize` tokens of the lowercased texts. `word_tokenize` first splits sentences with Punkt; mem0's run used
+NLTK's pretrained English Punkt model, which is NLTK data rather than a package and cannot be installed here, so we
+split with NLTK's Punkt tokenizer untrained (its default parameters). The two differ only on multi-sentence answers
+in which an abbreviation the English model knows ("dr.", "mr.", "st.") ends a word before a space: untrained Punkt
+also breaks a sentence there, detaching that period as its own token.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from nltk.tokenize import PunktSentenceTokenizer
+from nltk.tokenize.destructive import NLTKWordTokenizer
+from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+_SEPARATORS = re.compile(r"[.,!?]")
+BLEU1_WEIGHTS = (1.0, 0.0, 0.0, 0.0)
+
+
+def simple_tokens(text: Any) -> set[str]:
+    return set(_SEPARATORS.sub(" ", str(text).lower()).split())
+
+
+def mem0_f1(prediction: Any, gold: Any) -> float:
+    predicted, expected = simple_tokens(str(prediction).strip()), simple_tokens(str(gold).strip())
+    if not predicted or not expected:
+        return 0.0
+    shared = len(predicted & expected)
+    if shared == 0:
+        return 0.0
+    precision, recall = shared / len(predicted), shared / len(expected)
+    return 2 * precision * recall / (precision + recall)
+
+
+@cache
+def _sentences() -> PunktSentenceTokenizer:
+    return PunktSentenceTokenizer()
+
+
+@cache
+def _words() -> NLTKWordTokenizer:
+    return NLTKWordTokenizer()
+
+
+def word_tokens(text: str) -> list[str]:
+    """NLTK's `word_tokenize` (Treebank-style words per Punkt sentence), with untrained Punkt (module docstring)."""
+    return [token for sentence in _sentences().tokenize(text) for token in _words().tokenize(sentence)]
+
+
+@cache
+def _smoothing() -> Any:
+    return SmoothingFunction().method1
+
+
+def mem0_bleu1(prediction: Any, gold: Any) -> float:
+    hypothesis = word_tokens(str(prediction).strip().lower())
+    reference = word_tokens(str(gold).strip().lower())
+    return float(sentence_bleu([reference], hypothesis, weights=BLEU1_WEIGHTS, smoothing_function=_smoothing()))
