@@ -19,8 +19,8 @@ from bench.report.check import (
     read_article_numbers,
 )
 from bench.report.numbers import load_numbers_json
-from bench.vocab import PAPER_DIR, RESULTS_DIR
 from bench.report.v3.compute import ARTICLE_NUMBERS, compute_v3
+from bench.vocab import PAPER_DIR, RESULTS_DIR
 
 PAPER_V3_DIR = PAPER_DIR / "v3"
 
