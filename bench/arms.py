@@ -33,7 +33,7 @@ from typing import Any
 from bench.errors import ConfigError
 from bench.slices import SLICE_NAMES
 from bench.stacks import ROLES, STACK_NAMES
-from bench.vocab import ARMS_DIR, HELDOUT_GROUP, is_heldout
+from bench.vocab import ARMS_DIR, HELDOUT_GROUP, heldout_slices, is_heldout
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -52,13 +52,40 @@ SCORING_KEYS = ("adversarial",)
 
 
 @dataclass(frozen=True)
-class TokenMatch:
-    """Pick k from a k-sweep arm so that its pooled mean retrieved tokens is closest to a reference arm's."""
+class ResultNeed:
+    """Results a run reads before it can start: `arm` on `slice_name` at every k of `ks`."""
+
+    arm: str
+    slice_name: str
+    ks: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TokenMatchPlan:
+    """An arm's `[token_match]` table: answer at the k of a k-sweep arm whose pooled mean retrieved tokens is
+    closest to a reference arm's (the choosing itself is `bench.stats.token_matched_k`)."""
 
     sweep_arm: str
     reference_arm: str
     reference_k: int
     ks: tuple[int, ...]
+
+    def pooled_slices(self, slice_name: str) -> list[str]:
+        """The slices whose answers are pooled: the article matched tokens over its four held-out conversations
+        pooled, so on any one of them all four; any other slice matches on itself."""
+        article_heldout = heldout_slices()
+        return article_heldout if slice_name in article_heldout else [slice_name]
+
+    def needs(self, slice_name: str) -> list[ResultNeed]:
+        """The sweep at every candidate k and the reference at its k, on every pooled slice."""
+        return [
+            need
+            for name in self.pooled_slices(slice_name)
+            for need in (
+                ResultNeed(self.sweep_arm, name, self.ks),
+                ResultNeed(self.reference_arm, name, (self.reference_k,)),
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -73,10 +100,15 @@ class Arm:
     stack_models: dict[str, dict[str, str]]  # stack -> role -> model overrides
     k: tuple[int, ...] | None  # None: the system shows everything it retrieves (no cap)
     k_by_slice: dict[str, tuple[int, ...]]
-    token_match: TokenMatch | None
+    token_match: TokenMatchPlan | None
     scoring: dict[str, bool]
     path: Path
     lineage: tuple[str, ...] = field(default=())  # this arm, then its parents
+
+    def needs(self, slice_name: str) -> list[ResultNeed]:
+        """The results this arm reads before it runs on `slice_name`: a token-matched arm's sweep and reference;
+        none for an arm that ingests the slice itself. The runner turns each missing one into an earlier stage."""
+        return self.token_match.needs(slice_name) if self.token_match is not None else []
 
     def ks_for(self, slice_name: str) -> tuple[int, ...] | None:
         """The k values to answer at on `slice_name` (a list means one ingestion, answered at every k)."""
@@ -321,7 +353,7 @@ def _model(path: Path, where: str, role: str, value: Any) -> str:
     return value
 
 
-def _token_match(path: Path, table: Any) -> TokenMatch | None:
+def _token_match(path: Path, table: Any) -> TokenMatchPlan | None:
     if table is None:
         return None
     if not isinstance(table, dict):
@@ -348,7 +380,7 @@ def _token_match(path: Path, table: Any) -> TokenMatch | None:
         raise ConfigError(
             f"{path}: field 'token_match.reference_k' must be one integer, found {table['reference_k']!r}"
         )
-    return TokenMatch(
+    return TokenMatchPlan(
         sweep_arm=table["sweep_arm"],
         reference_arm=table["reference_arm"],
         reference_k=reference_k[0],
