@@ -14,6 +14,8 @@ An arm file `arms/<name>.toml` may contain exactly these keys (anything else is 
     [k_by_slice]                         # slice name (or "heldout" for every held-out conversation) -> int | list
     [token_match]                        # sweep_arm, reference_arm, reference_k, ks: choose k by pooled mean tokens
     [scoring]                            # adversarial = true: also score LoCoMo category 5 (off by default)
+    import_only  = true                  # results only come from an import (e.g. import-v3); `run` refuses it,
+                                         # and `system` then names the original's system, registered or not
 
 The canonical hash is the sha256 of the canonical JSON of the resolved arm (after inheritance, without
 `description`), so two files that resolve to the same behaviour share a hash, and any behavioural edit changes it.
@@ -46,6 +48,7 @@ TOP_LEVEL_KEYS = (
     "k_by_slice",
     "token_match",
     "scoring",
+    "import_only",
 )
 TOKEN_MATCH_KEYS = ("sweep_arm", "reference_arm", "reference_k", "ks")
 SCORING_KEYS = ("adversarial",)
@@ -104,6 +107,7 @@ class Arm:
     scoring: dict[str, bool]
     path: Path
     lineage: tuple[str, ...] = field(default=())  # this arm, then its parents
+    import_only: bool = False  # results are imported, never run here
 
     def needs(self, slice_name: str) -> list[ResultNeed]:
         """The results this arm reads before it runs on `slice_name`: a token-matched arm's sweep and reference;
@@ -147,6 +151,8 @@ class Arm:
                 "ks": list(self.token_match.ks),
             },
             "scoring": self.scoring,
+            # only when set, so the hashes of runnable arms (stamped into committed results) stay as they were
+            **({"import_only": True} if self.import_only else {}),
         }
 
     @property
@@ -256,13 +262,15 @@ def _merge(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
 
 def _build_arm(name: str, path: Path, data: dict[str, Any], lineage: tuple[str, ...]) -> Arm:
     system = _field(path, data, "system", str, required=True)
+    import_only = _field(path, data, "import_only", bool, default=False)
     known_systems = _registered_systems()
-    if system not in known_systems:
+    if system not in known_systems and not import_only:
         raise ConfigError(
             f"{path}: field 'system' names unknown system {system!r}; expected one of: {', '.join(known_systems)}"
         )
     settings = _field(path, data, "settings", dict, default={})
-    _checked_settings(path, system, settings)  # the arm keeps its settings as declared; the system fills defaults
+    if not import_only:
+        _checked_settings(path, system, settings)  # the arm keeps its settings as declared; the system fills defaults
     models, stack_models = _models(path, data.get("models", {}))
     token_match = _token_match(path, data.get("token_match"))
     k = _ks(path, "k", data["k"]) if "k" in data else None
@@ -283,6 +291,7 @@ def _build_arm(name: str, path: Path, data: dict[str, Any], lineage: tuple[str, 
         scoring=_scoring(path, data.get("scoring", {})),
         path=path,
         lineage=lineage,
+        import_only=import_only,
     )
 
 

@@ -246,6 +246,11 @@ def _plan(
     if arm_name in chain:
         raise ConfigError(f"token_match: arms read each other's results in a circle: {' -> '.join((*chain, arm_name))}")
     arm = load_arm(arm_name, options.arms_dir) if options.arms_dir else load_arm(arm_name)
+    if arm.import_only:
+        raise ConfigError(
+            f"{arm.path}: arm {arm.name!r} is import-only (its results come from an import, e.g. import-v3); "
+            "expected an arm this harness can run"
+        )
     stack = build_stack(options.stack, arm.models_for(options.stack))
     the_slice = options.slice_loader(slice_name)
     if options.limit is not None:

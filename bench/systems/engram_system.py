@@ -28,9 +28,10 @@ import typing
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.clients.wrappers import GatewayDecider, GatewayExtractor, OfflineLLM
+from bench.clients.wrappers import GatewayExtractor, OfflineLLM
 from bench.errors import ConfigError
 from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
+from bench.systems.typed import typed_backend
 
 if TYPE_CHECKING:
     from bench.slices import SliceMessage, SliceQuestion
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 JEV_FOR_FACT_QUESTIONS = "jev-1.13.0"
 RULES_EXTRACTOR = "rules-extractor-standin-v1"
-RULES_DECIDER = "rules-standin-v1"
 PRESETS = ("E4_FROZEN", "E2", "ORIGINAL_FROZEN")
 RELATION_DECIDERS = ("typed", "llm_update")
 
@@ -150,17 +150,10 @@ class EngramSystem(System):
         raise ConfigError(f"models.extract: engram runs on {RULES_EXTRACTOR!r} or a claude-* model, found {model!r}")
 
     def _typed_backend(self, model: str) -> DecisionBackend:
-        if model == RULES_DECIDER:
-            return GatewayDecider(self._rules_decider(), self.context.gateway)
-        if model.startswith("jev-"):
-            from bench.clients.jev import JevDecider
-
-            jev = JevDecider(self.context.gateway, model)
-            self._closers.append(jev)
-            return jev
-        raise ConfigError(
-            f"models.decide: engram's typed questions run on {RULES_DECIDER!r} or a jev-* model, found {model!r}"
-        )
+        typed = typed_backend(model, self.context.gateway, self.context.get_embedder(), "engram")
+        if typed.closer is not None:
+            self._closers.append(typed.closer)
+        return typed.backend
 
     def _decider(self, model: str) -> DecisionBackend:
         if model.startswith("claude-"):
