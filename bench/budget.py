@@ -28,7 +28,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from bench.atomic import write_json
+from bench.atomic import fsync_directory, write_json
 from bench.cache import CallRequest, canonical_json
 from bench.errors import BudgetExceeded, ConfigError, DataError
 from bench.stacks import FREE, Price
@@ -90,12 +90,15 @@ class Ledger:
     def append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+        created = not self.path.exists()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # the umask decides, as for any file
         try:
             os.write(fd, line)
             os.fsync(fd)
         finally:
             os.close(fd)
+        if created:
+            fsync_directory(self.path.parent)
 
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():

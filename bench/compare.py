@@ -91,6 +91,8 @@ def load_result_set(spec: str) -> ResultSet:
                     "retrieved_tokens": answer.retrieved_tokens,
                 }
             )
+    if not rows:
+        raise ResultError(f"{spec}: expected answers to compare, found result file(s) with no answers")
     answers = pd.DataFrame(rows).set_index("question_id").sort_index()
     return ResultSet(spec=spec, files=tuple(files), results=results, answers=answers)
 
@@ -226,3 +228,24 @@ def report_json(report: dict) -> dict:
         "by_conversation": report["by_conversation"].to_dict(orient="records"),
         "warnings": report["warnings"],
     }
+
+
+def discordant_questions(report: dict) -> pd.DataFrame:
+    """The questions exactly one side answered correctly: question_id, conversation, category and ``right`` ("A"
+    or "B"), A-right rows first (what ``compare --list-discordant`` prints, and the report's discordant filter)."""
+    a, b = report["correct_a"], report["correct_b"].reindex(report["correct_a"].index)
+    differ = a.index[a.to_numpy() != b.to_numpy()]
+    rows = report["a"].answers.loc[differ, ["conversation", "category"]].copy()
+    rows["right"] = ["A" if a[q] else "B" for q in differ]
+    return rows.reset_index().sort_values(["right", "question_id"], kind="stable").reset_index(drop=True)
+
+
+def render_discordant(report: dict) -> str:
+    table = discordant_questions(report)
+    lines = []
+    for side, other in (("A", "B"), ("B", "A")):
+        group = table[table["right"] == side]
+        label = report[side.lower()].label
+        lines.append(f"{side} right / {other} wrong ({label}): {len(group)}")
+        lines += [f"   {r.question_id}  {r.conversation}  {r.category}" for r in group.itertuples()]
+    return "\n".join(lines)

@@ -74,6 +74,10 @@ class Answer:
     # Further LLM-free metrics by name (bench.scoring): mem0-f1, mem0-bleu1, locomo-adversarial; null when the
     # answer text is unknown or the file predates them.
     scores: dict[str, float] | None = None
+    # Per shown line, the slice message ids it came from (aligned with ``lines``); and the question's evidence
+    # message ids. Null in files written before they were recorded (the v1 imports).
+    sources: list[list[str]] | None = None
+    evidence: list[str] | None = None
 
     @property
     def correct(self) -> bool:
@@ -167,6 +171,9 @@ class Result:
     # The metrics this result carries, by name: {name: {version, field, source}}; the judge's entry names what
     # `label` is (judge:<model>:<prompt id>). Empty in files that predate metric names.
     metrics: dict[str, Any] = field(default_factory=dict)
+    # The name of the trace sidecar next to this file (``<name>.trace.json.gz``, see ``bench.trace``): what the
+    # system decided about each shown line. Null when the run wrote none.
+    trace: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -180,14 +187,18 @@ class Result:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The file's content. Fields added after a file format was first committed (`metrics`, an answer's
-        `scores`) are left out while empty, so files that do not carry them keep their bytes."""
+        """The file's content. Fields added after a file format was first committed (`metrics`, `trace`, an
+        answer's `scores`, `sources`, `evidence`) are left out while empty, so files that do not carry them keep
+        their bytes."""
         d = asdict(self)
         if not d["metrics"]:
             del d["metrics"]
+        if d["trace"] is None:
+            del d["trace"]
         for answer in d["answers"]:
-            if answer["scores"] is None:
-                del answer["scores"]
+            for name in ("scores", "sources", "evidence"):
+                if answer[name] is None:
+                    del answer[name]
         return d
 
     def scored_answers(self) -> list[Answer]:
@@ -324,7 +335,18 @@ def _answer(c: _Checker, d: Any, path: str) -> Answer:
     c.typed(a.scores, (dict,), f"{path}.scores", "an object {metric: number} or null", nullable=True)
     for metric, value in (a.scores or {}).items():
         c.typed(value, _NUM, f"{path}.scores.{metric}", "a number")
+    if a.evidence is not None and not _strings(a.evidence):
+        raise c.fail(f"{path}.evidence", "a list of message ids or null", a.evidence)
+    if a.sources is not None:
+        if not (isinstance(a.sources, list) and all(_strings(s) for s in a.sources)):
+            raise c.fail(f"{path}.sources", "a list of message-id lists (one per line) or null", a.sources)
+        if a.lines is not None and len(a.sources) != len(a.lines):
+            raise c.fail(f"{path}.sources", f"one entry per line ({len(a.lines)})", f"{len(a.sources)} entries")
     return a
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 
 def _provenance(c: _Checker, d: Any, path: str) -> Provenance:
@@ -401,6 +423,9 @@ def _check_top(c: _Checker, r: Result) -> None:
         raise c.fail("stack", " or ".join(RESULT_STACK_NAMES), r.stack)
     c.typed(r.k, (int,), "k", "an integer or null", nullable=True)
     c.typed(r.arm_hash, (str,), "arm_hash", "a string or null", nullable=True)
+    c.typed(r.trace, (str,), "trace", "a file name or null", nullable=True)
+    if r.trace is not None and (not r.trace or "/" in r.trace or "\\" in r.trace):
+        raise c.fail("trace", "the name of a file next to the result", r.trace)
     for name in ("settings", "models", "store", "extras", "metrics"):
         c.typed(getattr(r, name), (dict,), name, "an object")
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
@@ -444,6 +469,10 @@ def read_result(path: str | Path) -> Result:
         raise ResultError(f"{p}: result file not found") from exc
     except json.JSONDecodeError as exc:
         raise ResultError(f"{p}: expected JSON, found a parse error at line {exc.lineno}: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultError(
+            f"{p}: expected UTF-8 JSON, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+        ) from None
     return result_from_dict(raw, where=str(p))
 
 

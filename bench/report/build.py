@@ -17,7 +17,7 @@ from bench.report.article import render_article
 from bench.report.calibration import CalibrationCell
 from bench.report.figures import FigureContext, FigureSpec, available, render_figure
 from bench.report.inputs import ResultSet
-from bench.report.numbers import Numbers
+from bench.report.numbers import Numbers, stable_numbers_json
 from bench.report.tables import Table, render
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
@@ -87,7 +87,8 @@ def write(paper: Paper, out_dir: Path, only: str | None = None, appendix_dir: Pa
             for kind in ("md", "tex"):
                 written.append(write_text(out_dir / "tables" / f"{table.name}.{kind}", render(table, kind)))
     if "numbers" in selected:
-        written.append(write_json(out_dir / "numbers.json", paper.numbers.to_json()))
+        target = out_dir / "numbers.json"
+        written.append(write_json(target, stable_numbers_json(paper.numbers.to_json(), target)))
     if "article" in selected:
         written.append(write_text(out_dir / "article.md", render_article(paper)))
     if only is None and appendix_dir is not None:

@@ -68,8 +68,9 @@ class HeldoutRow:
         return scored.set_index("question_id")["correct"].rename(self.row.name)
 
 
-def token_matched_k(rs: ResultSet) -> int | None:
-    """The k the token-matching run chose, as recorded in its result files' extras."""
+def recorded_matched_k(rs: ResultSet) -> int | None:
+    """The k the held-out token-matching run chose, read from its result files' extras (not chosen again here:
+    choosing is `bench.stats.token_matched_k`, which the runner applies); None unless every file names the same k."""
     ks = {
         item.result.extras["token_match"]["k"]
         for (s, arm, _), item in rs.results.items()
@@ -84,7 +85,7 @@ def heldout_rows(rs: ResultSet) -> dict[str, HeldoutRow]:
         Row("mem0-k3", "mem0", "mem0", 3),
         Row("engram-reranking-off-k3", "engram, reranking off", "engram-reranking-off", 3),
     ]
-    tm = token_matched_k(rs)
+    tm = recorded_matched_k(rs)
     if tm is not None:
         candidates.append(Row("mem0-token-matched", "mem0, token-matched", "mem0", tm))
     candidates += [Row("engram-k20", "engram", "engram", 20), Row("mem0-k20", "mem0", "mem0", 20)]

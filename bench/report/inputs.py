@@ -22,6 +22,7 @@ from bench.vocab import heldout_conversation, heldout_slice, is_heldout
 STACK_LABELS = {
     "paper": "paper v1, Claude + Jev",
     "offline": "offline stand-ins — not the paper's numbers",
+    "paper-v3": "paper v3, gpt-4o-mini + Jev, imported per-question labels",
 }
 ARTICLE_NUMBERS = "article_numbers.tsv"
 

@@ -8,7 +8,7 @@ same way:
         usage = system.write(message)                            # WriteUsage: costs + recorded latencies
         ...at a checkpoint:
         retrieval = system.retrieve(question, k)                 # Retrieval: lines shown + the messages they came from
-    system.stats(); system.facts_for_audit(); system.describe()
+    system.stats(); system.facts_for_audit(); system.trace(fact_ids); system.describe()
     system.close()
 
 Adding a baseline = one module in `bench/systems/` that defines a `System` subclass decorated with
@@ -28,7 +28,7 @@ import importlib
 import pkgutil
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -116,7 +116,9 @@ class Retrieval:
     `sources[i]` holds the ids of the slice messages line i came from (usually one; a merged same_as cluster may
     have several; empty if unknown). The runner uses them for evidence recall. `cost_usd`/`latency_ms` are the
     recorded figures of read-path model calls (engram's reranker); `notes` records anything a reader of the result
-    must know (e.g. {"k_ignored": True} for full-context).
+    must know (e.g. {"k_ignored": True} for full-context). `details` is optional, one JSON-able mapping per line
+    (engram: the fact id, how the line was found, its score); the runner writes it to the trace sidecar, and the
+    ids it names are what `System.trace` is asked to explain.
     """
 
     lines: tuple[str, ...]
@@ -124,17 +126,20 @@ class Retrieval:
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     notes: Mapping[str, Any] = field(default_factory=dict)
+    details: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.lines) != len(self.sources):
             raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.sources)} source entries")
+        if self.details and len(self.details) != len(self.lines):
+            raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.details)} detail entries")
 
     def top(self, k: int | None) -> Retrieval:
         """The first k lines (a system retrieved at a larger k; a smaller budget is a prefix for prefix-stable
         systems)."""
         if k is None:
             return self
-        return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes)
+        return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes, self.details[:k])
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,12 @@ class System(ABC):
         # Settings left at None mean "the default of what they refine" (e.g. an engram flag at its preset value).
         settings = {key: value for key, value in sorted(self.settings.items()) if value is not None}
         return {"system": self.name, "stack": self.context.stack, "settings": settings}
+
+    def trace(self, fact_ids: Sequence[str]) -> dict[str, Any] | None:
+        """For the trace sidecar, after the last question and before close(): what the system knows about the
+        items its shown lines stand for (the `fact_id`s of `Retrieval.details`), as JSON-able data keyed by id,
+        e.g. engram's belief, validity window, decisions and superseded chain. None: the system records none."""
+        return None
 
     def close(self) -> None:
         """Release files and threads (qdrant locks, SQLite handles). Idempotent."""

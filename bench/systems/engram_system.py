@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
@@ -117,10 +118,39 @@ class EngramSystem(System):
             cost_usd=result.cost_usd,
             latency_ms=result.latency_ms,
             notes={"degraded": result.degraded} if result.degraded else {},
+            details=tuple({"fact_id": line.fact_id, "via": line.source, "score": line.score} for line in shown),
         )
 
     def _sources(self, fact_id: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(member.source_message_id for member in self.engram.same_as(fact_id)))
+
+    def trace(self, fact_ids: Sequence[str]) -> dict[str, Any]:
+        """`Engram.explain` for every shown fact, the facts of its same_as cluster and its whole superseded chain
+        (the facts that closed it, and those it closed, transitively), as of the end of the run."""
+        explained: dict[str, Any] = {}
+        frontier = list(dict.fromkeys(fact_ids))
+        while frontier:
+            fact_id = frontier.pop()
+            if fact_id in explained:
+                continue
+            record = self._explained(fact_id)
+            explained[fact_id] = record
+            fact = record["fact"]
+            # A chain link in either direction is followed; a same_as member is explained but not walked from.
+            chain = [fact.get("closed_by"), fact.get("refines"), *record.get("superseded", [])]
+            frontier.extend(i for i in chain if i and i not in explained)
+            for member in record.get("same_as", []):
+                if member not in explained:
+                    explained[member] = self._explained(member)
+        return dict(sorted(explained.items()))
+
+    def _explained(self, fact_id: str) -> dict[str, Any]:
+        from bench.trace import jsonable
+
+        record = jsonable(self.engram.explain(fact_id))
+        record.pop("belief_history", None)  # a filter of `history`; the trace keeps the history once
+        record["decisions"] = [_decision_for_reading(d) for d in record["decisions"]]
+        return record
 
     def stats(self) -> dict[str, Any]:
         raw = self.engram.stats()
@@ -163,3 +193,23 @@ class EngramSystem(System):
 
     def close(self) -> None:
         self.engram.close()  # the model clients belong to `context.hub`, closed by the runner
+
+
+TRACE_DIGITS = 4  # probabilities in a trace are for reading; four decimals keep a held-out trace a few MB
+
+
+def _decision_for_reading(decision: dict[str, Any]) -> dict[str, Any]:
+    """A decision as the trace keeps it: question, every option with its probability (the keys of ``probs``), the
+    choice, its target, and only the fields that say something (a fallback, an error, a proposed text); latency
+    and nominal cost are in the result's figures already."""
+    kept = {
+        "question": decision["question"],
+        "probs": {o: round(float(p), TRACE_DIGITS) for o, p in decision["probs"].items()},
+        "chosen": decision["chosen"],
+        "confidence": round(float(decision["confidence"]), TRACE_DIGITS),
+        "model": decision["model"],
+    }
+    for name in ("target", "fallback", "error", "text"):
+        if decision.get(name):
+            kept[name] = decision[name]
+    return kept

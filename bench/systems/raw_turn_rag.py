@@ -51,8 +51,11 @@ class RawTurnRagSystem(System):
         limit = len(self._turns) if k is None else k
         order = np.argsort(-scores, kind="stable")[:limit]
         chosen = [self._turns[i] for i in order]
-        lines = tuple(render_turn(m) if self.settings["show_dates"] else f"{m.speaker}: {m.text}" for m in chosen)
+        lines = tuple(self._line(m) for m in chosen)
         return Retrieval(lines=lines, sources=tuple((m.id,) for m in chosen))
+
+    def _line(self, turn: SliceMessage) -> str:
+        return render_turn(turn) if self.settings["show_dates"] else f"{turn.speaker}: {turn.text}"
 
     def stats(self) -> dict[str, Any]:
         n = len(self._turns)

@@ -71,7 +71,7 @@ def test_a_key_in_the_environment_does_not_switch_run_to_the_paid_stack(
     assert code == 0, captured.err
     [written] = sorted(out.glob("*.json"))
     assert json.loads(written.read_text())["stack"] == "offline"
-    banner = captured.err.splitlines()[0]
+    banner = captured.out.splitlines()[0]
     assert banner.startswith("run raw-turn-rag on dev | stack offline")
     assert "mode local" in banner and f"results -> {out}" in banner
 

@@ -10,7 +10,7 @@ import pytest
 
 from bench.errors import CacheMiss, ConfigError
 from bench.results import read_result
-from bench.runner import RunOptions, parse_ks, run_arm
+from bench.runner import RunOptions, parse_ks, plan_stages, run_arm
 from bench.slices import Slice, load_slice
 from bench.stacks import ROLES
 
@@ -181,6 +181,38 @@ def test_token_matched_arm_runs_its_prerequisites_and_answers_at_the_closest_k(w
     assert [a.label for a in matched.answers] == [a.label for a in sweep.answers]
     assert [a.evidence_recall for a in matched.answers] == [a.evidence_recall for a in sweep.answers]
     assert matched.arm_hash != sweep.arm_hash
+
+
+def write_matched_arms(arms: Path) -> None:
+    (arms / "sweep.toml").write_text('system = "raw-turn-rag"\nk = [1, 2, 3]\n', encoding="utf-8")
+    (arms / "reference.toml").write_text('system = "full-context"\n', encoding="utf-8")
+    (arms / "matched.toml").write_text(
+        'extends = "sweep"\n[token_match]\nsweep_arm = "sweep"\nreference_arm = "reference"\nreference_k = 2\n'
+        "ks = [1, 2, 3]\n",
+        encoding="utf-8",
+    )
+
+
+def test_a_token_matched_arm_is_planned_after_the_results_it_still_lacks(workspace: dict[str, Path]) -> None:
+    write_matched_arms(workspace["arms"])
+    options = options_for(workspace, run_id="plan-1")
+    plan = lambda: [(s.arm.name, s.ks) for s in plan_stages("matched", "dev", options)]  # noqa: E731
+
+    assert plan() == [("sweep", (1, 2, 3)), ("reference", (2,)), ("matched", (1, 2, 3))]
+    run_arm("sweep", "dev", replace(options, ks=(1, 3)))
+    assert plan() == [("sweep", (2,)), ("reference", (2,)), ("matched", (1, 2, 3))]
+
+
+def test_arms_that_read_each_others_results_in_a_circle_are_refused(workspace: dict[str, Path]) -> None:
+    arms = workspace["arms"]
+    for me, other in (("ping", "pong"), ("pong", "ping")):
+        (arms / f"{me}.toml").write_text(
+            f'system = "raw-turn-rag"\n[token_match]\nsweep_arm = "{other}"\nreference_arm = "turns"\n'
+            "reference_k = 2\nks = [2]\n",
+            encoding="utf-8",
+        )
+    with pytest.raises(ConfigError, match="circle: ping -> pong -> ping"):
+        plan_stages("ping", "dev", options_for(workspace, run_id="plan-2"))
 
 
 def tiny_locomo_part(conversation: str) -> Slice:
