@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.clients.wrappers import GatewayExtractor, OfflineLLM
 from bench.errors import ConfigError
-from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
+from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 from bench.systems.typed import typed_backend
 
 if TYPE_CHECKING:
@@ -193,10 +193,10 @@ class EngramSystem(System):
             calls=len(report.extract_usage) + len(report.decision_usage),
         )
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         result = self.engram.retrieve(question.question)
         shown = result.lines if k is None else result.lines[:k]
-        return Retrieval(
+        return RetrievedLines(
             lines=tuple(line.text for line in shown),
             sources=tuple(self._sources(line.fact_id) for line in shown),
             cost_usd=result.cost_usd,
