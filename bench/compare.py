@@ -26,7 +26,7 @@ from bench.stats import (
 
 
 @dataclass(frozen=True)
-class ResultSet:
+class ComparisonSide:
     """One side of a comparison: the files it pooled and their answers, one row per question id."""
 
     spec: str
@@ -61,7 +61,7 @@ def _files_of(spec: str) -> list[Path]:
     return [Path(p) for p in sorted(glob.glob(spec, recursive=True)) if Path(p).is_file()]
 
 
-def load_result_set(spec: str) -> ResultSet:
+def load_result_set(spec: str) -> ComparisonSide:
     """Read and pool the result files a spec names, refusing a set that mixes arms, k or stacks, or answers a
     question twice."""
     files = _files_of(spec)
@@ -94,10 +94,10 @@ def load_result_set(spec: str) -> ResultSet:
     if not rows:
         raise ResultError(f"{spec}: expected answers to compare, found result file(s) with no answers")
     answers = pd.DataFrame(rows).set_index("question_id").sort_index()
-    return ResultSet(spec=spec, files=tuple(files), results=results, answers=answers)
+    return ComparisonSide(spec=spec, files=tuple(files), results=results, answers=answers)
 
 
-def stack_warnings(a: ResultSet, b: ResultSet) -> list[str]:
+def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
     """What makes the two sides not like-for-like: a different stack, different models, offline stand-ins."""
     warnings = []
     if a.first.stack != b.first.stack:
@@ -128,7 +128,7 @@ def _p(value: float) -> str:
     return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
 
 
-def _describe_side(name: str, side: ResultSet, correct: pd.Series) -> list[str]:
+def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[str]:
     first = side.first
     wilson = wilson_interval(int(correct.sum()), int(correct.size)).points()
     tokens = side.answers.loc[correct.index, "retrieved_tokens"].dropna()
@@ -161,7 +161,9 @@ def _group_table(table: pd.DataFrame, title: str) -> list[str]:
     return shown.to_string(index=False).splitlines()
 
 
-def comparison_report(a: ResultSet, b: ResultSet, include_unscored: bool, draws: int, seed: int | None) -> dict:
+def comparison_report(
+    a: ComparisonSide, b: ComparisonSide, include_unscored: bool, draws: int, seed: int | None
+) -> dict:
     """Compute the comparison of A with B: overall figures plus per-category and per-conversation tables."""
     side_a = a.correct(include_unscored).rename(f"A ({a.label})")
     side_b = b.correct(include_unscored).rename(f"B ({b.label})")

@@ -320,7 +320,7 @@ def _provenance(sources: Iterable[Path]) -> Provenance:
 
 
 @dataclass
-class ImportReport:
+class V1ImportReport:
     written: list[Path]
     manifest: Path
 
@@ -407,7 +407,7 @@ def _texts_for(
     return str(qa["question"]), gold
 
 
-def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) -> ImportReport:
+def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) -> V1ImportReport:
     """Convert every v1 file under ``source_dir`` into ``out_dir`` (replacing what was there)."""
     results_dir = source_dir / "results"
     if not results_dir.is_dir():
@@ -445,7 +445,7 @@ def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) ->
         shutil.rmtree(out_dir)
     staging.rename(out_dir)
     final = [out_dir / p.relative_to(staging) for p in written]
-    return ImportReport(written=final, manifest=out_dir / "MANIFEST.json")
+    return V1ImportReport(written=final, manifest=out_dir / "MANIFEST.json")
 
 
 def _fold_heldout_extras(

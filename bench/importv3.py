@@ -332,7 +332,7 @@ def _result(label_file: LabelFile, row: ManifestRow, questions: list[SliceQuesti
 
 
 @dataclass
-class ImportReport:
+class V3ImportReport:
     written: list[Path]
     manifest: Path
     results: int
@@ -367,7 +367,7 @@ def _require_complete_grid(results: dict[tuple[str, str, int | None], Result]) -
         )
 
 
-def import_v3(out_dir: Path = V3_RESULTS_DIR) -> ImportReport:
+def import_v3(out_dir: Path = V3_RESULTS_DIR) -> V3ImportReport:
     """Convert the v3 release into ``out_dir`` (replacing what was there, only once everything validated)."""
     results = build_results()
     copies = {relative: data.verified_bytes(relative) for relative in (*SUPPLEMENTARY, data.V3_ARTICLE_NUMBERS)}
@@ -391,7 +391,7 @@ def import_v3(out_dir: Path = V3_RESULTS_DIR) -> ImportReport:
         shutil.rmtree(out_dir)
     staging.rename(out_dir)
     final = sorted(out_dir / p.relative_to(staging) for p in written)
-    return ImportReport(written=final, manifest=out_dir / manifest.name, results=len(results))
+    return V3ImportReport(written=final, manifest=out_dir / manifest.name, results=len(results))
 
 
 def _require_json(relative: str, raw: bytes) -> None:

@@ -71,7 +71,9 @@ NO_MEMORY_ANSWER = "I don't know"  # what the extractive stand-in says when noth
 
 
 @dataclass(frozen=True)
-class Answer:
+class Reply:
+    """What an answerer said, with what it cost and took (recorded figures, replayed from the cache)."""
+
     text: str
     model: str
     cost_usd: float = 0.0
@@ -183,7 +185,7 @@ class LLMAnswerer:
         lines: Sequence[str],
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
-    ) -> Answer:
+    ) -> Reply:
         system = render_answer_prompt(question, memories_by_speaker(lines, line_speakers, speakers))
         reply = self.llm.complete(
             role="answer",
@@ -193,7 +195,7 @@ class LLMAnswerer:
             max_tokens=ANSWER_MAX_TOKENS,
             temperature=TEMPERATURE,
         )
-        return Answer(reply.text.strip(), reply.model, reply.cost_usd, reply.latency_ms, reply.cached)
+        return Reply(reply.text.strip(), reply.model, reply.cost_usd, reply.latency_ms, reply.cached)
 
 
 class LLMJudge:
@@ -338,13 +340,13 @@ class ExtractiveAnswerer:
         lines: Sequence[str],
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
-    ) -> Answer:
+    ) -> Reply:
         body = {"question": question, "lines": list(lines), "rules": EXTRACTIVE_ANSWERER_RULES}
         request = CallRequest(provider="offline", endpoint="answer", model=self.model, body=body, purpose="answer")
         result = self.gateway.call(
             request, lambda _: LiveResponse({"text": self.best_line_answer(question, body["lines"])})
         )
-        return Answer(result.body["text"], self.model, result.cost_usd, result.latency_ms, result.cached)
+        return Reply(result.body["text"], self.model, result.cost_usd, result.latency_ms, result.cached)
 
     def best_line_answer(self, question: str, lines: list[str]) -> str:
         if not lines:

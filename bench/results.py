@@ -243,6 +243,42 @@ def result_path(root: str | Path, stack_dir: str, slice_name: str, arm: str, k: 
     return Path(root) / stack_dir / slice_dir(slice_name) / file_name(arm, k)
 
 
+# ----------------------------------------------------------------------------------------------- JSON Schema
+
+RESULT_SCHEMA_ID = "https://engram-bench.invalid/schemas/result-v{version}.schema.json"
+
+
+def result_json_schema() -> dict[str, Any]:
+    """The result file as JSON Schema (draft 2020-12), generated from the dataclasses above by pydantic, so the
+    schema and the writer share one definition. Added on top, from this module's constants: the closed value sets
+    (stack, label, category), the schema version, and that no object carries a field the dataclass lacks (which
+    `result_from_dict` refuses too). What JSON Schema cannot say (summaries agree with the answers, one source
+    list per shown line) stays with `result_from_dict`."""
+    from pydantic import TypeAdapter  # pydantic is needed only to publish or check the schema
+
+    schema = TypeAdapter(Result).json_schema(mode="validation")
+    defs = schema.setdefault("$defs", {})
+    dataclass_names = {cls.__name__ for cls in (Tally, Answer, Source, Provenance, Costs, Latency, Calls, Timing)}
+    for name, definition in defs.items():
+        if name in dataclass_names:
+            definition["additionalProperties"] = False
+    schema["additionalProperties"] = False
+    props = schema["properties"]
+    props["stack"]["enum"] = list(RESULT_STACK_NAMES)
+    props["schema_version"]["const"] = SCHEMA_VERSION
+    props["accuracy_by_category"]["propertyNames"] = {"enum": list(CATEGORIES)}
+    answer = defs["Answer"]["properties"]
+    answer["label"]["enum"] = list(LABELS)
+    answer["category"]["enum"] = list(CATEGORIES)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": RESULT_SCHEMA_ID.format(version=SCHEMA_VERSION),
+        **schema,
+        "title": f"engram-bench result file, schema v{SCHEMA_VERSION}",
+        "description": "One file per (stack, slice, arm, k): results/<stack>/<slice-dir>/<arm>[__k<k>].json.",
+    }
+
+
 # --------------------------------------------------------------------------------------------------- validation
 
 

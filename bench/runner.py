@@ -63,7 +63,7 @@ from bench.results import (
 from bench.slices import Slice, SliceQuestion, load_slice
 from bench.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack, build_stack
 from bench.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
-from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
+from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
 from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
 from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR
@@ -130,7 +130,7 @@ class _Asked:
     question: SliceQuestion
     checkpoint: int
     scored: bool
-    retrievals: dict[int | None, Retrieval] = field(default_factory=dict)
+    retrievals: dict[int | None, RetrievedLines] = field(default_factory=dict)
 
 
 class KeyTap:
@@ -656,7 +656,7 @@ def _ingest_and_ask(
             if checkpoint is None:
                 continue
             if checkpoint == final:
-                _before_final_questions(system)
+                system.before_final_questions()
             due = [q for q in the_slice.questions_at(checkpoint) if _is_asked(q, adversarial)]
             retrieve_task = progress.add_task(f"retrieve @ session {checkpoint}", total=len(due))
             for question in due:
@@ -672,13 +672,6 @@ def _ingest_and_ask(
     return usages, asked
 
 
-def _before_final_questions(system: System) -> None:
-    """Systems with a pass that runs once before the final questions (engram's hygiene) expose this hook."""
-    hook = getattr(system, "before_final_questions", None)
-    if callable(hook):
-        hook()
-
-
 def _is_asked(question: SliceQuestion, adversarial: bool) -> bool:
     # Adversarial questions have no gold answer, only "Not mentioned"; they are asked only when an arm opts in
     # (`[scoring] adversarial = true`), and then they count.
@@ -691,7 +684,7 @@ def _is_scored(question: SliceQuestion, checkpoint: int, final: int, adversarial
     return _is_asked(question, adversarial) and checkpoint == final
 
 
-def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...]) -> dict[int | None, Retrieval]:
+def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...]) -> dict[int | None, RetrievedLines]:
     if system.PREFIX_STABLE:
         widest = None if None in ks else max(k for k in ks if k is not None)
         retrieval = system.retrieve(question, widest)
@@ -789,9 +782,8 @@ def _gold(question: SliceQuestion) -> Any:
 
 def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
     """Whether decision cost/p50 apply: declared by the system, else inferred from recorded decision figures."""
-    declared = getattr(system, "DECISION_LAYER", None)
-    if declared is not None:
-        return bool(declared)
+    if system.DECISION_LAYER is not None:
+        return system.DECISION_LAYER
     return any(u.decision_ms > 0 or u.decision_cost_usd > 0 for u in usages)
 
 
@@ -865,7 +857,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
             questions[a.question_id],
             a.checkpoint or the_slice.checkpoints[-1],
             a.scored,
-            {k: Retrieval(tuple(a.lines or ()), tuple(() for _ in a.lines or ()))},
+            {k: RetrievedLines(tuple(a.lines or ()), tuple(() for _ in a.lines or ()))},
         )
         for a in sweep.answers
     ]

@@ -32,17 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.atomic import write_bytes
-from bench.errors import ResultError
+from bench.errors import TraceError
 
 TRACE_VERSION = 1
 # Gzipped: a held-out trace is megabytes of small decision records that compress about tenfold, and no reader diffs
 # it; the suffix also keeps it out of every `*.json` scan of a results folder.
 TRACE_SUFFIX = ".trace.json.gz"
 KIND = "engram-bench trace"
-
-
-class TraceError(ResultError):
-    """A trace sidecar that is missing, unparsable or not in the trace schema."""
 
 
 @dataclass(frozen=True)

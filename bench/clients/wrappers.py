@@ -5,7 +5,7 @@ replayed exactly like paid calls (provider "offline", $0).
   model = `inner.model`; only the missing asks reach `inner.ask`, in one call.
 - `GatewayExtractor(inner, gateway)`: key body = the extractor's full input (message and context).
 - `OfflineLLM`: base class for local answerer/judge stand-ins; subclasses implement `respond()`.
-- `TokenCounter`: the protocol the harness counts retrieved tokens with.
+- (the token-counter protocol is `bench.tokens.TokenCounter`)
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from bench.cache import CallRequest
 from bench.gateway import OFFLINE, Gateway, LiveResponse
@@ -31,13 +31,6 @@ from engram import (
     Message,
     Usage,
 )
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    name: str
-
-    def count(self, text: str) -> int: ...
 
 
 def jsonable(value: Any) -> Any:

@@ -66,7 +66,7 @@ CELLS = (
 
 
 @dataclass(frozen=True)
-class Row:
+class ReproducedCell:
     arm: str
     cell: str
     replayed: str
@@ -78,9 +78,9 @@ class Row:
         return self.replayed == self.committed
 
 
-def compare(arm: str, replayed: Result | None, committed: Result, paper: Result | None) -> list[Row]:
+def compare(arm: str, replayed: Result | None, committed: Result, paper: Result | None) -> list[ReproducedCell]:
     return [
-        Row(
+        ReproducedCell(
             arm,
             cell.name,
             cell.show(replayed) if replayed else "(miss)",
@@ -126,7 +126,7 @@ def reproduce(
         f"'{PAPER_COLUMN}' column is the article's own Table 1, shown for reference, not replayed."
     )
     started = time.perf_counter()
-    rows: list[Row] = []
+    rows: list[ReproducedCell] = []
     misses: list[str] = []
     base = base_options or RunOptions()
     vectors = subset / VECTORS_FILE
@@ -178,7 +178,7 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _print_table(console: Console, rows: list[Row]) -> None:
+def _print_table(console: Console, rows: list[ReproducedCell]) -> None:
     table = Table(title="dev slice (conv-26 sessions 1-4, 76 messages, 35 questions)")
     for header in ("arm", "cell", "replayed (offline)", "committed (offline)", "match", PAPER_COLUMN):
         table.add_column(header)

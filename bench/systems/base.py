@@ -7,7 +7,7 @@ same way:
     for message in slice.messages:
         usage = system.write(message)                            # WriteUsage: costs + recorded latencies
         ...at a checkpoint:
-        retrieval = system.retrieve(question, k)                 # Retrieval: lines shown + the messages they came from
+        retrieval = system.retrieve(question, k)                 # RetrievedLines: lines shown + the messages they came from
     system.stats(); system.facts_for_audit(); system.trace(fact_ids); system.describe()
     system.close()
 
@@ -110,7 +110,7 @@ class WriteUsage:
 
 
 @dataclass(frozen=True)
-class Retrieval:
+class RetrievedLines:
     """The lines a system shows the answer model for one question, in rank order.
 
     `sources[i]` holds the ids of the slice messages line i came from (usually one; a merged same_as cluster may
@@ -130,16 +130,18 @@ class Retrieval:
 
     def __post_init__(self) -> None:
         if len(self.lines) != len(self.sources):
-            raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.sources)} source entries")
+            raise ValueError(f"RetrievedLines: {len(self.lines)} lines but {len(self.sources)} source entries")
         if self.details and len(self.details) != len(self.lines):
-            raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.details)} detail entries")
+            raise ValueError(f"RetrievedLines: {len(self.lines)} lines but {len(self.details)} detail entries")
 
-    def top(self, k: int | None) -> Retrieval:
+    def top(self, k: int | None) -> RetrievedLines:
         """The first k lines (a system retrieved at a larger k; a smaller budget is a prefix for prefix-stable
         systems)."""
         if k is None:
             return self
-        return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes, self.details[:k])
+        return RetrievedLines(
+            self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes, self.details[:k]
+        )
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,9 @@ class System(ABC):
     #: True when the lines at a small k are always the first lines at a larger k, so the runner may retrieve once
     #: at max(k) and cut (a k-sweep from one retrieval). False makes the runner call retrieve() per k.
     PREFIX_STABLE: ClassVar[bool] = True
+    #: Whether the system has a decision layer, so a result reports decision cost and decision p50 for it. None
+    #: leaves it to the recorded figures: any write with decision latency or cost means yes.
+    DECISION_LAYER: ClassVar[bool | None] = None
 
     def __init__(self, settings: Mapping[str, Any], context: SystemContext) -> None:
         self.settings = dict(settings)
@@ -188,13 +193,17 @@ class System(ABC):
         """Ingest one conversation turn, in slice order."""
 
     @abstractmethod
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         """At most k lines for the question; k=None means every line the system's read path returns (the article's
-        dev table shows engram's whole read path). A system that ignores k says so in Retrieval.notes."""
+        dev table shows engram's whole read path). A system that ignores k says so in RetrievedLines.notes."""
 
     @abstractmethod
     def stats(self) -> dict[str, Any]:
         """Store figures: at least stored, active, tentative, closes_by_reason, reopens, escalations."""
+
+    def before_final_questions(self) -> None:
+        """Called once, after the last message of the final checkpoint and before its questions are asked: the
+        place for a pass a system runs before it is examined (e.g. a store hygiene pass). Default: nothing."""
 
     def facts_for_audit(self) -> list[AuditFact]:
         """Every stored fact with its source and closing, for the update-set scoring. Systems that store no
@@ -209,7 +218,7 @@ class System(ABC):
 
     def trace(self, fact_ids: Sequence[str]) -> dict[str, Any] | None:
         """For the trace sidecar, after the last question and before close(): what the system knows about the
-        items its shown lines stand for (the `fact_id`s of `Retrieval.details`), as JSON-able data keyed by id,
+        items its shown lines stand for (the `fact_id`s of `RetrievedLines.details`), as JSON-able data keyed by id,
         e.g. engram's belief, validity window, decisions and superseded chain. None: the system records none."""
         return None
 

@@ -25,7 +25,7 @@ import typing
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
+from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 
 if TYPE_CHECKING:
     from bench.providers import Models
@@ -109,10 +109,10 @@ class EngramSystem(System):
             calls=len(report.extract_usage) + len(report.decision_usage),
         )
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         result = self.engram.retrieve(question.question)
         shown = result.lines if k is None else result.lines[:k]
-        return Retrieval(
+        return RetrievedLines(
             lines=tuple(line.text for line in shown),
             sources=tuple(self._sources(line.fact_id) for line in shown),
             cost_usd=result.cost_usd,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bench.systems.base import Retrieval, System, WriteUsage, register_system
+from bench.systems.base import RetrievedLines, System, WriteUsage, register_system
 
 if TYPE_CHECKING:
     from bench.slices import SliceMessage, SliceQuestion
@@ -33,10 +33,10 @@ class FullContextSystem(System):
         self._turns.append(message)
         return WriteUsage()
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         # Questions are asked at checkpoints, after the checkpoint session's last turn: every stored turn precedes
         # the question.
-        return Retrieval(
+        return RetrievedLines(
             lines=tuple(render_turn(m) for m in self._turns),
             sources=tuple((m.id,) for m in self._turns),
             notes={"k_ignored": True},

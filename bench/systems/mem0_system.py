@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.clients.wrappers import OfflineLLM
 from bench.errors import BenchError, ConfigError
-from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
+from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 
 if TYPE_CHECKING:
     from bench.slices import SliceMessage, SliceQuestion
@@ -338,7 +338,7 @@ class Mem0System(System):
             calls=len(calls),
         )
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         top_k = k if k is not None else 20  # mem0's own default when no budget is given
         found = self.memory.search(question.question, top_k=top_k, filters={"user_id": self.user_id})["results"]
         lines, sources = [], []
@@ -347,7 +347,7 @@ class Mem0System(System):
             date = meta.get("timestamp")
             lines.append(f"{date}: {item['memory']}" if (date and self.settings["show_dates"]) else item["memory"])
             sources.append((meta["message_id"],) if meta.get("message_id") else ())
-        return Retrieval(tuple(lines), tuple(sources), notes={"search_mode": self.search_mode})
+        return RetrievedLines(tuple(lines), tuple(sources), notes={"search_mode": self.search_mode})
 
     def _all(self) -> list[dict[str, Any]]:
         return self.memory.get_all(filters={"user_id": self.user_id}, top_k=ALL_MEMORIES)["results"]

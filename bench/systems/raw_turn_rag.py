@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bench.systems.base import Retrieval, Setting, System, WriteUsage, register_system
+from bench.systems.base import RetrievedLines, Setting, System, WriteUsage, register_system
 from bench.systems.full_context import render_turn
 
 if TYPE_CHECKING:
@@ -41,9 +41,9 @@ class RawTurnRagSystem(System):
             self._vectors = fresh if len(self._vectors) == 0 else np.vstack([self._vectors, fresh])
         return self._vectors
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         if not self._turns:
-            return Retrieval((), ())
+            return RetrievedLines((), ())
         vectors = self._embedded()
         query = self.context.get_embedder().embed([question.question])[0]
         scores = vectors @ query
@@ -52,7 +52,7 @@ class RawTurnRagSystem(System):
         order = np.argsort(-scores, kind="stable")[:limit]
         chosen = [self._turns[i] for i in order]
         lines = tuple(self._line(m) for m in chosen)
-        return Retrieval(lines=lines, sources=tuple((m.id,) for m in chosen))
+        return RetrievedLines(lines=lines, sources=tuple((m.id,) for m in chosen))
 
     def _line(self, turn: SliceMessage) -> str:
         return render_turn(turn) if self.settings["show_dates"] else f"{turn.speaker}: {turn.text}"

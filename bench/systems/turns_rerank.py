@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bench.systems.base import Retrieval, Setting, register_system
+from bench.systems.base import RetrievedLines, Setting, register_system
 from bench.systems.raw_turn_rag import RawTurnRagSystem
 
 if TYPE_CHECKING:
@@ -56,12 +56,12 @@ class TurnsRerankSystem(RawTurnRagSystem):
         super().__init__(settings, context)
         self.decider = context.hub.decider()  # the stack's decide model, from the provider registry
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         from engram import DecisionError
         from engram.questions import relevance_key
 
         if not self._turns:
-            return Retrieval((), ())
+            return RetrievedLines((), ())
         vectors = self._embedded()
         cosine = vectors @ self.context.get_embedder().embed([question.question])[0]
         by_cosine = [int(i) for i in np.argsort(-cosine, kind="stable")]
@@ -85,7 +85,7 @@ class TurnsRerankSystem(RawTurnRagSystem):
         chosen = ranked if k is None else ranked[:k]
         decisions = list(answers.values())
         lines = tuple(self._line(self._turns[i]) for i, _, _ in chosen)
-        return Retrieval(
+        return RetrievedLines(
             lines=lines,
             sources=tuple((self._turns[i].id,) for i, _, _ in chosen),
             cost_usd=math.fsum(d.cost_usd for d in decisions),

@@ -9,7 +9,7 @@ import pytest
 
 from bench.arms import ARMS_DIR, arm_names, load_all_arms, load_arm
 from bench.errors import ConfigError
-from bench.systems import Retrieval, Setting, System, WriteUsage, register_system
+from bench.systems import RetrievedLines, Setting, System, WriteUsage, register_system
 
 
 @register_system("test-notebook")
@@ -24,8 +24,8 @@ class NotebookSystem(System):
     def write(self, message: Any) -> WriteUsage:
         return WriteUsage()
 
-    def retrieve(self, question: Any, k: int) -> Retrieval:
-        return Retrieval((), ())
+    def retrieve(self, question: Any, k: int) -> RetrievedLines:
+        return RetrievedLines((), ())
 
     def stats(self) -> dict[str, Any]:
         return {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from bench.results import read_result
 from bench.runner import RunOptions, parse_ks, plan_stages, run_arm
 from bench.slices import Slice, load_slice
 from bench.stacks import ROLES
+from bench.systems import RetrievedLines, System, WriteUsage, register_system
 
 
 def tiny_dev() -> Slice:
@@ -181,6 +183,46 @@ def test_token_matched_arm_runs_its_prerequisites_and_answers_at_the_closest_k(w
     assert [a.label for a in matched.answers] == [a.label for a in sweep.answers]
     assert [a.evidence_recall for a in matched.answers] == [a.evidence_recall for a in sweep.answers]
     assert matched.arm_hash != sweep.arm_hash
+
+
+@register_system("test-examined-diary")
+class ExaminedDiary(System):
+    """Keeps every turn; tidies up once before the final questions; its writes record decision time although it
+    declares no decision layer (so the declaration, not the figures, must decide)."""
+
+    DECISION_LAYER = False
+
+    def __init__(self, settings: Any, context: Any) -> None:
+        super().__init__(settings, context)
+        self.turns: list[str] = []
+        self.events: list[str] = []
+
+    def write(self, message: Any) -> WriteUsage:
+        self.turns.append(message.text)
+        return WriteUsage(decision_ms=5.0, facts=1)
+
+    def before_final_questions(self) -> None:
+        self.events.append(f"tidy after {len(self.turns)} turns")
+
+    def retrieve(self, question: Any, k: int | None) -> RetrievedLines:
+        self.events.append("retrieve")
+        lines = tuple(self.turns[-(k or len(self.turns)) :])
+        return RetrievedLines(lines, tuple(() for _ in lines))
+
+    def stats(self) -> dict[str, Any]:
+        return {"events": self.events}
+
+
+def test_the_runner_calls_the_hooks_a_system_declares(workspace: dict[str, Path]) -> None:
+    (workspace["arms"] / "diary.toml").write_text('system = "test-examined-diary"\nk = 2\n', encoding="utf-8")
+
+    [path] = run_arm("diary", "dev", options_for(workspace))
+
+    result = read_result(path)
+    events = result.store["events"]
+    assert events[0] == f"tidy after {len(tiny_dev().messages)} turns"  # once, before the first final question
+    assert events[1:] == ["retrieve"] * len(tiny_dev().questions)
+    assert result.latency.decision_p50_ms is None and result.costs.decision_cost_per_1k is None
 
 
 def write_matched_arms(arms: Path) -> None:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.errors import TraceError
 from bench.results import read_result
 from bench.runner import run_arm
 from bench.slices import load_slice
 from bench.systems import build_system
-from bench.trace import Trace, TraceError, read_trace, trace_of, write_trace
+from bench.trace import Trace, read_trace, trace_of, write_trace
 from tests.bench.test_runner import options_for, workspace  # noqa: F401  (the runner tests' tiny workspace)
 from tests.bench.test_systems_engram import _context
 

@@ -51,7 +51,7 @@ AGGREGATE_NOTE = "aggregate input (results/v3/supplementary/{name}): no per-ques
 
 
 @dataclass(frozen=True)
-class System:
+class PaperSystem:
     """A system as the paper names it (id segment and table label) and the arm its files carry."""
 
     key: str
@@ -62,13 +62,13 @@ class System:
 SYSTEMS = {
     s.key: s
     for s in (
-        System("T0R", "T0R (raw turns, Jev rerank)", T0R),
-        System("L0", "L0 (raw turns, cosine)", "turns-cosine"),
-        System("T0R-LLM", "T0R-LLM (gpt-4o-mini rerank)", "turns-llm-rerank"),
-        System("engram_v2", "engram v2", "engram-v2"),
-        System("mem0", "mem0 2.1.0", "mem0"),
-        System("Jev-Mem", "Jev-Mem", "jev-mem"),
-        System("full_context", "full context", "full-context"),
+        PaperSystem("T0R", "T0R (raw turns, Jev rerank)", T0R),
+        PaperSystem("L0", "L0 (raw turns, cosine)", "turns-cosine"),
+        PaperSystem("T0R-LLM", "T0R-LLM (gpt-4o-mini rerank)", "turns-llm-rerank"),
+        PaperSystem("engram_v2", "engram v2", "engram-v2"),
+        PaperSystem("mem0", "mem0 2.1.0", "mem0"),
+        PaperSystem("Jev-Mem", "Jev-Mem", "jev-mem"),
+        PaperSystem("full_context", "full context", "full-context"),
     )
 }
 TIGHT = (("L0", 3), ("T0R", 3), ("T0R-LLM", 3), ("engram_v2", 3), ("mem0", 3), ("Jev-Mem", 3))
@@ -82,7 +82,7 @@ LONGMEMEVAL_TESTS = ("S5", "S6", "S7")
 class Pooled:
     """One (arm, k) pooled over the held-out conversations: correctness, conversation and tokens per question."""
 
-    system: System
+    system: PaperSystem
     k: int | None
     files: list[Loaded]
     frame: pd.DataFrame  # index question_id; columns conversation, correct, tokens
@@ -108,7 +108,7 @@ class Pooled:
         return float(self.frame["tokens"].mean())
 
 
-def pooled(rs: ResultSet, system: System, k: int | None) -> Pooled:
+def pooled(rs: ResultSet, system: PaperSystem, k: int | None) -> Pooled:
     files = rs.heldout(system.arm, k)
     if not files:
         name = f"{system.arm}__k{k}.json" if k is not None else f"{system.arm}.json"
