@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from filelock import FileLock, Timeout
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -171,6 +171,11 @@ class KeyTap:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+    def as_gateway(self) -> Gateway:
+        """This tap where a `Gateway` is expected: it serves the same four call methods and forwards everything
+        else to the gateway it wraps, so it stands in for one (the one place that duck typing is declared)."""
+        return cast(Gateway, self)
 
 
 def _calls(keys_path: Path, options: RunOptions, *taps: KeyTap) -> Calls:
@@ -432,12 +437,12 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
         return Gateway(
             local=None,
             subsets=list(options.subsets or ()),
-            mode=options.mode,
+            mode=check_mode(options.mode),
             strict=options.strict,
             labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name),
         )
     return Gateway.from_env(
-        mode=options.mode,
+        mode=check_mode(options.mode),
         strict=options.strict,
         run_id=run_id,
         arm=arm,
@@ -480,7 +485,7 @@ def _run_part(
     context = SystemContext(
         stack=stack.name,
         models=stack.models,
-        gateway=system_tap,
+        gateway=system_tap.as_gateway(),
         run_dir=run_dir,
         conversation=part.conversation,
         speakers=part.speakers,
@@ -695,9 +700,9 @@ def _answer_all(
     embedder: Any,
     options: RunOptions,
 ) -> list[Answer]:
-    answerer = judge.make_answerer(stack.models, gateway, embedder)
-    judge_model = judge.make_judge(stack.models, gateway)
-    counter = tokens.make_token_counter(stack.models, gateway)
+    answerer = judge.make_answerer(stack.models, gateway.as_gateway(), embedder)
+    judge_model = judge.make_judge(stack.models, gateway.as_gateway())
+    counter = tokens.make_token_counter(stack.models, gateway.as_gateway())
     speaker_of = {m.id: m.speaker for m in the_slice.messages}
     message_ids = set(speaker_of)
 
