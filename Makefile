@@ -19,7 +19,7 @@ export HF_DATASETS_OFFLINE := 1
 export MEM0_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env test reproduce-dev paper paper-check bench clean-env
+.PHONY: env lint test reproduce-dev paper paper-check bench clean-env
 
 env: $(STAMP)
 
@@ -38,8 +38,14 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PIP) -e '.[test]'
 	@touch $(STAMP)
 
+# Lint, format and type checks (config in pyproject.toml); `make test` runs them first.
+lint: $(STAMP)
+	$(BIN)/ruff check bench engram tests scripts
+	$(BIN)/ruff format --check bench engram tests scripts
+	$(BIN)/mypy
+
 # The whole suite, offline. pytest's exit code 5 ("no tests collected") is a failure here, said out loud.
-test: $(STAMP)
+test: $(STAMP) lint
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5) -- failing"; exit 1; fi; \
 	exit $$rc

@@ -378,10 +378,14 @@ def export_keys(
     keys: Sequence[str], out_dir: Path, *, source: str, subsets: Sequence[ShippedSubset], local: LocalStore | None
 ) -> SubsetManifest:
     """Write exactly the entries a run read as a shippable subset; refuse if any of them is in no cache."""
-    found, missing = [], []
+    found: list[CacheEntry] = []
+    missing: list[str] = []
     for key in keys:
         entry = find_entry(key, subsets, local)
-        (found if entry is not None else missing).append(entry if entry is not None else key)
+        if entry is None:
+            missing.append(key)
+        else:
+            found.append(entry)
     if missing:
         raise CacheError(
             f"{source}: expected every call the run read to be cached, found {len(missing)} of {len(keys)} missing "

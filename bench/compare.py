@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -72,7 +73,8 @@ def load_result_set(spec: str) -> ComparisonSide:
     if len(identities) > 1:
         shown = " and ".join(f"{arm} k={k} [{stack}]" for arm, k, stack in sorted(identities, key=str)[:2])
         raise ResultError(f"{spec}: expected one arm, k and stack per result set, found {shown}")
-    rows, seen = [], {}
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, Path] = {}
     for path, result in zip(files, results, strict=True):
         for answer in result.answers:
             if answer.question_id in seen:

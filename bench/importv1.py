@@ -461,11 +461,11 @@ def _fold_heldout_extras(
             answer = _answer_from_extra(rec, gold, question, f"{path}: answers.{key}[{i}]")
             grouped[(f"heldout:{rec['conv']}", arm, k)].append(answer)
     for (slice_name, arm, k), answers in sorted(grouped.items()):
-        key = (slice_name, arm, k)
-        if key in results:
-            results[key] = _with_extra_answers(results[key], answers, path)
+        row = (slice_name, arm, k)
+        if row in results:
+            results[row] = _with_extra_answers(results[row], answers, path)
         else:
-            results[key] = _pooled_row(slice_name, arm, k, answers, [path], {"v1_file": HELDOUT_EXTRA})
+            results[row] = _pooled_row(slice_name, arm, k, answers, [path], {"v1_file": HELDOUT_EXTRA})
 
 
 def _pooled_row(

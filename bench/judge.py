@@ -341,11 +341,10 @@ class ExtractiveAnswerer:
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
     ) -> Reply:
-        body = {"question": question, "lines": list(lines), "rules": EXTRACTIVE_ANSWERER_RULES}
+        shown = list(lines)
+        body = {"question": question, "lines": shown, "rules": EXTRACTIVE_ANSWERER_RULES}
         request = CallRequest(provider="offline", endpoint="answer", model=self.model, body=body, purpose="answer")
-        result = self.gateway.call(
-            request, lambda _: LiveResponse({"text": self.best_line_answer(question, body["lines"])})
-        )
+        result = self.gateway.call(request, lambda _: LiveResponse({"text": self.best_line_answer(question, shown)}))
         return Reply(result.body["text"], self.model, result.cost_usd, result.latency_ms, result.cached)
 
     def best_line_answer(self, question: str, lines: list[str]) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from filelock import FileLock, Timeout
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -172,6 +172,11 @@ class KeyTap:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+    def as_gateway(self) -> Gateway:
+        """This tap where a `Gateway` is expected: it serves the same four call methods and forwards everything
+        else to the gateway it wraps, so it stands in for one (the one place that duck typing is declared)."""
+        return cast(Gateway, self)
 
 
 def _calls(keys_path: Path, options: RunOptions, *taps: KeyTap) -> Calls:
@@ -433,12 +438,12 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
         return Gateway(
             local=None,
             subsets=list(options.subsets or ()),
-            mode=options.mode,
+            mode=check_mode(options.mode),
             strict=options.strict,
             labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name),
         )
     return Gateway.from_env(
-        mode=options.mode,
+        mode=check_mode(options.mode),
         strict=options.strict,
         run_id=run_id,
         arm=arm,
@@ -482,7 +487,7 @@ def _run_part(
     context = SystemContext(
         stack=stack.name,
         models=stack.models,
-        gateway=system_tap,
+        gateway=system_tap.as_gateway(),
         run_dir=run_dir,
         conversation=part.conversation,
         speakers=part.speakers,
@@ -703,7 +708,7 @@ def _answer_all(
     ran: dict[str, str],
 ) -> list[Answer]:
     """Answer, judge and count tokens for every asked question at k; `ran` receives the models that served."""
-    models = Models(stack.refs, stack.settings, gateway, lambda: embedder)  # type: ignore[arg-type]
+    models = Models(stack.refs, stack.settings, gateway.as_gateway(), lambda: embedder)
     answerer, judge_model, counter = models.answerer(), models.judge(), models.token_counter()
     ran.update(models.ran)
     speaker_of = {m.id: m.speaker for m in the_slice.messages}

@@ -40,7 +40,7 @@ PROVIDER, ENDPOINT = "jev", "systemone"
 def decision_from_result(ask: Ask, result: CallResult) -> Decision:
     """Rebuild the decision for this ask from a (cached or fresh) per-question result."""
     answer = result.body.get("answer")
-    common = {
+    common: dict[str, Any] = {
         "backend": "jev",
         "model": result.model,
         "target": ask.target,

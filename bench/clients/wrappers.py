@@ -78,7 +78,11 @@ class GatewayDecider:
         results = self.gateway.call_batch(requests, live)
         out = {}
         for ask, result in zip(asks, results):
-            common = {"target": ask.target, "latency_ms": result.latency_ms, "cost_usd": result.cost_usd}
+            common: dict[str, Any] = {
+                "target": ask.target,
+                "latency_ms": result.latency_ms,
+                "cost_usd": result.cost_usd,
+            }
             stored = result.body.get("decision")
             if stored is None:
                 out[ask.key] = Decision.degraded(

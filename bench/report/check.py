@@ -44,6 +44,7 @@ def compare_committed(paper: Paper, committed: dict[str, dict[str, Any]]) -> lis
     for number_id in sorted(set(rebuilt) | set(committed)):
         new, old = rebuilt.get(number_id), committed.get(number_id)
         if old is None:
+            assert new is not None  # the id came from one of the two
             problems.append(
                 Problem(
                     number_id,

@@ -10,7 +10,7 @@ per text in batches; the batches depend only on the slice and its checkpoints, s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 
 @register_system("raw-turn-rag")
 class RawTurnRagSystem(System):
-    SETTINGS = (Setting("show_dates", bool, True, "prefix each shown turn with its session date"),)
+    SETTINGS: ClassVar[tuple[Setting, ...]] = (
+        Setting("show_dates", bool, True, "prefix each shown turn with its session date"),
+    )
 
     def __init__(self, settings: dict[str, Any], context: Any) -> None:
         super().__init__(settings, context)

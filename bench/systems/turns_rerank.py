@@ -77,10 +77,10 @@ class TurnsRerankSystem(RawTurnRagSystem):
         for position in range(len(shortlist)):
             decision = answers.get(relevance_key(position))
             judged = decision is not None and not decision.fallback
-            relevance.append(decision.p("yes") if judged else _UNJUDGED)
+            relevance.append(decision.p("yes") if decision is not None and judged else _UNJUDGED)
         # Sort on (−P(relevant), cosine position): the cosine order breaks ties, so the ranking is deterministic.
         order = sorted(range(len(shortlist)), key=lambda pos: (-relevance[pos], pos))
-        ranked = [(shortlist[pos], relevance[pos], "rerank") for pos in order]
+        ranked: list[tuple[int, float | None, str]] = [(shortlist[pos], relevance[pos], "rerank") for pos in order]
         ranked += [(i, None, "cosine") for i in by_cosine[len(shortlist) :]]
         chosen = ranked if k is None else ranked[:k]
         decisions = list(answers.values())

@@ -242,7 +242,7 @@ def _longmemeval(reg: V3Numbers) -> dict[str, float]:
     note = AGGREGATE_NOTE.format(name=LONGMEMEVAL)
     p_values = {}
     for test in LONGMEMEVAL_TESTS:
-        entry = raw.get(test) if isinstance(raw, dict) else None
+        entry: Any = raw.get(test) if isinstance(raw, dict) else None  # not an object: refused just below
         try:
             n, acc_a, acc_b = int(entry["questions"]), float(entry["acc_a"]), float(entry["acc_b"])
             only_a, only_b = int(entry["only_a"]), int(entry["only_b"])
