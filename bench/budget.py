@@ -52,7 +52,8 @@ class Price:
         return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1_000_000
 
 
-# The one price table (engram-reference §7.1 and §4.3).
+# The one price table: USD per million input and output tokens for every model the paper stack calls (Jev bills
+# input tokens only).
 PRICES: dict[tuple[str, str], Price] = {
     ("anthropic", "claude-haiku-4-5"): Price(1.0, 5.0),
     ("anthropic", "claude-sonnet-4-6"): Price(3.0, 15.0),

@@ -31,7 +31,7 @@ ROLES = ("extract", "decide", "escalate", "answer", "judge", "count_tokens")
 OFFLINE_LABEL = "offline stand-ins — not the paper's numbers"
 PAPER_LABEL = "paper stack (claude-haiku-4-5 / claude-sonnet-4-6 / jev-1.13.0)"
 
-# The article's models per role (spec §7.1).
+# The article's models per role.
 PAPER_MODELS: dict[str, str] = {
     "extract": "claude-haiku-4-5",
     "decide": "jev-1.13.0",
