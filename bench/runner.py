@@ -69,7 +69,7 @@ from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_
 from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR
 
 RUNS_DIR_ENV = "ENGRAM_RUNS_DIR"
-ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
+ANSWER_CONCURRENCY = 6  # the original harness answered six questions at a time
 STORE_DIR = "store"
 LOCK_FILE = ".run.lock"
 LOCK_OWNER_FILE = ".run.lock.pid"
@@ -684,7 +684,7 @@ def _is_asked(question: SliceQuestion, adversarial: bool) -> bool:
 
 
 def _is_scored(question: SliceQuestion, checkpoint: int, final: int, adversarial: bool) -> bool:
-    # The stress slice asks questions at several checkpoints; its headline is the final one (spec §9.3), so
+    # The stress slice asks questions at several checkpoints; its headline is the final one, so
     # earlier asks are recorded but not scored.
     return _is_asked(question, adversarial) and checkpoint == final
 

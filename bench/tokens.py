@@ -1,4 +1,4 @@
-"""How many tokens of retrieved context a question showed the answer model (spec §6.2).
+"""How many tokens of retrieved context a question showed the answer model, the article's tokens/question figure.
 
 retrieved_tokens(lines) = count(json.dumps(lines, indent=4)) - count(json.dumps([], indent=4)): the lines as the
 JSON block the answer prompt carries, minus the count of an empty block, so the figure measures the memories only.

@@ -1,6 +1,6 @@
 """TypeSafe Jev behind the gateway: engram's `DecisionBackend` for the paper stack.
 
-Wire (engram-reference §4.3): `POST {TYPESAFE_URL}/v1/systemone`, `Authorization: Bearer $TYPESAFE_API_KEY`,
+Wire: `POST {TYPESAFE_URL}/v1/systemone`, `Authorization: Bearer $TYPESAFE_API_KEY`,
 body `{"model", "state", "questions": {ask key: payload}}`; the response holds `answers`, `usage.input_tokens` and
 an `x-typesafe-request-id` header. Each answer is checked by engram's `validate_answer` (the one copy of the
 wire rules and their tolerances).

@@ -17,8 +17,9 @@ from typing import Any
 
 from bench.errors import ResultError
 from bench.report.article import render_article
-from bench.report.build import Paper, compute
+from bench.report.build import compute
 from bench.report.numbers import VALUE_RELATIVE_TOLERANCE, load_numbers_json, values_agree
+from bench.report.paper import Paper
 from bench.report.tables import render
 from bench.vocab import DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 

@@ -146,7 +146,7 @@ class RetrievedLines:
 
 @dataclass(frozen=True)
 class AuditFact:
-    """One stored fact as the update-set scoring sees it (spec §9.8): where it came from and whether it was closed.
+    """One stored fact as the update-set scoring sees it (`bench.metrics`): where it came from and whether it was closed.
 
     `closed_by` is the id of the slice message whose evidence closed it (None if active or never closed).
     """

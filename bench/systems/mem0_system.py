@@ -1,4 +1,4 @@
-"""The baseline: the real mem0 OSS 2.1.0 `Memory`, run offline (spec §9.2).
+"""The baseline: the real mem0 OSS 2.1.0 `Memory`, run offline.
 
 What is mem0's and what is ours:
 - mem0's: `Memory.add` (one extraction call per message with mem0's additive prompt, ADD-only, hash dedup, entity
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from engram import LLM, Embedder
 
 MEM0_VERSION = "2.1.0"
-PINNED_CURRENT_DATE = "2026-09-23"  # the article's pin (spec §13.11)
-EXTRACT_MAX_TOKENS = 2000  # mem0's defaults for its LLM call (spec §7.1)
+PINNED_CURRENT_DATE = "2026-09-23"  # the date the article's runs pinned mem0's "today" to
+EXTRACT_MAX_TOKENS = 2000  # mem0's default for its LLM call
 EXTRACT_TEMPERATURE = 0.1
 LLM_PROVIDER = "engram-bench-gateway"
 EMBEDDER_PROVIDER = "engram-bench-minilm"

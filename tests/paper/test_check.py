@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.errors import ResultError
-from bench.report.build import Paper
 from bench.report.check import (
     check,
     compare_article,
@@ -21,6 +20,7 @@ from bench.report.check import (
     read_article_numbers,
 )
 from bench.report.numbers import load_numbers_json
+from bench.report.paper import Paper
 from bench.results import Result, read_result, write_result
 from bench.vocab import PAPER_DIR
 

@@ -23,9 +23,9 @@ from typing import Any
 import pandas as pd
 
 from bench.errors import ResultError
-from bench.report.build import Paper
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
+from bench.report.paper import Paper
 from bench.report.tables import Table, TableBuilder
 from bench.report.v3.figure import FIGURES
 from bench.stats import (
