@@ -47,16 +47,21 @@ LICENSE_ID = "cc-by-nc-4.0"
 # ------------------------------------------------------------------------------------------------- table builders
 
 
+# The columns that say which result file a row comes from, first in every table.
+_RESULT_COLUMNS = {
+    "result_file": datasets.Value("string"),
+    "stack": datasets.Value("string"),
+    "origin": datasets.Value("string"),
+    "slice": datasets.Value("string"),
+    "arm": datasets.Value("string"),
+    "system": datasets.Value("string"),
+    "k": datasets.Value("int32"),
+    "standins": datasets.Sequence(datasets.Value("string")),
+}
+
 ANSWER_FEATURES = datasets.Features(
     {
-        "result_file": datasets.Value("string"),
-        "stack": datasets.Value("string"),
-        "origin": datasets.Value("string"),
-        "slice": datasets.Value("string"),
-        "arm": datasets.Value("string"),
-        "system": datasets.Value("string"),
-        "k": datasets.Value("int32"),
-        "standins": datasets.Sequence(datasets.Value("string")),
+        **_RESULT_COLUMNS,
         "question_id": datasets.Value("string"),
         "conversation": datasets.Value("string"),
         "category": datasets.Value("string"),
@@ -84,14 +89,7 @@ ANSWER_FEATURES = datasets.Features(
 _OPTIONAL_FLOAT = datasets.Value("float64")
 RUN_FEATURES = datasets.Features(
     {
-        "result_file": datasets.Value("string"),
-        "stack": datasets.Value("string"),
-        "origin": datasets.Value("string"),
-        "slice": datasets.Value("string"),
-        "arm": datasets.Value("string"),
-        "system": datasets.Value("string"),
-        "k": datasets.Value("int32"),
-        "standins": datasets.Sequence(datasets.Value("string")),
+        **_RESULT_COLUMNS,
         "arm_hash": datasets.Value("string"),
         "accuracy_correct": datasets.Value("int32"),
         "accuracy_n": datasets.Value("int32"),

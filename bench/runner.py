@@ -572,16 +572,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
         keys_path = path.with_suffix(".calls.txt")
         trace = _trace(path, arm.system, runs, k)
         result = Result.build(
-            arm=arm.name,
-            system=arm.system,
-            stack=stack.name,
-            slice=the_slice.name,
-            k=k,
-            arm_hash=arm.hash,
-            settings=arm.settings,
-            models=models,
-            standins=stack.standins,
-            provenance=_provenance(arm, the_slice, stack, options),
+            **_identity(arm, the_slice, stack, options, k, models),
             answers=answers[k],
             costs=Costs(figures.cost_per_1k, figures.decision_cost_per_1k, figures.extract_cost_per_1k),
             latency=Latency(figures.write_p50_ms, figures.decision_p50_ms),
@@ -899,16 +890,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         **_limit_note(options),
     }
     result = Result.build(
-        arm=arm.name,
-        system=arm.system,
-        stack=stack.name,
-        slice=the_slice.name,
-        k=k,
-        arm_hash=arm.hash,
-        settings=arm.settings,
-        models={**stack.models, **sweep.models, **ran},
-        standins=stack.standins,
-        provenance=_provenance(arm, the_slice, stack, options),
+        **_identity(arm, the_slice, stack, options, k, {**stack.models, **sweep.models, **ran}),
         answers=answers,
         costs=sweep.costs,
         latency=sweep.latency,
@@ -924,6 +906,25 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
 
 
 # ------------------------------------------------------------------------------------------------- provenance
+
+
+def _identity(
+    arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, k: int | None, models: Mapping[str, str]
+) -> dict[str, Any]:
+    """What a result says about what ran: the arm, its system and settings, the models that served (every role:
+    the exact provider/model of each role the run used, the stack's declaration for the others), the slice and k."""
+    return {
+        "arm": arm.name,
+        "system": arm.system,
+        "stack": stack.name,
+        "slice": the_slice.name,
+        "k": k,
+        "arm_hash": arm.hash,
+        "settings": arm.settings,
+        "models": dict(models),
+        "standins": stack.standins,
+        "provenance": _provenance(arm, the_slice, stack, options),
+    }
 
 
 def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Provenance:

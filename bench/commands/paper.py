@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -19,6 +20,15 @@ def _paper_name(name: str | None) -> str | None:
     if name is not None and name not in PAPERS:
         raise ConfigError(f"--paper: expected one of {', '.join(PAPERS)}, found {name!r}")
     return name
+
+
+def _exit_on_problems(command: str, problems: Sequence[object], what: str) -> None:
+    """Each problem on its own stderr line, then a FAILED count and exit 1; nothing when there are none."""
+    for problem in problems:
+        typer.echo(f"{command}: {problem}", err=True)
+    if problems:
+        typer.echo(f"{command}: FAILED, {len(problems)} {what} differ", err=True)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
@@ -74,11 +84,7 @@ def register(app: typer.Typer) -> None:
             _check_v3(results)
             return
         report = check(results, stack, numbers)
-        for problem in report.problems:
-            typer.echo(f"paper check: {problem}", err=True)
-        if report.problems:
-            typer.echo(f"paper check: FAILED, {len(report.problems)} numbers differ", err=True)
-            raise typer.Exit(1)
+        _exit_on_problems("paper check", report.problems, "numbers")
         typer.echo(
             f"paper check: ok, {report.checked_committed} numbers match numbers.json and "
             f"{report.checked_article} match the article (bootstrap intervals within 1.0 point); "
@@ -89,11 +95,7 @@ def register(app: typer.Typer) -> None:
         from bench.report.v3.check import check_v3
 
         report = check_v3(results)
-        for problem in report.problems:
-            typer.echo(f"paper check --paper v3: {problem}", err=True)
-        if report.problems:
-            typer.echo(f"paper check --paper v3: FAILED, {len(report.problems)} numbers or files differ", err=True)
-            raise typer.Exit(1)
+        _exit_on_problems("paper check --paper v3", report.problems, "numbers or files")
         typer.echo(
             f"paper check --paper v3: ok, {report.checked_committed} numbers match paper/v3/numbers.json and all "
             f"{report.checked_article} printed numbers of results/v3/article_numbers_v3.tsv match at their printed "

@@ -241,6 +241,20 @@ class System(ABC):
         return resolved
 
 
+def turn_store_stats(turns: int) -> dict[str, Any]:
+    """`System.stats()` of a system whose store is the turns themselves, kept as they came: every one stored and
+    active, nothing tentative, closed, reopened or escalated."""
+    return {
+        "stored": turns,
+        "active": turns,
+        "tentative": 0,
+        "closes_by_reason": {},
+        "reopens": 0,
+        "escalations": 0,
+        "unit": "turn",
+    }
+
+
 def _checked_value(spec: Setting, value: Any, where: str) -> Any:
     expected = spec.type if isinstance(spec.type, tuple) else (spec.type,)
     # bool is an int in Python; an arm writing `k_floor = true` must not pass as an int.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from bench.systems.base import RetrievedLines, Setting, System, WriteUsage, register_system
+from bench.systems.base import RetrievedLines, Setting, System, WriteUsage, register_system, turn_store_stats
 from bench.systems.full_context import render_turn
 
 if TYPE_CHECKING:
@@ -60,16 +60,7 @@ class RawTurnRagSystem(System):
         return render_turn(turn) if self.settings["show_dates"] else f"{turn.speaker}: {turn.text}"
 
     def stats(self) -> dict[str, Any]:
-        n = len(self._turns)
-        return {
-            "stored": n,
-            "active": n,
-            "tentative": 0,
-            "closes_by_reason": {},
-            "reopens": 0,
-            "escalations": 0,
-            "unit": "turn",
-        }
+        return turn_store_stats(len(self._turns))
 
     def describe(self) -> dict[str, Any]:
         return {
