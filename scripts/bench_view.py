@@ -93,7 +93,7 @@ def synthesise(sources: list[Path], questions: int, folder: Path) -> tuple[Path,
 def measure(html: Path, repeat: int) -> dict[str, float]:
     loads, readies, expands = [], [], []
     for _ in range(repeat):
-        with chromium_page() as page:
+        with chromium_page() as (page, errors):
             page.goto(html.as_uri(), wait_until="load")
             page.wait_for_selector("body[data-ready='1']")
             loads.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd") / 1000)
@@ -102,8 +102,8 @@ def measure(html: Path, repeat: int) -> dict[str, float]:
             page.locator(".q").first.click()
             page.wait_for_selector(".detail")
             expands.append((page.evaluate("performance.now()") - started) / 1000)
-            if page.engram_errors:
-                raise SystemExit(f"bench_view: page errors in {html.name}: {page.engram_errors[:3]}")
+            if errors:
+                raise SystemExit(f"bench_view: page errors in {html.name}: {errors[:3]}")
     return {
         "mb": html.stat().st_size / 1e6,
         "load_s": statistics.median(loads),

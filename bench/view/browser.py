@@ -41,9 +41,9 @@ def unavailable_reason() -> str | None:
 
 
 @contextmanager
-def chromium_page(width: int = 1400, height: int = 1000) -> Iterator[Any]:
-    """A playwright page in headless Chromium with a fresh profile; page errors are collected in
-    ``page.engram_errors`` so a check can assert there were none."""
+def chromium_page(width: int = 1400, height: int = 1000) -> Iterator[tuple[Any, list[str]]]:
+    """A playwright page in headless Chromium with a fresh profile, and the list its page errors and console errors
+    are collected in, so a check can assert there were none: `with chromium_page() as (page, errors): ...`."""
     from playwright.sync_api import sync_playwright
 
     binary = chromium_path()
@@ -62,7 +62,6 @@ def chromium_page(width: int = 1400, height: int = 1000) -> Iterator[Any]:
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-            page.engram_errors = errors
-            yield page
+            yield page, errors
         finally:
             context.close()

@@ -48,7 +48,7 @@ def test_a_paired_report_has_a_row_per_question_and_its_filters_and_expansion_wo
     html = write_report([a_path, b_path], tmp_path / "report.html")
     b_by_id = {x.question_id: x for x in b.answers}
     a_only = [x for x in a.answers if x.correct and not b_by_id[x.question_id].correct]
-    with chromium_page() as page:
+    with chromium_page() as (page, errors):
         _open(page, html)
         assert page.locator("#standin-banner").inner_text().startswith("OFFLINE STAND-INS")
         assert page.locator(".q").count() == len(a.answers)
@@ -80,14 +80,14 @@ def test_a_paired_report_has_a_row_per_question_and_its_filters_and_expansion_wo
         page.locator(".q.open").click()
         assert page.locator(".detail").count() == 0
         page.screenshot(path=str(tmp_path / "report.png"), full_page=False)
-        assert page.engram_errors == []
+        assert errors == []
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
 def test_a_v1_import_says_its_lines_were_not_published(browser_ready: None, tmp_path: Path) -> None:
     v1 = REPO_ROOT / "results" / "v1" / "heldout" / "conv-30"
     html = write_report([v1 / "engram__k3.json", v1 / "mem0__k6.json"], tmp_path / "v1.html")
-    with chromium_page() as page:
+    with chromium_page() as (page, errors):
         _open(page, html)
         assert page.locator("#standin-banner").count() == 0  # the paper stack: real models
         page.select_option("#f-label", "b_only")
@@ -96,14 +96,14 @@ def test_a_v1_import_says_its_lines_were_not_published(browser_ready: None, tmp_
         notes = page.locator(".detail .missing").all_inner_texts()
         assert any("v1 release publishes only how many lines were shown (3)" in n for n in notes)
         assert any("(6)" in n for n in notes)
-        assert page.engram_errors == []
+        assert errors == []
 
 
 def test_an_engram_line_expands_to_its_fact_decisions_and_source_turn(
     browser_ready: None, traced_engram: Path, tmp_path: Path
 ) -> None:
     html = write_report([traced_engram], tmp_path / "traced.html")
-    with chromium_page() as page:
+    with chromium_page() as (page, errors):
         page.goto(html.as_uri() + "#q=conv-26:900")  # a deep link opens the question
         page.wait_for_selector("body[data-ready='1']")
         detail = page.locator(".detail")
@@ -127,4 +127,4 @@ def test_an_engram_line_expands_to_its_fact_decisions_and_source_turn(
         lines.nth(paris).locator(".turn-ref").first.click()
         assert lines.nth(paris).locator(".turn-text").inner_text().endswith("I live in Paris.")
         page.screenshot(path=str(tmp_path / "traced.png"), full_page=True)
-        assert page.engram_errors == []
+        assert errors == []
