@@ -1,11 +1,16 @@
 # engram-bench: every target builds the environment it needs first.
 # The environment is a virtualenv in .venv, installed from requirements.lock (exact versions).
-# torch==2.13.0 is the CPU build that pip finds on this machine's disk; pinning it keeps pip
-# from resolving a multi-GB CUDA build.
+# torch is the CPU build everywhere: PyPI's Linux x86_64 torch wheel is the CUDA build (several GB of nvidia-*
+# wheels this project never uses), so torch comes from PyTorch's CPU wheel index when that answers, with PyPI
+# beside it for torch's own dependencies (2.13.0+cpu outranks 2.13.0). When the index does not answer, pip's
+# configured index is used (this project's machines supply the CPU wheel from local disk) and the result is checked.
 
 PYTHON ?= python3
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+PYPI_INDEX  ?= https://pypi.org/simple
 VENV   := .venv
 BIN    := $(VENV)/bin
+PIP    := $(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock
 STAMP  := $(VENV)/.installed
 
 export HF_HUB_OFFLINE := 1
@@ -14,19 +19,33 @@ export HF_DATASETS_OFFLINE := 1
 export MEM0_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env test reproduce-dev paper paper-check bench clean-env
+.PHONY: env lint test reproduce-dev paper paper-check bench clean-env
 
 env: $(STAMP)
 
 $(STAMP): pyproject.toml requirements.lock
 	@echo "setting up $(VENV) from requirements.lock (first time: about 3 minutes)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock torch==2.13.0
-	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[test]'
+	@if $(BIN)/python -c "import urllib.request as u; u.urlopen('$(TORCH_INDEX)/torch/', timeout=10)" >/dev/null 2>&1; then \
+	  echo "torch: the CPU build from $(TORCH_INDEX)"; \
+	  $(PIP) --index-url $(TORCH_INDEX) --extra-index-url $(PYPI_INDEX) torch==2.13.0; \
+	else \
+	  echo "torch: $(TORCH_INDEX) does not answer; installing torch==2.13.0 from pip's configured index"; \
+	  $(PIP) torch==2.13.0; \
+	fi
+	@$(BIN)/python -c "import torch, sys; sys.exit(0 if torch.version.cuda is None else 1)" || \
+	  echo "make env: WARNING: torch $$($(BIN)/python -c 'import torch; print(torch.__version__)') is a CUDA build (several GB); this project needs only the CPU build (see README, Install)"
+	$(PIP) -e '.[test]'
 	@touch $(STAMP)
 
+# Lint, format and type checks (config in pyproject.toml); `make test` runs them first.
+lint: $(STAMP)
+	$(BIN)/ruff check bench engram tests scripts
+	$(BIN)/ruff format --check bench engram tests scripts
+	$(BIN)/mypy
+
 # The whole suite, offline. pytest's exit code 5 ("no tests collected") is a failure here, said out loud.
-test: $(STAMP)
+test: $(STAMP) lint
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5) -- failing"; exit 1; fi; \
 	exit $$rc

@@ -14,6 +14,8 @@ An arm file `arms/<name>.toml` may contain exactly these keys (anything else is 
     [k_by_slice]                         # slice name (or "heldout" for every held-out conversation) -> int | list
     [token_match]                        # sweep_arm, reference_arm, reference_k, ks: choose k by pooled mean tokens
     [scoring]                            # adversarial = true: also score LoCoMo category 5 (off by default)
+    import_only  = true                  # results only come from an import (e.g. import-v3); `run` refuses it,
+                                         # and `system` then names the original's system, registered or not
 
 The canonical hash is the sha256 of the canonical JSON of the resolved arm (after inheritance, without
 `description`), so two files that resolve to the same behaviour share a hash, and any behavioural edit changes it.
@@ -31,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.slices import SLICE_NAMES
 from bench.stacks import ROLES, STACK_NAMES
-from bench.vocab import ARMS_DIR, HELDOUT_GROUP, is_heldout
+from bench.vocab import ARMS_DIR, HELDOUT_GROUP, heldout_slices, is_heldout
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -45,19 +48,47 @@ TOP_LEVEL_KEYS = (
     "k_by_slice",
     "token_match",
     "scoring",
+    "import_only",
 )
 TOKEN_MATCH_KEYS = ("sweep_arm", "reference_arm", "reference_k", "ks")
 SCORING_KEYS = ("adversarial",)
 
 
 @dataclass(frozen=True)
-class TokenMatch:
-    """Pick k from a k-sweep arm so that its pooled mean retrieved tokens is closest to a reference arm's."""
+class ResultNeed:
+    """Results a run reads before it can start: `arm` on `slice_name` at every k of `ks`."""
+
+    arm: str
+    slice_name: str
+    ks: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TokenMatchPlan:
+    """An arm's `[token_match]` table: answer at the k of a k-sweep arm whose pooled mean retrieved tokens is
+    closest to a reference arm's (the choosing itself is `bench.stats.token_matched_k`)."""
 
     sweep_arm: str
     reference_arm: str
     reference_k: int
     ks: tuple[int, ...]
+
+    def pooled_slices(self, slice_name: str) -> list[str]:
+        """The slices whose answers are pooled: the article matched tokens over its four held-out conversations
+        pooled, so on any one of them all four; any other slice matches on itself."""
+        article_heldout = heldout_slices()
+        return article_heldout if slice_name in article_heldout else [slice_name]
+
+    def needs(self, slice_name: str) -> list[ResultNeed]:
+        """The sweep at every candidate k and the reference at its k, on every pooled slice."""
+        return [
+            need
+            for name in self.pooled_slices(slice_name)
+            for need in (
+                ResultNeed(self.sweep_arm, name, self.ks),
+                ResultNeed(self.reference_arm, name, (self.reference_k,)),
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -72,10 +103,16 @@ class Arm:
     stack_models: dict[str, dict[str, str]]  # stack -> role -> model overrides
     k: tuple[int, ...] | None  # None: the system shows everything it retrieves (no cap)
     k_by_slice: dict[str, tuple[int, ...]]
-    token_match: TokenMatch | None
+    token_match: TokenMatchPlan | None
     scoring: dict[str, bool]
     path: Path
     lineage: tuple[str, ...] = field(default=())  # this arm, then its parents
+    import_only: bool = False  # results are imported, never run here
+
+    def needs(self, slice_name: str) -> list[ResultNeed]:
+        """The results this arm reads before it runs on `slice_name`: a token-matched arm's sweep and reference;
+        none for an arm that ingests the slice itself. The runner turns each missing one into an earlier stage."""
+        return self.token_match.needs(slice_name) if self.token_match is not None else []
 
     def ks_for(self, slice_name: str) -> tuple[int, ...] | None:
         """The k values to answer at on `slice_name` (a list means one ingestion, answered at every k)."""
@@ -114,6 +151,8 @@ class Arm:
                 "ks": list(self.token_match.ks),
             },
             "scoring": self.scoring,
+            # only when set, so the hashes of runnable arms (stamped into committed results) stay as they were
+            **({"import_only": True} if self.import_only else {}),
         }
 
     @property
@@ -173,6 +212,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: expected UTF-8 text, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+        ) from None
     unknown = sorted(set(data) - set(TOP_LEVEL_KEYS))
     if unknown:
         raise ConfigError(f"{path}: unknown key {unknown[0]!r}; expected one of: {', '.join(TOP_LEVEL_KEYS)}")
@@ -219,13 +262,15 @@ def _merge(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
 
 def _build_arm(name: str, path: Path, data: dict[str, Any], lineage: tuple[str, ...]) -> Arm:
     system = _field(path, data, "system", str, required=True)
+    import_only = _field(path, data, "import_only", bool, default=False)
     known_systems = _registered_systems()
-    if system not in known_systems:
+    if system not in known_systems and not import_only:
         raise ConfigError(
             f"{path}: field 'system' names unknown system {system!r}; expected one of: {', '.join(known_systems)}"
         )
     settings = _field(path, data, "settings", dict, default={})
-    _checked_settings(path, system, settings)  # the arm keeps its settings as declared; the system fills defaults
+    if not import_only:
+        _checked_settings(path, system, settings)  # the arm keeps its settings as declared; the system fills defaults
     models, stack_models = _models(path, data.get("models", {}))
     token_match = _token_match(path, data.get("token_match"))
     k = _ks(path, "k", data["k"]) if "k" in data else None
@@ -246,6 +291,7 @@ def _build_arm(name: str, path: Path, data: dict[str, Any], lineage: tuple[str, 
         scoring=_scoring(path, data.get("scoring", {})),
         path=path,
         lineage=lineage,
+        import_only=import_only,
     )
 
 
@@ -284,6 +330,10 @@ def _ks(path: Path, where: str, value: Any) -> tuple[int, ...]:
 def _k_by_slice(path: Path, table: Any) -> dict[str, tuple[int, ...]]:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: field 'k_by_slice' must be a table of slice -> k, found {_describe(table)}")
+    known = (*SLICE_NAMES, HELDOUT_GROUP)
+    for key in table:
+        if key not in known:
+            raise ConfigError(f"{path}: unknown key 'k_by_slice.{key}'; expected a slice name: {', '.join(known)}")
     return {key: _ks(path, f"k_by_slice.{key}", value) for key, value in table.items()}
 
 
@@ -312,7 +362,7 @@ def _model(path: Path, where: str, role: str, value: Any) -> str:
     return value
 
 
-def _token_match(path: Path, table: Any) -> TokenMatch | None:
+def _token_match(path: Path, table: Any) -> TokenMatchPlan | None:
     if table is None:
         return None
     if not isinstance(table, dict):
@@ -339,7 +389,7 @@ def _token_match(path: Path, table: Any) -> TokenMatch | None:
         raise ConfigError(
             f"{path}: field 'token_match.reference_k' must be one integer, found {table['reference_k']!r}"
         )
-    return TokenMatch(
+    return TokenMatchPlan(
         sweep_arm=table["sweep_arm"],
         reference_arm=table["reference_arm"],
         reference_k=reference_k[0],

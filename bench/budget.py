@@ -28,9 +28,11 @@ from typing import Any
 
 from filelock import FileLock
 
-from bench.atomic import write_json
+from bench.atomic import fsync_directory, write_json
 from bench.cache import CallRequest, canonical_json
 from bench.errors import BudgetExceeded, ConfigError, DataError
+from bench.stacks import FREE, Price
+from bench.stacks import price_for as model_price
 
 FREE_PROVIDERS = frozenset({"offline"})
 FREE_ENDPOINTS = frozenset({"count_tokens"})  # Anthropic's token counting is not billed
@@ -41,36 +43,12 @@ DEFAULT_RUN_LIMIT_USD = 20.0
 DEFAULT_TOTAL_LIMIT_USD = 100.0
 
 
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def cost_usd(self, input_tokens: float, output_tokens: float) -> float:
-        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1_000_000
-
-
-# The one price table (engram-reference §7.1 and §4.3).
-PRICES: dict[tuple[str, str], Price] = {
-    ("anthropic", "claude-haiku-4-5"): Price(1.0, 5.0),
-    ("anthropic", "claude-sonnet-4-6"): Price(3.0, 15.0),
-    ("jev", "jev-1.13.0"): Price(0.042, 0.0),
-}
-
-
 def price_for(provider: str, model: str, endpoint: str = "") -> Price:
+    """The price of one call: $0 for the offline stand-ins and unbilled endpoints, else the model's price from the
+    stack files (`bench.stacks.price_for`, the one price table)."""
     if provider in FREE_PROVIDERS or endpoint in FREE_ENDPOINTS:
-        return Price(0.0, 0.0)
-    try:
-        return PRICES[(provider, model)]
-    except KeyError:
-        known = ", ".join(f"{p}/{m}" for p, m in sorted(PRICES))
-        raise ConfigError(
-            f"bench/budget.py PRICES: expected a price for {provider}/{model} before spending on it, "
-            f"found none (known: {known})"
-        ) from None
+        return FREE
+    return model_price(provider, model)
 
 
 def call_cost_usd(provider: str, model: str, input_tokens: float, output_tokens: float, endpoint: str = "") -> float:
@@ -112,12 +90,15 @@ class Ledger:
     def append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+        created = not self.path.exists()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # the umask decides, as for any file
         try:
             os.write(fd, line)
             os.fsync(fd)
         finally:
             os.close(fd)
+        if created:
+            fsync_directory(self.path.parent)
 
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():

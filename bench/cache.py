@@ -15,8 +15,10 @@ Why each choice:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -130,9 +132,30 @@ def _place(where: str | Callable[[], str]) -> str:
     return where if isinstance(where, str) else where()
 
 
+def _damage_reported(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A damaged cache.db (a torn page, a file that is not a database) stops the run with one line naming the file
+    and how to rebuild it, instead of an sqlite traceback. A busy database is not damage: that error passes on."""
+
+    @functools.wraps(method)
+    def guarded(self: LocalStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            raise CacheError(
+                f"{self.database}: the local call cache is damaged ({exc}); expected a readable SQLite database. "
+                f"Rebuild it by moving {self.directory} aside: stand-in calls are recomputed, paid calls replay "
+                f"from the shipped subsets or are sent again"
+            ) from None
+
+    return guarded
+
+
 class LocalStore:
     """The read-write diskcache under `cache/local/` (or $ENGRAM_CACHE_DIR). Safe for concurrent processes."""
 
+    @_damage_reported
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -154,6 +177,7 @@ class LocalStore:
             return str(self.directory / row[0])
         return str(self.database)
 
+    @_damage_reported
     def get(self, key: str) -> CacheEntry | None:
         text = self._cache.get(key, default=None, retry=True)
         if text is None:
@@ -162,6 +186,7 @@ class LocalStore:
             raise CacheError(f"{self._where(key)}: entry {key} is not JSON text; delete it or re-record")
         return parse_entry(text, key=key, where=lambda: self._where(key))
 
+    @_damage_reported
     def add(self, entry: CacheEntry) -> CacheEntry:
         """Store if absent (atomic; first writer wins) and return the entry the cache now holds."""
         sealed = entry.sealed()
@@ -181,18 +206,22 @@ class LocalStore:
         if batch:
             self._add_chunk(batch)
 
+    @_damage_reported
     def _add_chunk(self, batch: list[CacheEntry]) -> None:
         with self._cache.transact(retry=True):
             for entry in batch:
                 self._cache.add(entry.key, entry.to_json_text(), retry=True)
 
+    @_damage_reported
     def put_raw(self, key: str, text: str) -> None:
         """Overwrite a value verbatim. For tests that simulate damage and for repairs; never used by the gateway."""
         self._cache.set(key, text, retry=True)
 
+    @_damage_reported
     def keys(self) -> Iterator[str]:
-        return (k for k in self._cache.iterkeys() if isinstance(k, str))
+        return iter([k for k in self._cache.iterkeys() if isinstance(k, str)])
 
+    @_damage_reported
     def __len__(self) -> int:
         return len(self._cache)
 
@@ -349,10 +378,14 @@ def export_keys(
     keys: Sequence[str], out_dir: Path, *, source: str, subsets: Sequence[ShippedSubset], local: LocalStore | None
 ) -> SubsetManifest:
     """Write exactly the entries a run read as a shippable subset; refuse if any of them is in no cache."""
-    found, missing = [], []
+    found: list[CacheEntry] = []
+    missing: list[str] = []
     for key in keys:
         entry = find_entry(key, subsets, local)
-        (found if entry is not None else missing).append(entry if entry is not None else key)
+        if entry is None:
+            missing.append(key)
+        else:
+            found.append(entry)
     if missing:
         raise CacheError(
             f"{source}: expected every call the run read to be cached, found {len(missing)} of {len(keys)} missing "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -25,7 +26,7 @@ from bench.stats import (
 
 
 @dataclass(frozen=True)
-class ResultSet:
+class ComparisonSide:
     """One side of a comparison: the files it pooled and their answers, one row per question id."""
 
     spec: str
@@ -51,7 +52,7 @@ class ResultSet:
         return rows["correct"]
 
 
-def load_result_set(spec: str) -> ResultSet:
+def load_result_set(spec: str) -> ComparisonSide:
     """Read and pool the result files a spec names, refusing a set that mixes arms, k or stacks, or answers a
     question twice."""
     files = result_files(spec)
@@ -62,7 +63,8 @@ def load_result_set(spec: str) -> ResultSet:
     if len(identities) > 1:
         shown = " and ".join(f"{arm} k={k} [{stack}]" for arm, k, stack in sorted(identities, key=str)[:2])
         raise ResultError(f"{spec}: expected one arm, k and stack per result set, found {shown}")
-    rows, seen = [], {}
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, Path] = {}
     for path, result in zip(files, results, strict=True):
         for answer in result.answers:
             if answer.question_id in seen:
@@ -81,11 +83,13 @@ def load_result_set(spec: str) -> ResultSet:
                     "retrieved_tokens": answer.retrieved_tokens,
                 }
             )
+    if not rows:
+        raise ResultError(f"{spec}: expected answers to compare, found result file(s) with no answers")
     answers = pd.DataFrame(rows).set_index("question_id").sort_index()
-    return ResultSet(spec=spec, files=tuple(files), results=results, answers=answers)
+    return ComparisonSide(spec=spec, files=tuple(files), results=results, answers=answers)
 
 
-def stack_warnings(a: ResultSet, b: ResultSet) -> list[str]:
+def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
     """What makes the two sides not like-for-like: a different stack, different models, offline stand-ins."""
     warnings = []
     if a.first.stack != b.first.stack:
@@ -116,7 +120,7 @@ def _p(value: float) -> str:
     return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
 
 
-def _describe_side(name: str, side: ResultSet, correct: pd.Series) -> list[str]:
+def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[str]:
     first = side.first
     wilson = wilson_interval(int(correct.sum()), int(correct.size)).points()
     tokens = side.answers.loc[correct.index, "retrieved_tokens"].dropna()
@@ -149,7 +153,9 @@ def _group_table(table: pd.DataFrame, title: str) -> list[str]:
     return shown.to_string(index=False).splitlines()
 
 
-def comparison_report(a: ResultSet, b: ResultSet, include_unscored: bool, draws: int, seed: int | None) -> dict:
+def comparison_report(
+    a: ComparisonSide, b: ComparisonSide, include_unscored: bool, draws: int, seed: int | None
+) -> dict:
     """Compute the comparison of A with B: overall figures plus per-category and per-conversation tables."""
     side_a = a.correct(include_unscored).rename(f"A ({a.label})")
     side_b = b.correct(include_unscored).rename(f"B ({b.label})")
@@ -216,3 +222,24 @@ def report_json(report: dict) -> dict:
         "by_conversation": report["by_conversation"].to_dict(orient="records"),
         "warnings": report["warnings"],
     }
+
+
+def discordant_questions(report: dict) -> pd.DataFrame:
+    """The questions exactly one side answered correctly: question_id, conversation, category and ``right`` ("A"
+    or "B"), A-right rows first (what ``compare --list-discordant`` prints, and the report's discordant filter)."""
+    a, b = report["correct_a"], report["correct_b"].reindex(report["correct_a"].index)
+    differ = a.index[a.to_numpy() != b.to_numpy()]
+    rows = report["a"].answers.loc[differ, ["conversation", "category"]].copy()
+    rows["right"] = ["A" if a[q] else "B" for q in differ]
+    return rows.reset_index().sort_values(["right", "question_id"], kind="stable").reset_index(drop=True)
+
+
+def render_discordant(report: dict) -> str:
+    table = discordant_questions(report)
+    lines = []
+    for side, other in (("A", "B"), ("B", "A")):
+        group = table[table["right"] == side]
+        label = report[side.lower()].label
+        lines.append(f"{side} right / {other} wrong ({label}): {len(group)}")
+        lines += [f"   {r.question_id}  {r.conversation}  {r.category}" for r in group.itertuples()]
+    return "\n".join(lines)

@@ -18,7 +18,8 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │   ├── AnthropicUnavailable  the Anthropic call failed after its retries (also engram's LLMError)
     │   └── AnthropicRefused    the API refused the key or the request
     ├── ResultError             a result file does not match the result schema, or is missing
-    │   └── QuestionSetMismatch two results to pair do not ask the same questions
+    │   ├── QuestionSetMismatch two results to pair do not ask the same questions
+    │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
     ├── GitError                git failed, or is missing, where provenance or the held-out guard needs it
     ├── HeldoutRefused          the held-out guard said no (wrong commit, modified tree, would overwrite)
     ├── ReproduceError          `reproduce-dev` lacks the shipped subset or a committed result
@@ -56,6 +57,7 @@ __all__ = [
     "ReproduceError",
     "ResultError",
     "RunLocked",
+    "TraceError",
     "SpendNotConfirmed",
 ]
 
@@ -120,6 +122,10 @@ class ResultError(BenchError):
 
 class QuestionSetMismatch(ResultError):
     """Two result sets do not answer the same questions, so a paired comparison is meaningless."""
+
+
+class TraceError(ResultError):
+    """A trace sidecar that is missing, unparsable or not in the trace schema."""
 
 
 class GitError(BenchError):

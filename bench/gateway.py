@@ -51,7 +51,7 @@ RUN_KEYS_DIR = "runs"
 
 @dataclass(frozen=True)
 class LiveResponse:
-    """What a live function returns. Unset cost is priced from `bench.budget.PRICES`; unset latency is measured
+    """What a live function returns. Unset cost is priced from the stack files (`bench.stacks.price_for`); unset latency is measured
     by the gateway around the live call."""
 
     body: Any

@@ -33,7 +33,7 @@ import pandas as pd
 from jinja2 import Template
 
 from bench import data
-from bench.atomic import write_text
+from bench.atomic import umask_mode, write_text
 from bench.errors import ConfigError, ExportError
 from bench.gitinfo import head_commit
 from bench.results import Answer, Result, iter_results
@@ -47,16 +47,21 @@ LICENSE_ID = "cc-by-nc-4.0"
 # ------------------------------------------------------------------------------------------------- table builders
 
 
+# The columns that say which result file a row comes from, first in every table.
+_RESULT_COLUMNS = {
+    "result_file": datasets.Value("string"),
+    "stack": datasets.Value("string"),
+    "origin": datasets.Value("string"),
+    "slice": datasets.Value("string"),
+    "arm": datasets.Value("string"),
+    "system": datasets.Value("string"),
+    "k": datasets.Value("int32"),
+    "standins": datasets.Sequence(datasets.Value("string")),
+}
+
 ANSWER_FEATURES = datasets.Features(
     {
-        "result_file": datasets.Value("string"),
-        "stack": datasets.Value("string"),
-        "origin": datasets.Value("string"),
-        "slice": datasets.Value("string"),
-        "arm": datasets.Value("string"),
-        "system": datasets.Value("string"),
-        "k": datasets.Value("int32"),
-        "standins": datasets.Sequence(datasets.Value("string")),
+        **_RESULT_COLUMNS,
         "question_id": datasets.Value("string"),
         "conversation": datasets.Value("string"),
         "category": datasets.Value("string"),
@@ -75,6 +80,8 @@ ANSWER_FEATURES = datasets.Features(
         "expected": datasets.Value("string"),
         "type": datasets.Value("string"),
         "scores": datasets.Value("string"),  # JSON {metric: value} (bench.scoring), null when absent
+        "sources": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
+        "evidence": datasets.Sequence(datasets.Value("string")),
     }
 )
 
@@ -82,14 +89,7 @@ ANSWER_FEATURES = datasets.Features(
 _OPTIONAL_FLOAT = datasets.Value("float64")
 RUN_FEATURES = datasets.Features(
     {
-        "result_file": datasets.Value("string"),
-        "stack": datasets.Value("string"),
-        "origin": datasets.Value("string"),
-        "slice": datasets.Value("string"),
-        "arm": datasets.Value("string"),
-        "system": datasets.Value("string"),
-        "k": datasets.Value("int32"),
-        "standins": datasets.Sequence(datasets.Value("string")),
+        **_RESULT_COLUMNS,
         "arm_hash": datasets.Value("string"),
         "accuracy_correct": datasets.Value("int32"),
         "accuracy_n": datasets.Value("int32"),
@@ -397,7 +397,7 @@ def write_export(tables: datasets.DatasetDict, card: str, out_dir: Path) -> Path
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
     try:
-        staging.chmod(0o755)  # mkdtemp makes it private; the export is meant to be shared
+        staging.chmod(umask_mode(0o777))  # mkdtemp makes it private; the export gets what the user's umask gives
         tables.save_to_disk(str(staging))
         (staging / "parquet").mkdir()
         for name, table in tables.items():

@@ -48,6 +48,7 @@ from bench.results import (
     slice_dir,
     write_result,
 )
+from bench.stacks import build_stack
 from bench.vocab import REPO_ROOT, V1_DATA_DIR, V1_RESULTS_DIR
 
 V1_LICENSE = "CC BY-NC 4.0 (engram-eval v1, Rishabh Sharma 2026; LoCoMo excerpts remain CC BY-NC 4.0)"
@@ -73,9 +74,6 @@ HELDOUT_EXTRA = "heldout_extra.json"
 TOKEN_MATCHED = "mem0_token_matched__heldout_pooled__k6.json"
 ARTICLE_NUMBERS = "article_numbers.tsv"
 DEV_CONVERSATION = "conv-26"
-# The models the article's runs used, as its release records them (a fact about v1, so it stays here even if the
-# paper stack's ids change): extraction on Haiku, answers/judge/escalation on Sonnet, Jev 1.13.
-PAPER_MODELS = {"extract": "claude-haiku-4-5", "answer": "claude-sonnet-4-6", "judge": "claude-sonnet-4-6"}
 
 _FILE_NAME = re.compile(
     r"^(?P<arm>[a-z0-9_]+?)__(?P<slice>dev(?:_updates2?)?|heldout_conv-\d+)(?:__(?P<tail>k\d+|\w+))?\.json$"
@@ -298,18 +296,17 @@ def _extras(raw: dict[str, Any], v1_name: str) -> dict[str, Any]:
 
 
 def _models(raw: dict[str, Any]) -> dict[str, str]:
-    models = dict(PAPER_MODELS)
-    flags = raw.get("flags") or {}
+    """The paper stack's models (stacks/paper.toml) for the roles a v1 run used, as provider/model."""
+    paper = build_stack("paper").models
+    used = ["extract", "answer", "judge"]
     if raw.get("system") == "engram":
+        used += ["decide", "escalate"]
         # v1 spelled the LLM decider "llm_update" (mem0's update prompt); its six fact questions still went to Jev.
-        if flags.get("relation_decider", "jev") in ("llm", "llm_update"):
-            models["decide"] = "claude-sonnet-4-6"
-            models["decide_fact_questions"] = "jev-1.13.0"
-        else:
-            models["decide"] = "jev-1.13.0"
-        models["escalate"] = "claude-sonnet-4-6"
-    else:
-        models["update"] = "claude-haiku-4-5"
+        if (raw.get("flags") or {}).get("relation_decider", "jev") in ("llm", "llm_update"):
+            used.append("llm_decider")
+    models = {role: paper[role] for role in used}
+    if raw.get("system") != "engram":
+        models["update"] = paper["extract"]  # mem0's update call ran on the extraction model
     return models
 
 
@@ -323,7 +320,7 @@ def _provenance(sources: Iterable[Path]) -> Provenance:
 
 
 @dataclass
-class ImportReport:
+class V1ImportReport:
     written: list[Path]
     manifest: Path
 
@@ -410,7 +407,7 @@ def _texts_for(
     return str(qa["question"]), gold
 
 
-def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) -> ImportReport:
+def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) -> V1ImportReport:
     """Convert every v1 file under ``source_dir`` into ``out_dir`` (replacing what was there)."""
     results_dir = source_dir / "results"
     if not results_dir.is_dir():
@@ -448,7 +445,7 @@ def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) ->
         shutil.rmtree(out_dir)
     staging.rename(out_dir)
     final = [out_dir / p.relative_to(staging) for p in written]
-    return ImportReport(written=final, manifest=out_dir / "MANIFEST.json")
+    return V1ImportReport(written=final, manifest=out_dir / "MANIFEST.json")
 
 
 def _fold_heldout_extras(
@@ -464,11 +461,11 @@ def _fold_heldout_extras(
             answer = _answer_from_extra(rec, gold, question, f"{path}: answers.{key}[{i}]")
             grouped[(f"heldout:{rec['conv']}", arm, k)].append(answer)
     for (slice_name, arm, k), answers in sorted(grouped.items()):
-        key = (slice_name, arm, k)
-        if key in results:
-            results[key] = _with_extra_answers(results[key], answers, path)
+        row = (slice_name, arm, k)
+        if row in results:
+            results[row] = _with_extra_answers(results[row], answers, path)
         else:
-            results[key] = _pooled_row(slice_name, arm, k, answers, [path], {"v1_file": HELDOUT_EXTRA})
+            results[row] = _pooled_row(slice_name, arm, k, answers, [path], {"v1_file": HELDOUT_EXTRA})
 
 
 def _pooled_row(

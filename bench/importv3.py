@@ -34,8 +34,6 @@ from bench.errors import DataError
 from bench.importv1 import sha256_of
 from bench.results import (
     LABELS,
-    LOCOMO_CATEGORY_NAMES,
-    SCORED_CATEGORIES,
     Answer,
     Provenance,
     Result,
@@ -44,8 +42,9 @@ from bench.results import (
     slice_dir,
     write_result,
 )
+from bench.slices import SliceQuestion, load_slice
 from bench.stacks import PAPER_V3_STACK
-from bench.vocab import V3_RESULTS_DIR
+from bench.vocab import V3_RESULTS_DIR, heldout_slice
 
 ORIGIN_V3_IMPORT = "engram-eval-v3 import"
 STACK = PAPER_V3_STACK
@@ -213,12 +212,18 @@ def parse_label_name(name: str) -> LabelFile:
 # ------------------------------------------------------------------------------------------------ one label file
 
 
-def _scored_positions(qa: list[dict[str, Any]]) -> set[int]:
-    """Positions of the questions LoCoMo scores (categories 1-4 with a gold answer), as the held-out slices do."""
-    return {i for i, q in enumerate(qa) if LOCOMO_CATEGORY_NAMES.get(q.get("category")) in SCORED_CATEGORIES}
+def _slice_questions(conversation: str) -> list[SliceQuestion]:
+    """The held-out slice's questions in ``qa`` order (position i is question ``<conv>:i``), scored or not."""
+    questions = list(load_slice(heldout_slice(conversation)).questions)
+    for position, question in enumerate(questions):
+        if question.id != f"{conversation}:{position}":
+            raise DataError(
+                f"slice heldout:{conversation}: expected question {position} in qa order, found {question.id}"
+            )
+    return questions
 
 
-def _answers(label_file: LabelFile, qa: list[dict[str, Any]]) -> list[Answer]:
+def _answers(label_file: LabelFile, questions: list[SliceQuestion]) -> list[Answer]:
     where = _where(label_file.relative)
     answers: dict[int, Answer] = {}
     for number, row in enumerate(_tsv_rows(label_file.relative, LABEL_COLUMNS), start=2):
@@ -226,38 +231,44 @@ def _answers(label_file: LabelFile, qa: list[dict[str, Any]]) -> list[Answer]:
         idx = _integer(row["idx"], at, "idx")
         if idx in answers:
             raise DataError(f"{at}: field idx: expected each question once, found idx {idx} twice")
-        if not 0 <= idx < len(qa):
+        if not 0 <= idx < len(questions):
             raise DataError(
-                f"{at}: field idx: expected a position in {label_file.conversation}'s qa list (0-{len(qa) - 1}), "
-                f"found {idx}"
+                f"{at}: field idx: expected a position in {label_file.conversation}'s qa list "
+                f"(0-{len(questions) - 1}), found {idx}"
             )
         category = _integer(row["category"], at, "category")
-        locomo_category = qa[idx].get("category")
-        if category != locomo_category:
+        question = questions[idx]
+        if category != question.category:
             raise DataError(
-                f"{at}: field category: expected {locomo_category} (LoCoMo's category for "
+                f"{at}: field category: expected {question.category} (LoCoMo's category for "
                 f"{label_file.conversation} question {idx}), found {category}"
             )
         if row["label"] not in LABELS:
             raise DataError(f"{at}: field label: expected CORRECT or WRONG, found {row['label']!r}")
         tokens = _integer(row["retrieved_tokens"], at, "retrieved_tokens")
-        name = LOCOMO_CATEGORY_NAMES[category]
         answers[idx] = Answer(
-            question_id=f"{label_file.conversation}:{idx}",
+            question_id=question.id,
             conversation=label_file.conversation,
-            category=name,
-            scored=name in SCORED_CATEGORIES,
-            question=str(qa[idx]["question"]),
-            gold=str(qa[idx].get("answer")),
+            category=question.category_name,
+            scored=question.scored,
+            question=str(question.question),
+            gold=str(question.gold),
             answer=None,  # answer texts were not transcribed
             label=row["label"],
             retrieved_tokens=tokens,
         )
-    missing = sorted(_scored_positions(qa) - set(answers))
+    scored = {i for i, q in enumerate(questions) if q.scored}
+    missing = sorted(scored - set(answers))
     if missing:
         raise DataError(
             f"{where}: field idx: expected every scored question of {label_file.conversation} "
-            f"({len(_scored_positions(qa))}); found {len(missing)} missing, first idx {missing[0]}"
+            f"({len(scored)}); found {len(missing)} missing, first idx {missing[0]}"
+        )
+    unscored = sorted(set(answers) - scored)
+    if unscored:
+        raise DataError(
+            f"{where}: field idx: expected scored questions only (categories 1-4); found idx {unscored[0]}, "
+            f"which the heldout:{label_file.conversation} slice does not score"
         )
     return [answers[i] for i in sorted(answers)]
 
@@ -278,13 +289,13 @@ def _check_aggregates(label_file: LabelFile, answers: list[Answer], row: Manifes
     return {"accuracy": accuracy, "retrieved_tokens_mean": tokens}
 
 
-def _result(label_file: LabelFile, row: ManifestRow, qa: list[dict[str, Any]]) -> Result:
+def _result(label_file: LabelFile, row: ManifestRow, questions: list[SliceQuestion]) -> Result:
     where = _where(label_file.relative)
     if data.file_sha256(label_file.relative) != row.sha256:
         raise DataError(
             f"{where}: expected the sha256 recorded in MANIFEST.tsv ({row.sha256}); data/SOURCES.md differs"
         )
-    answers = _answers(label_file, qa)
+    answers = _answers(label_file, questions)
     recomputed = _check_aggregates(label_file, answers, row)
     arm = label_file.arm
     sources = [
@@ -321,7 +332,7 @@ def _result(label_file: LabelFile, row: ManifestRow, qa: list[dict[str, Any]]) -
 
 
 @dataclass
-class ImportReport:
+class V3ImportReport:
     written: list[Path]
     manifest: Path
     results: int
@@ -330,7 +341,7 @@ class ImportReport:
 def build_results() -> dict[tuple[str, str, int | None], Result]:
     """Every label file of the manifest as a validated Result, keyed by (slice, arm, k); nothing is written."""
     manifest = read_manifest()
-    qa_lists = {conv: data.locomo_conversation(conv)["qa"] for conv in HELDOUT_CONVERSATIONS}
+    slices = {conv: _slice_questions(conv) for conv in HELDOUT_CONVERSATIONS}
     results: dict[tuple[str, str, int | None], Result] = {}
     for name, row in sorted(manifest.items()):
         label_file = parse_label_name(name)
@@ -339,7 +350,7 @@ def build_results() -> dict[tuple[str, str, int | None], Result]:
             raise DataError(
                 f"{_where(data.V3_MANIFEST)}: expected one file per arm, conversation and k; {name} repeats"
             )
-        results[key] = _result(label_file, row, qa_lists[label_file.conversation])
+        results[key] = _result(label_file, row, slices[label_file.conversation])
     _require_complete_grid(results)
     return results
 
@@ -356,7 +367,7 @@ def _require_complete_grid(results: dict[tuple[str, str, int | None], Result]) -
         )
 
 
-def import_v3(out_dir: Path = V3_RESULTS_DIR) -> ImportReport:
+def import_v3(out_dir: Path = V3_RESULTS_DIR) -> V3ImportReport:
     """Convert the v3 release into ``out_dir`` (replacing what was there, only once everything validated)."""
     results = build_results()
     copies = {relative: data.verified_bytes(relative) for relative in (*SUPPLEMENTARY, data.V3_ARTICLE_NUMBERS)}
@@ -380,7 +391,7 @@ def import_v3(out_dir: Path = V3_RESULTS_DIR) -> ImportReport:
         shutil.rmtree(out_dir)
     staging.rename(out_dir)
     final = sorted(out_dir / p.relative_to(staging) for p in written)
-    return ImportReport(written=final, manifest=out_dir / manifest.name, results=len(results))
+    return V3ImportReport(written=final, manifest=out_dir / manifest.name, results=len(results))
 
 
 def _require_json(relative: str, raw: bytes) -> None:

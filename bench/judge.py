@@ -71,7 +71,9 @@ NO_MEMORY_ANSWER = "I don't know"  # what the extractive stand-in says when noth
 
 
 @dataclass(frozen=True)
-class Answer:
+class Reply:
+    """What an answerer said, with what it cost and took (recorded figures, replayed from the cache)."""
+
     text: str
     model: str
     cost_usd: float = 0.0
@@ -183,7 +185,7 @@ class LLMAnswerer:
         lines: Sequence[str],
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
-    ) -> Answer:
+    ) -> Reply:
         system = render_answer_prompt(question, memories_by_speaker(lines, line_speakers, speakers))
         reply = self.llm.complete(
             role="answer",
@@ -193,7 +195,7 @@ class LLMAnswerer:
             max_tokens=ANSWER_MAX_TOKENS,
             temperature=TEMPERATURE,
         )
-        return Answer(reply.text.strip(), reply.model, reply.cost_usd, reply.latency_ms, reply.cached)
+        return Reply(reply.text.strip(), reply.model, reply.cost_usd, reply.latency_ms, reply.cached)
 
 
 class LLMJudge:
@@ -338,13 +340,12 @@ class ExtractiveAnswerer:
         lines: Sequence[str],
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
-    ) -> Answer:
-        body = {"question": question, "lines": list(lines), "rules": EXTRACTIVE_ANSWERER_RULES}
+    ) -> Reply:
+        shown = list(lines)
+        body = {"question": question, "lines": shown, "rules": EXTRACTIVE_ANSWERER_RULES}
         request = CallRequest(provider="offline", endpoint="answer", model=self.model, body=body, purpose="answer")
-        result = self.gateway.call(
-            request, lambda _: LiveResponse({"text": self.best_line_answer(question, body["lines"])})
-        )
-        return Answer(result.body["text"], self.model, result.cost_usd, result.latency_ms, result.cached)
+        result = self.gateway.call(request, lambda _: LiveResponse({"text": self.best_line_answer(question, shown)}))
+        return Reply(result.body["text"], self.model, result.cost_usd, result.latency_ms, result.cached)
 
     def best_line_answer(self, question: str, lines: list[str]) -> str:
         if not lines:
@@ -413,42 +414,18 @@ class LexicalJudge:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Choosing by stack
-
-
-def make_answerer(
-    models: Mapping[str, str], gateway: Gateway, embedder: Embedder, llm: LLM | None = None
-) -> LLMAnswerer | ExtractiveAnswerer:
-    """The answerer the stack's `answer` role names: the extractive stand-in, or a Claude model through the
-    gateway (pass the run's `AnthropicLLM` as `llm` to share one client)."""
-    model = models["answer"]
-    if model == EXTRACTIVE_ANSWERER_MODEL:
-        return ExtractiveAnswerer(gateway, embedder)
-    return LLMAnswerer(llm if llm is not None else _anthropic(gateway), model)
+# The judge a stack names (built by `bench.providers.Models.judge`)
 
 
 def judge_metric_for(models: Mapping[str, str], prompt: str = DEFAULT_JUDGE_PROMPT) -> str:
-    """The metric name of the judge `make_judge` builds for these models and prompt (without building it)."""
-    if models["judge"] == LEXICAL_JUDGE_MODEL:
+    """The metric name of the judge the stack's `judge` role names with this prompt (without building it)."""
+    if models["judge"].startswith("offline/"):
         return LexicalJudge.metric
     return judge_metric(models["judge"], judge_prompt_id(prompt))
 
 
-def make_judge(
-    models: Mapping[str, str], gateway: Gateway, llm: LLM | None = None, prompt: str = DEFAULT_JUDGE_PROMPT
-) -> LLMJudge | LexicalJudge:
-    """The judge the stack's `judge` role names; `prompt` picks an LLM judge's prompt (the lexical stand-in has
-    none, so it refuses any prompt but the default)."""
-    model = models["judge"]
+def check_standin_judge_prompt(prompt: str) -> None:
+    """The lexical stand-in has no prompt: any prompt but the default is refused."""
     judge_prompt_file(prompt)
-    if model == LEXICAL_JUDGE_MODEL:
-        if prompt != DEFAULT_JUDGE_PROMPT:
-            raise ConfigError(f"judge prompt {prompt!r}: the lexical stand-in judge {model} takes no prompt")
-        return LexicalJudge(gateway)
-    return LLMJudge(llm if llm is not None else _anthropic(gateway), model, prompt)
-
-
-def _anthropic(gateway: Gateway) -> LLM:
-    from bench.clients.anthropic import AnthropicLLM
-
-    return AnthropicLLM(gateway)
+    if prompt != DEFAULT_JUDGE_PROMPT:
+        raise ConfigError(f"judge prompt {prompt!r}: the lexical stand-in judge {LEXICAL_JUDGE_MODEL} takes no prompt")

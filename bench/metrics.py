@@ -3,7 +3,7 @@
 Costs are nominal USD (a replayed call reports the cost it was recorded with), latencies come from the gateway's
 virtual clock (recorded latencies), so every figure here is deterministic on replay.
 
-Store behaviour on the update slices follows the original harness's rules (spec §9.7-9.8):
+Store behaviour on the update slices follows the original harness's rules:
 
 - a set-1 item's original fact is *matched* by stored facts whose source is the item's original message and whose
   MiniLM cosine to the item's `original.fact` is at least 0.5;
@@ -28,10 +28,10 @@ from bench.clock import p50_ms
 from bench.systems import AuditFact, WriteUsage
 from engram import Embedder
 
-MATCH_THRESHOLD = 0.5  # spec §9.7: a fact matches a labelled claim at MiniLM cosine >= 0.5
+MATCH_THRESHOLD = 0.5  # a fact matches a labelled claim at MiniLM cosine >= 0.5
 BEHAVIOURS = ("kept", "closed", "stale", "over_closed", "fulfilled", "closed_other_reason", "not_stored")
 
-# Set-2 close pairs (spec §9.8): each chain's consecutive values replace each other, except chain C03 whose first
+# Set-2 close pairs: each chain's consecutive values replace each other, except chain C03 whose first
 # message (the passed home study) stays true; only C03's match ending (2 -> 3) closes anything.
 SET2_KEEP = frozenset({"U2:C03.1"})
 _SET2_NON_CONSECUTIVE = {"C03": ((2, 3),)}
@@ -50,7 +50,7 @@ class WriteFigures:
 
 
 def write_figures(usages: Sequence[WriteUsage], has_decision_layer: bool) -> WriteFigures:
-    """Per-1,000-message costs (mean over ALL messages x 1000) and medians (spec §9.6).
+    """Per-1,000-message costs (mean over ALL messages x 1000) and medians, as the article reports them.
 
     Write p50 is over every message (including those that produced no fact); decision p50 only over messages
     with at least one fact, since a message with nothing to decide has no decision latency.
@@ -220,7 +220,7 @@ def set2_report(facts: Sequence[AuditFact]) -> dict[str, Any]:
 
 
 def stale_labels_report(message_ids: set[str], facts: Sequence[AuditFact], embedder: Embedder) -> dict[str, Any]:
-    """Spec §9.7 on the stress transcript's superseded labels that fall inside the slice."""
+    """The set-1 matching rule (see the module docstring) on the stress transcript's superseded labels that fall inside the slice."""
     labels = [
         label
         for label in data.load_superseded_labels()["items"]

@@ -124,7 +124,7 @@ def announce_and_confirm(
     environ: Mapping[str, str] | None = None,
 ) -> None:
     """Print the banner; if the run may spend, get a yes (terminal prompt, --yes, or ENGRAM_ASSUME_YES=1)."""
-    say = say or _to_stderr
+    say = say or _to_stdout
     estimate = _estimator(preflight)
     say(preflight.banner(estimate))
     if not preflight.may_spend or (estimate is not None and estimate.calls_to_send == 0):
@@ -146,8 +146,9 @@ def announce_and_confirm(
         raise SpendNotConfirmed(f"stack {preflight.stack.name}: paid calls not confirmed; nothing was sent")
 
 
-def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+def _to_stdout(line: str) -> None:
+    # stdout: stderr stays for the one-line error a refused run ends with.
+    print(line, flush=True)
 
 
 def _shown(path: Path) -> str:

@@ -75,6 +75,10 @@ class Answer:
     # Further LLM-free metrics by name (bench.scoring): mem0-f1, mem0-bleu1, locomo-adversarial; null when the
     # answer text is unknown or the file predates them.
     scores: dict[str, float] | None = None
+    # Per shown line, the slice message ids it came from (aligned with ``lines``); and the question's evidence
+    # message ids. Null in files written before they were recorded (the v1 imports).
+    sources: list[list[str]] | None = None
+    evidence: list[str] | None = None
 
     @property
     def correct(self) -> bool:
@@ -168,6 +172,9 @@ class Result:
     # The metrics this result carries, by name: {name: {version, field, source}}; the judge's entry names what
     # `label` is (judge:<model>:<prompt id>). Empty in files that predate metric names.
     metrics: dict[str, Any] = field(default_factory=dict)
+    # The name of the trace sidecar next to this file (``<name>.trace.json.gz``, see ``bench.trace``): what the
+    # system decided about each shown line. Null when the run wrote none.
+    trace: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -181,14 +188,18 @@ class Result:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The file's content. Fields added after a file format was first committed (`metrics`, an answer's
-        `scores`) are left out while empty, so files that do not carry them keep their bytes."""
+        """The file's content. Fields added after a file format was first committed (`metrics`, `trace`, an
+        answer's `scores`, `sources`, `evidence`) are left out while empty, so files that do not carry them keep
+        their bytes."""
         d = asdict(self)
         if not d["metrics"]:
             del d["metrics"]
+        if d["trace"] is None:
+            del d["trace"]
         for answer in d["answers"]:
-            if answer["scores"] is None:
-                del answer["scores"]
+            for name in ("scores", "sources", "evidence"):
+                if answer[name] is None:
+                    del answer[name]
         return d
 
     def scored_answers(self) -> list[Answer]:
@@ -231,6 +242,42 @@ def result_path(root: str | Path, stack_dir: str, slice_name: str, arm: str, k: 
     """Where a result lives: ``<root>/<stack_dir>/<slice-dir>/<arm>[__k<k>].json`` (stack_dir is ``offline``,
     ``paper`` or ``v1`` for the imported article results)."""
     return Path(root) / stack_dir / slice_dir(slice_name) / file_name(arm, k)
+
+
+# ----------------------------------------------------------------------------------------------- JSON Schema
+
+RESULT_SCHEMA_ID = "https://engram-bench.invalid/schemas/result-v{version}.schema.json"
+
+
+def result_json_schema() -> dict[str, Any]:
+    """The result file as JSON Schema (draft 2020-12), generated from the dataclasses above by pydantic, so the
+    schema and the writer share one definition. Added on top, from this module's constants: the closed value sets
+    (stack, label, category), the schema version, and that no object carries a field the dataclass lacks (which
+    `result_from_dict` refuses too). What JSON Schema cannot say (summaries agree with the answers, one source
+    list per shown line) stays with `result_from_dict`."""
+    from pydantic import TypeAdapter  # pydantic is needed only to publish or check the schema
+
+    schema = TypeAdapter(Result).json_schema(mode="validation")
+    defs = schema.setdefault("$defs", {})
+    dataclass_names = {cls.__name__ for cls in (Tally, Answer, Source, Provenance, Costs, Latency, Calls, Timing)}
+    for name, definition in defs.items():
+        if name in dataclass_names:
+            definition["additionalProperties"] = False
+    schema["additionalProperties"] = False
+    props = schema["properties"]
+    props["stack"]["enum"] = list(RESULT_STACK_NAMES)
+    props["schema_version"]["const"] = SCHEMA_VERSION
+    props["accuracy_by_category"]["propertyNames"] = {"enum": list(CATEGORIES)}
+    answer = defs["Answer"]["properties"]
+    answer["label"]["enum"] = list(LABELS)
+    answer["category"]["enum"] = list(CATEGORIES)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": RESULT_SCHEMA_ID.format(version=SCHEMA_VERSION),
+        **schema,
+        "title": f"engram-bench result file, schema v{SCHEMA_VERSION}",
+        "description": "One file per (stack, slice, arm, k): results/<stack>/<slice-dir>/<arm>[__k<k>].json.",
+    }
 
 
 # --------------------------------------------------------------------------------------------------- validation
@@ -325,7 +372,18 @@ def _answer(c: _Checker, d: Any, path: str) -> Answer:
     c.typed(a.scores, (dict,), f"{path}.scores", "an object {metric: number} or null", nullable=True)
     for metric, value in (a.scores or {}).items():
         c.typed(value, _NUM, f"{path}.scores.{metric}", "a number")
+    if a.evidence is not None and not _strings(a.evidence):
+        raise c.fail(f"{path}.evidence", "a list of message ids or null", a.evidence)
+    if a.sources is not None:
+        if not (isinstance(a.sources, list) and all(_strings(s) for s in a.sources)):
+            raise c.fail(f"{path}.sources", "a list of message-id lists (one per line) or null", a.sources)
+        if a.lines is not None and len(a.sources) != len(a.lines):
+            raise c.fail(f"{path}.sources", f"one entry per line ({len(a.lines)})", f"{len(a.sources)} entries")
     return a
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 
 def _provenance(c: _Checker, d: Any, path: str) -> Provenance:
@@ -402,6 +460,9 @@ def _check_top(c: _Checker, r: Result) -> None:
         raise c.fail("stack", " or ".join(RESULT_STACK_NAMES), r.stack)
     c.typed(r.k, (int,), "k", "an integer or null", nullable=True)
     c.typed(r.arm_hash, (str,), "arm_hash", "a string or null", nullable=True)
+    c.typed(r.trace, (str,), "trace", "a file name or null", nullable=True)
+    if r.trace is not None and (not r.trace or "/" in r.trace or "\\" in r.trace):
+        raise c.fail("trace", "the name of a file next to the result", r.trace)
     for name in ("settings", "models", "store", "extras", "metrics"):
         c.typed(getattr(r, name), (dict,), name, "an object")
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
@@ -445,6 +506,10 @@ def read_result(path: str | Path) -> Result:
         raise ResultError(f"{p}: result file not found") from exc
     except json.JSONDecodeError as exc:
         raise ResultError(f"{p}: expected JSON, found a parse error at line {exc.lineno}: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultError(
+            f"{p}: expected UTF-8 JSON, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+        ) from None
     return result_from_dict(raw, where=str(p))
 
 

@@ -30,13 +30,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from filelock import FileLock, Timeout
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench import data, judge, metrics, scoring, tokens
-from bench.arms import Arm, load_arm
+from bench.arms import Arm, TokenMatchPlan, load_arm
 from bench.atomic import write_text
 from bench.budget import Ledger, RunLabels, limits_from_env
 from bench.cache import read_keys_file, write_keys_file
@@ -44,6 +44,7 @@ from bench.errors import ConfigError, ResultError, RunLocked
 from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.gitinfo import git_state
 from bench.preflight import Preflight, announce_and_confirm, modes_for
+from bench.providers import Models
 from bench.results import (
     Answer,
     Calls,
@@ -60,13 +61,15 @@ from bench.results import (
     write_result,
 )
 from bench.slices import Slice, SliceQuestion, load_slice
-from bench.stacks import DEFAULT_STACK, STACK_NAMES, Stack, build_stack, provider_of
-from bench.systems import Retrieval, System, SystemContext, WriteUsage, build_system
+from bench.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack, build_stack
+from bench.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
+from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
-from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR, heldout_slices
+from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
+from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR
 
 RUNS_DIR_ENV = "ENGRAM_RUNS_DIR"
-ANSWER_CONCURRENCY = 6  # as the original harness (spec §9.4)
+ANSWER_CONCURRENCY = 6  # the original harness answered six questions at a time
 STORE_DIR = "store"
 LOCK_FILE = ".run.lock"
 LOCK_OWNER_FILE = ".run.lock.pid"
@@ -114,9 +117,10 @@ class RunOptions:
     git_tag: str | None = None  # stamped by `heldout`
     progress: bool = True
     assume_yes: bool = False  # --yes: a run that may send paid calls goes ahead without asking
-    say: Callable[[str], None] | None = None  # where the banner goes (None: stderr)
+    say: Callable[[str], None] | None = None  # where the banner goes (None: stdout)
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
+    embedder: Any = None  # None: the process-wide MiniLM; reproduce-dev passes recorded vectors (bench.embeddings)
 
 
 @dataclass
@@ -126,7 +130,7 @@ class _Asked:
     question: SliceQuestion
     checkpoint: int
     scored: bool
-    retrievals: dict[int | None, Retrieval] = field(default_factory=dict)
+    retrievals: dict[int | None, RetrievedLines] = field(default_factory=dict)
 
 
 class KeyTap:
@@ -169,6 +173,11 @@ class KeyTap:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    def as_gateway(self) -> Gateway:
+        """This tap where a `Gateway` is expected: it serves the same four call methods and forwards everything
+        else to the gateway it wraps, so it stands in for one (the one place that duck typing is declared)."""
+        return cast(Gateway, self)
+
 
 def _calls(keys_path: Path, options: RunOptions, *taps: KeyTap) -> Calls:
     # Committed results name their key list relative to results/ (as they always have); any other result names
@@ -183,24 +192,95 @@ def _calls(keys_path: Path, options: RunOptions, *taps: KeyTap) -> Calls:
 def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) -> list[Path]:
     """Run `arm_name` on `slice_name`; returns the result files written (one per k).
 
-    Everything is validated first (arm, stack, slice, options, where the results go); then the banner is printed
-    and, for a run that may spend, a yes obtained; then the run's lock is taken. Only after that is anything written.
+    The run is planned as stages first (`plan_stages`: the results a token-matched arm reads, then the arm). Every
+    stage is validated (arm, stack, slice, options, where the results go), then each one's banner is printed and,
+    for a run that may spend, a yes obtained; only then do the stages run, each under its lock, in order.
     """
     check_options(options)
     options = replace(options, run_id=options.run_id or new_run_id())
+    stages = plan_stages(arm_name, slice_name, options)
+    for stage in stages:
+        refuse_clobbering(stage.targets(options), options)
+    for stage in stages:
+        _preflight(stage.arm, stage.the_slice, stage.stack, options, stage.targets(options)[0].parent)
+    written: list[Path] = []
+    for stage in stages:
+        written = _run_stage(stage, options)
+    return written  # the last stage's files: the arm that was asked for
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a run: `arm` on a slice and stack, answered at `ks`. An arm that ingests the slice answers every
+    k from one ingestion; a token-matched arm reads the results of the stages before it and answers at the one k
+    of its `ks` that matches."""
+
+    arm: Arm
+    the_slice: Slice
+    stack: Stack
+    ks: tuple[int | None, ...]
+
+    @property
+    def matches_tokens(self) -> bool:
+        return self.arm.token_match is not None
+
+    def targets(self, options: RunOptions) -> list[Path]:
+        """The files this stage may write (for a token-matched arm: one per candidate k, as any could be chosen)."""
+        return [_target(options, self.stack.name, self.the_slice.name, self.arm.name, k) for k in self.ks]
+
+
+def plan_stages(arm_name: str, slice_name: str, options: RunOptions) -> list[Stage]:
+    """Every stage a run of `arm_name` on `slice_name` takes, prerequisites first.
+
+    An arm declares the results it reads (`Arm.needs`: a token-matched arm, its sweep and reference). Each one not
+    yet where this run writes (the same run id, the same --out, or the committed tree) becomes an earlier stage,
+    one ingestion per arm and slice, so a token-matched arm works on any slice with one command.
+    """
+    stages: list[Stage] = []
+    _plan(arm_name, slice_name, options.ks, options, stages, chain=())
+    return stages
+
+
+def _plan(
+    arm_name: str,
+    slice_name: str,
+    ks: tuple[int, ...] | None,
+    options: RunOptions,
+    stages: list[Stage],
+    chain: tuple[str, ...],
+) -> None:
+    if arm_name in chain:
+        raise ConfigError(f"token_match: arms read each other's results in a circle: {' -> '.join((*chain, arm_name))}")
     arm = load_arm(arm_name, options.arms_dir) if options.arms_dir else load_arm(arm_name)
+    if arm.import_only:
+        raise ConfigError(
+            f"{arm.path}: arm {arm.name!r} is import-only (its results come from an import, e.g. import-v3); "
+            "expected an arm this harness can run"
+        )
     stack = build_stack(options.stack, arm.models_for(options.stack))
     the_slice = options.slice_loader(slice_name)
     if options.limit is not None:
         the_slice = limit_questions(the_slice, options.limit, arm.scores_adversarial)
-    if arm.token_match is not None:
-        return [_run_token_matched(arm, the_slice, stack, options)]
-    ks = tuple(options.ks or arm.ks_for(slice_name) or (None,))
-    targets = [_target(options, stack.name, the_slice.name, arm.name, k) for k in ks]
-    refuse_clobbering(targets, options)
-    _preflight(arm, the_slice, stack, options, targets[0].parent)
-    with run_lock(options.runs_root, stack.name, the_slice.name, arm.name):
-        return _run(arm, the_slice, stack, ks, options)
+    if arm.token_match is None:
+        stages.append(Stage(arm, the_slice, stack, tuple(ks or arm.ks_for(slice_name) or (None,))))
+        return
+    _check_token_matchable(arm, the_slice, options)
+    missing: dict[tuple[str, str], tuple[int, ...]] = {}
+    for need in arm.needs(the_slice.name):
+        absent = [k for k in need.ks if not _target(options, stack.name, need.slice_name, need.arm, k).is_file()]
+        if absent:
+            key = (need.arm, need.slice_name)
+            missing[key] = tuple(sorted({*missing.get(key, ()), *absent}))
+    for (need_arm, need_slice), need_ks in missing.items():
+        _plan(need_arm, need_slice, need_ks, options, stages, (*chain, arm_name))
+    stages.append(Stage(arm, the_slice, stack, arm.token_match.ks))
+
+
+def _run_stage(stage: Stage, options: RunOptions) -> list[Path]:
+    if stage.matches_tokens:
+        return [_run_token_matched(stage.arm, stage.the_slice, stage.stack, options)]
+    with run_lock(options.runs_root, stage.stack.name, stage.the_slice.name, stage.arm.name):
+        return _run(stage.arm, stage.the_slice, stage.stack, stage.ks, options)
 
 
 def output_dir(
@@ -358,12 +438,12 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
         return Gateway(
             local=None,
             subsets=list(options.subsets or ()),
-            mode=options.mode,
+            mode=check_mode(options.mode),
             strict=options.strict,
             labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name),
         )
     return Gateway.from_env(
-        mode=options.mode,
+        mode=check_mode(options.mode),
         strict=options.strict,
         run_id=run_id,
         arm=arm,
@@ -386,6 +466,10 @@ class _PartRun:
     audit: list[Any]
     description: dict[str, Any]
     decision_layer: bool
+    part: Slice
+    asked: list[_Asked]
+    explained: dict[int | None, dict[str, Any] | None]  # System.trace of the facts shown at each k
+    models: dict[str, str]  # role -> the provider/model that served it in this part
 
 
 def _run_part(
@@ -398,21 +482,22 @@ def _run_part(
     system_tap: KeyTap,
     answer_taps: Mapping[int | None, KeyTap],
 ) -> _PartRun:
-    embedder = shared_minilm()
+    embedder = _embedder(options)
     run_dir.mkdir(parents=True, exist_ok=True)
     context = SystemContext(
         stack=stack.name,
         models=stack.models,
-        gateway=system_tap,
+        gateway=system_tap.as_gateway(),
         run_dir=run_dir,
         conversation=part.conversation,
         speakers=part.speakers,
         embedder=embedder,
     )
     system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    ran: dict[str, str] = {}
     try:
         usages, asked = _ingest_and_ask(system, part, ks, options, arm.scores_adversarial)
-        answers = {k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, options) for k in ks}
+        answers = {k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, options, ran) for k in ks}
         return _PartRun(
             usages=usages,
             answers=answers,
@@ -420,9 +505,14 @@ def _run_part(
             audit=list(system.facts_for_audit()),
             description=system.describe(),
             decision_layer=_has_decision_layer(system, usages),
+            part=part,
+            asked=asked,
+            explained={k: system.trace(_traced_ids(asked, k)) for k in ks},
+            models={**context.hub.ran, **ran},
         )
     finally:
         system.close()
+        context.hub.close()
 
 
 def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], options: RunOptions) -> list[Path]:
@@ -436,7 +526,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     gateway = open_gateway(options, run_id, arm.name, the_slice.name)
     system_tap = KeyTap(gateway)
     answer_taps = {k: KeyTap(gateway) for k in ks}
-    embedder = shared_minilm()
+    embedder = _embedder(options)
     parts = the_slice.runs()
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
@@ -460,6 +550,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     audit = [f for r in runs for f in r.audit]
     description = runs[0].description
     decision_layer = any(r.decision_layer for r in runs)
+    models = {**stack.models, **{role: m for r in runs for role, m in r.models.items()}}  # the exact models that ran
     store = runs[0].store if not the_slice.parts else {p.name: r.store for p, r in zip(parts, runs, strict=True)}
     figures = metrics.write_figures(usages, decision_layer)
     # Systems that keep no facts (full-context, raw-turn-rag) have no store behaviour to score: null, not "not stored".
@@ -475,21 +566,13 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
     extras.update(_limit_note(options))
-    planned: list[tuple[Path, Result, set[str]]] = []
+    planned: list[tuple[Path, Result, set[str], Trace | None]] = []
     for k in ks:
         path = _target(options, stack.name, the_slice.name, arm.name, k)
         keys_path = path.with_suffix(".calls.txt")
+        trace = _trace(path, arm.system, runs, k)
         result = Result.build(
-            arm=arm.name,
-            system=arm.system,
-            stack=stack.name,
-            slice=the_slice.name,
-            k=k,
-            arm_hash=arm.hash,
-            settings=arm.settings,
-            models=dict(stack.models),
-            standins=stack.standins,
-            provenance=_provenance(arm, the_slice, stack, options),
+            **_identity(arm, the_slice, stack, options, k, models),
             answers=answers[k],
             costs=Costs(figures.cost_per_1k, figures.decision_cost_per_1k, figures.extract_cost_per_1k),
             latency=Latency(figures.write_p50_ms, figures.decision_p50_ms),
@@ -499,18 +582,55 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             metrics=result_metrics(stack, k),
             calls=_calls(keys_path, options, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+            trace=trace_name(path),
         )
-        planned.append((path, result, system_tap.keys | answer_taps[k].keys))
+        planned.append((path, result, system_tap.keys | answer_taps[k].keys, trace))
     return _write_all(planned)
 
 
-def _write_all(planned: Sequence[tuple[Path, Result, set[str]]]) -> list[Path]:
-    """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep."""
-    for path, result, _ in planned:
+def _traced_ids(asked: Sequence[_Asked], k: int | None) -> list[str]:
+    """The ids the line details at k name (engram's fact ids), first seen first."""
+    ids = (d.get("fact_id") for item in asked for d in item.retrievals[k].details)
+    return list(dict.fromkeys(i for i in ids if isinstance(i, str)))
+
+
+def _trace(path: Path, system: str, runs: Sequence[_PartRun], k: int | None) -> Trace:
+    """The trace sidecar of one result: line details per answer (in answer order), and per conversation the
+    system's explanations and the turns the answers refer to (ids repeat across conversations, so both are keyed
+    by conversation first)."""
+    lines: list[list[dict[str, Any]] | None] = []
+    items: dict[str, dict[str, Any]] = {}
+    turns: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        answers = run.answers[k]
+        lines += [
+            [dict(d) for d in item.retrievals[k].details]
+            if item.retrievals[k].details and a.lines is not None
+            else None
+            for item, a in zip(run.asked, answers, strict=True)
+        ]
+        explained = dict(run.explained[k] or {})
+        wanted = referenced_messages((a.sources for a in answers), (a.evidence for a in answers), explained)
+        conversation = run.part.conversation
+        items[conversation] = explained
+        turns[conversation] = {
+            m.id: {"speaker": m.speaker, "session": m.session, "date": m.session_date, "text": m.text}
+            for m in run.part.messages
+            if m.id in wanted
+        }
+    return Trace(result=path.name, system=system, lines=lines, items=items, turns=turns)
+
+
+def _write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) -> list[Path]:
+    """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep. A result's
+    trace sidecar is written before the result, so a result never names a trace that is not there."""
+    for path, result, _, _ in planned:
         result_from_dict(json.loads(json.dumps(result.to_dict())), where=str(path))
     written = []
-    for path, result, keys in planned:
+    for path, result, keys, trace in planned:
         write_keys_file(path.with_suffix(".calls.txt"), keys)
+        if trace is not None:
+            write_trace(path.with_name(trace_name(path)), trace)
         written.append(write_result(path, result))
     return written
 
@@ -532,7 +652,7 @@ def _ingest_and_ask(
             if checkpoint is None:
                 continue
             if checkpoint == final:
-                _before_final_questions(system)
+                system.before_final_questions()
             due = [q for q in the_slice.questions_at(checkpoint) if _is_asked(q, adversarial)]
             retrieve_task = progress.add_task(f"retrieve @ session {checkpoint}", total=len(due))
             for question in due:
@@ -548,13 +668,6 @@ def _ingest_and_ask(
     return usages, asked
 
 
-def _before_final_questions(system: System) -> None:
-    """Systems with a pass that runs once before the final questions (engram's hygiene) expose this hook."""
-    hook = getattr(system, "before_final_questions", None)
-    if callable(hook):
-        hook()
-
-
 def _is_asked(question: SliceQuestion, adversarial: bool) -> bool:
     # Adversarial questions have no gold answer, only "Not mentioned"; they are asked only when an arm opts in
     # (`[scoring] adversarial = true`), and then they count.
@@ -562,12 +675,12 @@ def _is_asked(question: SliceQuestion, adversarial: bool) -> bool:
 
 
 def _is_scored(question: SliceQuestion, checkpoint: int, final: int, adversarial: bool) -> bool:
-    # The stress slice asks questions at several checkpoints; its headline is the final one (spec §9.3), so
+    # The stress slice asks questions at several checkpoints; its headline is the final one, so
     # earlier asks are recorded but not scored.
     return _is_asked(question, adversarial) and checkpoint == final
 
 
-def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...]) -> dict[int | None, Retrieval]:
+def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...]) -> dict[int | None, RetrievedLines]:
     if system.PREFIX_STABLE:
         widest = None if None in ks else max(k for k in ks if k is not None)
         retrieval = system.retrieve(question, widest)
@@ -583,22 +696,27 @@ def _answer_all(
     gateway: KeyTap,
     embedder: Any,
     options: RunOptions,
+    ran: dict[str, str],
 ) -> list[Answer]:
-    answerer = judge.make_answerer(stack.models, gateway, embedder)
-    judge_model = judge.make_judge(stack.models, gateway)
-    counter = tokens.make_token_counter(stack.models, gateway)
+    """Answer, judge and count tokens for every asked question at k; `ran` receives the models that served."""
+    models = Models(stack.refs, stack.settings, gateway.as_gateway(), lambda: embedder)
+    answerer, judge_model, counter = models.answerer(), models.judge(), models.token_counter()
+    ran.update(models.ran)
     speaker_of = {m.id: m.speaker for m in the_slice.messages}
     message_ids = set(speaker_of)
 
     def one(item: _Asked) -> Answer:
         return _answer_one(item, k, the_slice, answerer, judge_model, counter, speaker_of, message_ids)
 
-    with _progress(options.progress) as progress, ThreadPoolExecutor(max_workers=options.concurrency) as pool:
-        task = progress.add_task(f"answer + judge (k={k if k is not None else 'all'})", total=len(asked))
-        records = []
-        for record in pool.map(one, asked):  # map keeps slice order whatever finishes first
-            records.append(record)
-            progress.advance(task)
+    try:
+        with _progress(options.progress) as progress, ThreadPoolExecutor(max_workers=options.concurrency) as pool:
+            task = progress.add_task(f"answer + judge (k={k if k is not None else 'all'})", total=len(asked))
+            records = []
+            for record in pool.map(one, asked):  # map keeps slice order whatever finishes first
+                records.append(record)
+                progress.advance(task)
+    finally:
+        models.close()
     return records
 
 
@@ -635,6 +753,8 @@ def _answer_one(
         # A system that ignores k shows the whole transcript so far: the lines are the slice itself, and keeping
         # them would make every held-out file tens of megabytes of repeated conversation. lines_shown still counts.
         lines=None if shown.notes.get("k_ignored") else list(shown.lines),
+        sources=None if shown.notes.get("k_ignored") else [list(s) for s in shown.sources],
+        evidence=evidence if question.evidence else None,
         lines_shown=len(shown.lines),
         retrieved_tokens=tokens.retrieved_tokens(counter, shown.lines),
         checkpoint=item.checkpoint,
@@ -658,21 +778,16 @@ def _gold(question: SliceQuestion) -> Any:
 
 def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
     """Whether decision cost/p50 apply: declared by the system, else inferred from recorded decision figures."""
-    declared = getattr(system, "DECISION_LAYER", None)
-    if declared is not None:
-        return bool(declared)
+    if system.DECISION_LAYER is not None:
+        return system.DECISION_LAYER
     return any(u.decision_ms > 0 or u.decision_cost_usd > 0 for u in usages)
 
 
 # ----------------------------------------------------------------------------------------------- token matching
 
 
-ResultLocator = Callable[[str, str, str, int | None], Path]
-
-
-def _locator(options: RunOptions) -> ResultLocator:
-    """(stack, slice, arm, k) -> the result file a run with these options writes for that arm."""
-    return lambda stack, slice_name, arm, k: _target(options, stack, slice_name, arm, k)
+def _embedder(options: RunOptions) -> Any:
+    return options.embedder if options.embedder is not None else shared_minilm()
 
 
 def _limit_note(options: RunOptions) -> dict[str, Any]:
@@ -680,75 +795,50 @@ def _limit_note(options: RunOptions) -> dict[str, Any]:
     return {"limit": {"questions": options.limit}} if options.limit is not None else {}
 
 
-def _pooled_slices(slice_name: str) -> list[str]:
-    # The article matched tokens over its four held-out conversations pooled; any other slice matches on itself.
-    return heldout_slices() if slice_name in heldout_slices() else [slice_name]
-
-
-def _pooled_mean_tokens(where: ResultLocator, stack: str, arm: str, k: int, slices: list[str]) -> float:
-    values: list[int] = []
+def _pooled_mean_tokens(options: RunOptions, stack: str, arm: str, k: int, slices: list[str]) -> float:
+    """The pooled mean retrieved tokens of `arm` at `k` over the scored answers of every slice in `slices`."""
+    counts: list[int | None] = []
     for name in slices:
-        path = where(stack, name, arm, k)
+        path = _target(options, stack, name, arm, k)
         if not path.is_file():
             raise ResultError(
                 f"{path}: token matching needs this result first; expected it from "
                 f"`engram-bench run {arm} --slice {name} --stack {stack}`, found no file"
             )
-        values += [a.retrieved_tokens for a in read_result(path).answers if a.scored and a.retrieved_tokens is not None]
-    if not values:
-        raise ResultError(f"{arm} k={k}: expected retrieved token counts in its results, found none")
-    return sum(values) / len(values)
+        counts += [a.retrieved_tokens for a in read_result(path).answers if a.scored]
+    return pooled_mean_tokens(counts)
 
 
-def choose_matched_k(
-    arm: Arm, slice_name: str, stack: str, where: ResultLocator
-) -> tuple[int, dict[int, float], float]:
+def choose_matched_k(plan: TokenMatchPlan, slice_name: str, stack: str, options: RunOptions) -> TokenMatch:
     """The k of the sweep whose pooled mean retrieved tokens is closest to the reference's (ties: smaller k)."""
-    assert arm.token_match is not None
-    match = arm.token_match
-    slices = _pooled_slices(slice_name)
-    reference = _pooled_mean_tokens(where, stack, match.reference_arm, match.reference_k, slices)
-    by_k = {k: _pooled_mean_tokens(where, stack, match.sweep_arm, k, slices) for k in match.ks}
-    chosen = min(by_k, key=lambda k: (abs(by_k[k] - reference), k))
-    return chosen, by_k, reference
+    slices = plan.pooled_slices(slice_name)
+    reference = _pooled_mean_tokens(options, stack, plan.reference_arm, plan.reference_k, slices)
+    by_k = {k: _pooled_mean_tokens(options, stack, plan.sweep_arm, k, slices) for k in plan.ks}
+    return token_matched_k(by_k, reference)
 
 
-def _run_missing_prerequisites(arm: Arm, slice_name: str, stack: str, options: RunOptions) -> None:
-    """Token matching reads the sweep arm at every k and the reference arm at its k, from where this run writes
-    (the same run id, the same --out, or the committed tree); run whichever is missing (one ingestion per arm and
-    slice), so the matched arm works on any slice with one command."""
-    assert arm.token_match is not None
-    match = arm.token_match
-    where = _locator(options)
-    for name in _pooled_slices(slice_name):
-        for needed_arm, ks in ((match.sweep_arm, match.ks), (match.reference_arm, (match.reference_k,))):
-            missing = tuple(k for k in ks if not where(stack, name, needed_arm, k).is_file())
-            if missing:
-                run_arm(needed_arm, name, replace(options, ks=missing))
-
-
-def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Path:
-    """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
-    through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
+def _check_token_matchable(arm: Arm, the_slice: Slice, options: RunOptions) -> None:
     assert arm.token_match is not None
     if the_slice.parts:
         raise ConfigError(
             f"{arm.path}: token matching runs on one conversation at a time; slice {the_slice.name!r} pools "
             f"{len(the_slice.parts)} (run it on each part: {the_slice.parts[0].name}, ...)"
         )
-    if options.out is not None and len(_pooled_slices(the_slice.name)) > 1:
+    if options.out is not None and len(arm.token_match.pooled_slices(the_slice.name)) > 1:
         raise ConfigError(
             f"--out with {arm.name} on {the_slice.name}: token matching pools every held-out conversation, whose "
             f"results would share one folder; expected the default run folder or --update-committed"
         )
-    # The matched k is known only after the sweep; a result at any k of it counts as the one to protect.
-    refuse_clobbering([_target(options, stack.name, the_slice.name, arm.name, k) for k in arm.token_match.ks], options)
-    _preflight(arm, the_slice, stack, options, _target(options, stack.name, the_slice.name, arm.name, None).parent)
+
+
+def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Path:
+    """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
+    through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
+    assert arm.token_match is not None
     started, wall_start = _now(), time.perf_counter()
-    _run_missing_prerequisites(arm, the_slice.name, stack.name, options)
-    where = _locator(options)
-    k, by_k, reference = choose_matched_k(arm, the_slice.name, stack.name, where)
-    sweep_path = where(stack.name, the_slice.name, arm.token_match.sweep_arm, k)
+    match = choose_matched_k(arm.token_match, the_slice.name, stack.name, options)
+    k = match.k
+    sweep_path = _target(options, stack.name, the_slice.name, arm.token_match.sweep_arm, k)
     sweep = read_result(sweep_path)
     if any(a.lines is None for a in sweep.answers):
         raise ResultError(f"{arm.token_match.sweep_arm} k={k}: expected the shown lines in every answer, found none")
@@ -763,16 +853,25 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
             questions[a.question_id],
             a.checkpoint or the_slice.checkpoints[-1],
             a.scored,
-            {k: Retrieval(tuple(a.lines or ()), tuple(() for _ in a.lines or ()))},
+            {k: RetrievedLines(tuple(a.lines or ()), tuple(() for _ in a.lines or ()))},
         )
         for a in sweep.answers
     ]
+    ran: dict[str, str] = {}
     with run_lock(options.runs_root, stack.name, the_slice.name, arm.name):
         try:
-            answers = _answer_all(asked, k, the_slice, stack, tap, shared_minilm(), options)
+            answers = _answer_all(asked, k, the_slice, stack, tap, _embedder(options), options, ran)
         finally:
             gateway.close()
-    answers = [replace(mine, evidence_recall=theirs.evidence_recall) for mine, theirs in zip(answers, sweep.answers)]
+    # The sweep's record of the very same lines also gives their sources and trace (copied: the two results may
+    # live in different output folders).
+    answers = [
+        replace(mine, evidence_recall=theirs.evidence_recall, sources=theirs.sources, evidence=theirs.evidence)
+        for mine, theirs in zip(answers, sweep.answers)
+    ]
+    sweep_trace = trace_of(sweep_path, sweep)
+    if sweep_trace is not None:
+        sweep_trace = replace(sweep_trace, result=file_name(arm.name, k))
     sweep_keys = sweep_path.with_suffix(".calls.txt")
     path = _target(options, stack.name, the_slice.name, arm.name, k)
     keys = set(read_keys_file(sweep_keys)) if sweep_keys.is_file() else set()
@@ -781,26 +880,17 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         **sweep.extras,
         "token_match": {
             "k": k,
-            "tokens_by_k": {str(key): value for key, value in sorted(by_k.items())},
-            "reference_tokens": reference,
+            "tokens_by_k": {str(key): value for key, value in sorted(match.tokens_by_k.items())},
+            "reference_tokens": match.reference_tokens,
             "reference_arm": arm.token_match.reference_arm,
             "reference_k": arm.token_match.reference_k,
             "sweep_arm": arm.token_match.sweep_arm,
-            "pooled_slices": _pooled_slices(the_slice.name),
+            "pooled_slices": arm.token_match.pooled_slices(the_slice.name),
         },
         **_limit_note(options),
     }
     result = Result.build(
-        arm=arm.name,
-        system=arm.system,
-        stack=stack.name,
-        slice=the_slice.name,
-        k=k,
-        arm_hash=arm.hash,
-        settings=arm.settings,
-        models=dict(stack.models),
-        standins=stack.standins,
-        provenance=_provenance(arm, the_slice, stack, options),
+        **_identity(arm, the_slice, stack, options, k, {**stack.models, **sweep.models, **ran}),
         answers=answers,
         costs=sweep.costs,
         latency=sweep.latency,
@@ -810,11 +900,31 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         metrics=result_metrics(stack, k),
         calls=_calls(keys_path, options, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
+        trace=trace_name(path) if sweep_trace is not None else None,
     )
-    return _write_all([(path, result, keys | tap.keys)])[0]
+    return _write_all([(path, result, keys | tap.keys, sweep_trace)])[0]
 
 
 # ------------------------------------------------------------------------------------------------- provenance
+
+
+def _identity(
+    arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, k: int | None, models: Mapping[str, str]
+) -> dict[str, Any]:
+    """What a result says about what ran: the arm, its system and settings, the models that served (every role:
+    the exact provider/model of each role the run used, the stack's declaration for the others), the slice and k."""
+    return {
+        "arm": arm.name,
+        "system": arm.system,
+        "stack": stack.name,
+        "slice": the_slice.name,
+        "k": k,
+        "arm_hash": arm.hash,
+        "settings": arm.settings,
+        "models": dict(models),
+        "standins": stack.standins,
+        "provenance": _provenance(arm, the_slice, stack, options),
+    }
 
 
 def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Provenance:
@@ -827,7 +937,7 @@ def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -
         )
         for relative in sorted(the_slice.sources)
     ]
-    if "anthropic" in {provider_of(m) for m in stack.models.values()}:
+    if stack.ref("answer").provider != OFFLINE:  # an LLM answers and judges with mem0's LoCoMo prompts
         for prompt in (judge.ANSWER_PROMPT_FILE, judge.JUDGE_PROMPT_FILE):
             sources.append(
                 Source(

@@ -1,4 +1,4 @@
-"""How many tokens of retrieved context a question showed the answer model (spec §6.2).
+"""How many tokens of retrieved context a question showed the answer model, the article's tokens/question figure.
 
 retrieved_tokens(lines) = count(json.dumps(lines, indent=4)) - count(json.dumps([], indent=4)): the lines as the
 JSON block the answer prompt carries, minus the count of an empty block, so the figure measures the memories only.
@@ -15,7 +15,7 @@ Two counters, chosen by the stack's `count_tokens` role:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -81,14 +81,3 @@ class LocalTokenCounter:
         )
         result = self.gateway.call(request, lambda _: LiveResponse({"tokens": wordpiece_count(text)}))
         return int(result.body["tokens"])
-
-
-def make_token_counter(models: Mapping[str, str], gateway: Gateway, llm: Any = None) -> TokenCounter:
-    """The counter the stack's `count_tokens` role names: the local stand-in, or Anthropic's count endpoint
-    (the gateway's `AnthropicTokenCounter`; pass the run's `AnthropicLLM` as `llm` to share its connection)."""
-    model = models["count_tokens"]
-    if model == LOCAL_COUNTER_MODEL:
-        return LocalTokenCounter(gateway)
-    from bench.clients.anthropic import AnthropicLLM, AnthropicTokenCounter
-
-    return AnthropicTokenCounter(llm if llm is not None else AnthropicLLM(gateway), model)

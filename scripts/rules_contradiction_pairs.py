@@ -42,13 +42,12 @@ from engram.questions import SUPERSEDING, relation_questions, temporal_question
 
 REPO = Path(__file__).resolve().parent.parent
 PAIRS_IN_REPO = REPO / "data" / "engram-eval-v1" / "contradiction_pairs.jsonl"
-PAIRS_SHARED = REPO.parent / "shared" / "data" / "engram-eval-v1" / "contradiction_pairs.jsonl"
 ANCHORS = {"accepted relation": ("90.0%", "<= 48.0%"), "temporal status": ("94.0%", "-"), "false closes": ("0", "-")}
 SUBJECT = "User"  # the pairs' facts are all about "User"; extraction-style drafts carry no object
 
 
 def pairs_path() -> Path:
-    return PAIRS_IN_REPO if PAIRS_IN_REPO.exists() else PAIRS_SHARED
+    return PAIRS_IN_REPO  # the pairs ship in data/ (sha256 in data/SOURCES.md); nothing outside the repo is read
 
 
 def folded_choice(decision: Decision, accept: list[str]) -> str:

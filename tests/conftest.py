@@ -18,7 +18,6 @@ for _key in ("ANTHROPIC_API_KEY", "TYPESAFE_API_KEY"):
     os.environ.pop(_key, None)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -17,7 +17,7 @@ _EXPORTS = {
     "GatewayDecider": "bench.clients.wrappers",
     "GatewayExtractor": "bench.clients.wrappers",
     "OfflineLLM": "bench.clients.wrappers",
-    "TokenCounter": "bench.clients.wrappers",
+    "TokenCounter": "bench.tokens",
 }
 
 __all__ = sorted(_EXPORTS)

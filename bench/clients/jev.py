@@ -1,6 +1,6 @@
 """TypeSafe Jev behind the gateway: engram's `DecisionBackend` for the paper stack.
 
-Wire (engram-reference §4.3): `POST {TYPESAFE_URL}/v1/systemone`, `Authorization: Bearer $TYPESAFE_API_KEY`,
+Wire: `POST {TYPESAFE_URL}/v1/systemone`, `Authorization: Bearer $TYPESAFE_API_KEY`,
 body `{"model", "state", "questions": {ask key: payload}}`; the response holds `answers`, `usage.input_tokens` and
 an `x-typesafe-request-id` header. Each answer is checked by engram's `validate_answer` (the one copy of the
 wire rules and their tolerances).
@@ -40,7 +40,7 @@ PROVIDER, ENDPOINT = "jev", "systemone"
 def decision_from_result(ask: Ask, result: CallResult) -> Decision:
     """Rebuild the decision for this ask from a (cached or fresh) per-question result."""
     answer = result.body.get("answer")
-    common = {
+    common: dict[str, Any] = {
         "backend": "jev",
         "model": result.model,
         "target": ask.target,

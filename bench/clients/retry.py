@@ -1,4 +1,4 @@
-"""The one retry policy for live providers (engram-reference §4.3): up to 3 attempts; retry on 429/500/502/503/504/
+"""The one retry policy for live providers: up to 3 attempts; retry on 429/500/502/503/504/
 529, timeouts and connection errors; wait `Retry-After` (capped at 5 s) or 0.25·2^attempt s; any other error fails at
 once. Both clients use it, so the Anthropic SDK's own retries are switched off."""
 

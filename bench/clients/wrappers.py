@@ -5,7 +5,7 @@ replayed exactly like paid calls (provider "offline", $0).
   model = `inner.model`; only the missing asks reach `inner.ask`, in one call.
 - `GatewayExtractor(inner, gateway)`: key body = the extractor's full input (message and context).
 - `OfflineLLM`: base class for local answerer/judge stand-ins; subclasses implement `respond()`.
-- `TokenCounter`: the protocol the harness counts retrieved tokens with.
+- (the token-counter protocol is `bench.tokens.TokenCounter`)
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from bench.cache import CallRequest
 from bench.gateway import OFFLINE, Gateway, LiveResponse
@@ -31,13 +31,6 @@ from engram import (
     Message,
     Usage,
 )
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    name: str
-
-    def count(self, text: str) -> int: ...
 
 
 def jsonable(value: Any) -> Any:
@@ -85,7 +78,11 @@ class GatewayDecider:
         results = self.gateway.call_batch(requests, live)
         out = {}
         for ask, result in zip(asks, results):
-            common = {"target": ask.target, "latency_ms": result.latency_ms, "cost_usd": result.cost_usd}
+            common: dict[str, Any] = {
+                "target": ask.target,
+                "latency_ms": result.latency_ms,
+                "cost_usd": result.cost_usd,
+            }
             stored = result.body.get("decision")
             if stored is None:
                 out[ask.key] = Decision.degraded(
@@ -154,7 +151,10 @@ class OfflineLLM(ABC):
     """A local, deterministic stand-in for a chat model (answerer, judge), served through the gateway ($0).
     Subclasses set `model` (labelled a stand-in, e.g. "answer-standin-v1") and implement `respond()`."""
 
-    model: str
+    model: str  # the stand-in that answers, with its version: what a result names
+    # When set, the (model, requested model) names its calls are keyed under instead of (model, the caller's
+    # model): the names the shipped cache subsets were recorded with, kept so they stay valid.
+    key_names: tuple[str, str] | None = None
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
@@ -176,25 +176,26 @@ class OfflineLLM(ABC):
         temperature: float | None = None,
     ) -> Completion:
         # `model` is the model the caller asked for; the stand-in answers under its own (labelled) name.
+        key_model, requested = self.key_names or (self.model, model)
         body = {
-            "requested_model": model,
+            "requested_model": requested,
             "system": system,
             "messages": messages,
             "max_tokens": max_tokens,
             "temperature": temperature,
         }
-        request = CallRequest(OFFLINE, role, self.model, body, role)
+        request = CallRequest(OFFLINE, role, key_model, body, role)
 
         def live(_: CallRequest) -> LiveResponse:
             text = self.respond(
                 role=role, system=system, messages=messages, max_tokens=max_tokens, temperature=temperature
             )
-            return LiveResponse(body={"text": text}, model=self.model, cost_usd=0.0)
+            return LiveResponse(body={"text": text}, model=key_model, cost_usd=0.0)
 
         result = self.gateway.call(request, live)
         return Completion(
             text=result.body["text"],
-            model=result.model,
+            model=self.model,
             input_tokens=result.input_tokens,
             output_tokens=result.output_tokens,
             cost_usd=result.cost_usd,

@@ -16,7 +16,13 @@ def arms(
     loaded = load_all_arms()
     if as_json:
         listing = [
-            {**arm.resolved(), "hash": arm.hash, "description": arm.description, "extends": list(arm.lineage[1:])}
+            {
+                **arm.resolved(),
+                "hash": arm.hash,
+                "description": arm.description,
+                "extends": list(arm.lineage[1:]),
+                "import_only": arm.import_only,
+            }
             for arm in loaded
         ]
         typer.echo(json.dumps(listing, indent=2, sort_keys=True))
@@ -28,7 +34,8 @@ def arms(
         else:
             k = ",".join(map(str, arm.k)) if arm.k else "all"
             k += "".join(f" {name}:{','.join(map(str, ks))}" for name, ks in sorted(arm.k_by_slice.items()))
-        typer.echo(f"{arm.name:<22} {arm.system:<13} {k:<22} {arm.hash[:12]}  {arm.description}")
+        note = "[import only] " if arm.import_only else ""
+        typer.echo(f"{arm.name:<22} {arm.system:<13} {k:<22} {arm.hash[:12]}  {note}{arm.description}")
 
 
 def register(app: typer.Typer) -> None:

@@ -16,10 +16,20 @@ def compare(
     draws: int = typer.Option(10_000, help="Bootstrap draws."),
     seed: int | None = typer.Option(None, help="Bootstrap seed (default: derived from the two labels)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+    list_discordant: bool = typer.Option(
+        False, "--list-discordant", help="Also list the question ids only one side got right (A right/B wrong, then B)."
+    ),
 ) -> None:
     """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
     # pandas and the statistics stack load here, not at CLI start-up.
-    from bench.compare import comparison_report, load_result_set, render_report, report_json
+    from bench.compare import (
+        comparison_report,
+        discordant_questions,
+        load_result_set,
+        render_discordant,
+        render_report,
+        report_json,
+    )
 
     if len(sets) < 2:
         raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
@@ -31,9 +41,14 @@ def compare(
         for warning in report["warnings"]:
             print(f"engram-bench compare: {warning}", file=sys.stderr)
     if as_json:
-        typer.echo(json.dumps([report_json(r) for r in reports], indent=2, default=str))
+        documents = [report_json(r) for r in reports]
+        if list_discordant:
+            for document, report in zip(documents, reports):
+                document["discordant"] = discordant_questions(report).to_dict(orient="records")
+        typer.echo(json.dumps(documents, indent=2, default=str))
         return
-    typer.echo("\n\n".join(render_report(r) for r in reports))
+    texts = [render_report(r) + ("\n\n" + render_discordant(r) if list_discordant else "") for r in reports]
+    typer.echo("\n\n".join(texts))
 
 
 def register(app: typer.Typer) -> None:

@@ -24,10 +24,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bench.embeddings import VECTORS_FILE, RecordedEmbedder
 from bench.errors import CacheMiss, ReproduceError
 from bench.results import Result, file_name, read_result
 from bench.runner import RunOptions, run_arm
 from bench.stacks import OFFLINE_LABEL
+from bench.systems.base import shared_minilm
 from bench.vocab import DEV_CACHE_SUBSET, REPO_ROOT, RESULTS_DIR, V1_RESULTS_DIR
 
 ARMS = ("mem0", "engram-llm-decider", "engram-jev")
@@ -64,7 +66,7 @@ CELLS = (
 
 
 @dataclass(frozen=True)
-class Row:
+class ReproducedCell:
     arm: str
     cell: str
     replayed: str
@@ -76,9 +78,9 @@ class Row:
         return self.replayed == self.committed
 
 
-def compare(arm: str, replayed: Result | None, committed: Result, paper: Result | None) -> list[Row]:
+def compare(arm: str, replayed: Result | None, committed: Result, paper: Result | None) -> list[ReproducedCell]:
     return [
-        Row(
+        ReproducedCell(
             arm,
             cell.name,
             cell.show(replayed) if replayed else "(miss)",
@@ -108,8 +110,13 @@ def reproduce(
     console: Console | None = None,
     arms: tuple[str, ...] = ARMS,
     base_options: RunOptions | None = None,
+    keep: Path | None = None,
 ) -> bool:
-    """Replay, compare, print; True when every cell matches. (`arms`/`base_options` let tests use small arms.)"""
+    """Replay, compare, print; True when every cell matches. (`arms`/`base_options` let tests use small arms;
+    `keep` keeps the replayed result files in that folder instead of a temporary one.)
+
+    The MiniLM vectors come from the subset's recorded `embeddings.npz` when it has one (bit-identical to
+    recomputing them, and no torch import); a text it lacks is embedded by the real model."""
     console = console or Console(width=120)  # the six columns wrap unreadably at a pipe's default 80
     if not (subset / "manifest.json").is_file():
         raise ReproduceError(f"{subset}/manifest.json: expected the shipped dev call subset, found no file")
@@ -119,13 +126,17 @@ def reproduce(
         f"'{PAPER_COLUMN}' column is the article's own Table 1, shown for reference, not replayed."
     )
     started = time.perf_counter()
-    rows: list[Row] = []
+    rows: list[ReproducedCell] = []
     misses: list[str] = []
+    base = base_options or RunOptions()
+    vectors = subset / VECTORS_FILE
+    if base.embedder is None and vectors.is_file():
+        base = replace(base, embedder=RecordedEmbedder.from_file(vectors, shared_minilm))
     with tempfile.TemporaryDirectory(prefix="reproduce-dev-") as scratch:
         options = replace(
-            base_options or RunOptions(),
+            base,
             stack="offline",
-            out=Path(scratch) / "results",  # never the committed files it compares with
+            out=keep or Path(scratch) / "results",  # never the committed files it compares with
             update_committed=False,
             limit=None,
             runs_root=Path(scratch) / "runs",
@@ -136,11 +147,14 @@ def reproduce(
             ks=None,
         )
         for arm in arms:
+            arm_started = time.perf_counter()
             try:
                 replayed_path: Path | None = run_arm(arm, "dev", options)[0]
             except CacheMiss as miss:
                 misses.append(f"{arm}: {miss}")
                 replayed_path = None
+            outcome = "replayed" if replayed_path else "stopped at a cache miss"
+            console.print(f"  {arm}: {outcome} in {time.perf_counter() - arm_started:.1f} s")
             committed = read_result(_committed_path(arm, replayed_path, committed_root))
             paper_path = v1_root / file_name(arm, None)
             paper = read_result(paper_path) if paper_path.is_file() else None
@@ -164,7 +178,7 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _print_table(console: Console, rows: list[Row]) -> None:
+def _print_table(console: Console, rows: list[ReproducedCell]) -> None:
     table = Table(title="dev slice (conv-26 sessions 1-4, 76 messages, 35 questions)")
     for header in ("arm", "cell", "replayed (offline)", "committed (offline)", "match", PAPER_COLUMN):
         table.add_column(header)

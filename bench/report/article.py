@@ -6,12 +6,8 @@ tables and figures are included by name. An unknown id stops the build with the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from bench.report.paper import Paper
 from bench.report.tables import environment, render
-
-if TYPE_CHECKING:
-    from bench.report.build import Paper
 
 ARTICLE_TEMPLATE = "article.md.j2"
 

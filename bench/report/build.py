@@ -7,38 +7,20 @@ the one entry an appendix command names), so ``paper check`` can recompute witho
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.atomic import write_json, write_text
 from bench.errors import EntryError
 from bench.report import calibration, dev, heldout, updates
 from bench.report.article import render_article
-from bench.report.calibration import CalibrationCell
-from bench.report.figures import FigureContext, FigureSpec, available, render_figure
+from bench.report.figures import FigureContext, available, render_figure
+from bench.report.index import write_index
 from bench.report.inputs import ResultSet
-from bench.report.numbers import Numbers
+from bench.report.numbers import Numbers, stable_numbers_json
+from bench.report.paper import Paper
 from bench.report.tables import Table, render
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
-
-
-@dataclass
-class Paper:
-    results: ResultSet
-    numbers: Numbers
-    tables: list[Table]
-    figures: list[FigureSpec]
-    calibration: list[CalibrationCell] = field(default_factory=list)
-
-    def entries(self) -> list[str]:
-        # The article's prose cites the article's numbers, so it is built from the paper stack only.
-        article = ["article"] if self.results.stack == "paper" else []
-        return (
-            ["numbers"]
-            + [f"table:{t.name}" for t in self.tables]
-            + [f"figure:{f.name}" for f in self.figures]
-            + article
-        )
 
 
 def compute(results_root: Path = RESULTS_DIR, stack_dir: str = DEFAULT_PAPER_STACK_DIR) -> Paper:
@@ -87,11 +69,10 @@ def write(paper: Paper, out_dir: Path, only: str | None = None, appendix_dir: Pa
             for kind in ("md", "tex"):
                 written.append(write_text(out_dir / "tables" / f"{table.name}.{kind}", render(table, kind)))
     if "numbers" in selected:
-        written.append(write_json(out_dir / "numbers.json", paper.numbers.to_json()))
+        target = out_dir / "numbers.json"
+        written.append(write_json(target, stable_numbers_json(paper.numbers.to_json(), target)))
     if "article" in selected:
         written.append(write_text(out_dir / "article.md", render_article(paper)))
     if only is None and appendix_dir is not None:
-        from bench.report.appendix import write_index  # the index cites this module's entries
-
         written += write_index(paper, appendix_dir, paper.results.stack_dir, out_dir)
     return BuildReport(written, selected)

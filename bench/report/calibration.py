@@ -129,14 +129,7 @@ def _calibration_table(cells: list[CalibrationCell], numbers: Numbers, label: st
             c.set_name,
             c.question,
             c.backend,
-            t.num(f"{s}.n"),
-            t.num(f"{s}.accuracy"),
-            t.num(f"{s}.mean_confidence"),
-            t.num(f"{s}.ece"),
-            t.num(f"{s}.brier"),
-            t.num(f"{s}.nll"),
-            t.num(f"{s}.temperature"),
-            t.num(f"{s}.cross_fit_ece"),
+            *t.nums(s, "n", "accuracy", "mean_confidence", "ece", "brier", "nll", "temperature", "cross_fit_ece"),
         )
     t.note(
         "ECE over 10 equal-width confidence bins; T is the temperature minimising NLL, with the ECE it gives "
@@ -221,10 +214,7 @@ def _register_tradeoff(rs: ResultSet, numbers: Numbers) -> Table:
             )
         eps_ids = [f"{stem}.error_eps{e:g}" for e in inputs["eps_L"]]
         t.row(
-            t.num(f"{stem}.theta"),
-            t.num(f"{stem}.escalated"),
-            t.num(f"{stem}.cost"),
-            t.num(f"{stem}.jev_error_kept"),
+            *t.nums(stem, "theta", "escalated", "cost", "jev_error_kept"),
             *[t.num_or_dash(i) for i in eps_ids[:2]],
         )
     t.note(

@@ -252,7 +252,7 @@ def draw_tradeoff(ctx: FigureContext) -> Figure:
     for theta in MARKED_THETAS:
         ax.axvline(float(ctx.value(f"tradeoff.theta_{theta_id(theta)}.theta")), color="#999999", linewidth=0.7)
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
-    fig.legend(handles, [h.get_label() for h in handles], loc="upper center", ncol=2, frameon=False, fontsize=6)
+    fig.legend(handles, [str(h.get_label()) for h in handles], loc="upper center", ncol=2, frameon=False, fontsize=6)
     fig.subplots_adjust(left=0.17, right=0.85, top=0.84, bottom=0.17)
     _footer(fig, ctx)
     return fig

@@ -39,6 +39,25 @@ def _p(v: float) -> str:
     return f"{v:.1e}" if v < 0.001 else f"{v:.3f}"
 
 
+def _pct_bare(v: float) -> str:
+    """Accuracy in percent without the sign, as the v3 paper's tables print it: 0.7725 → 77.2."""
+    return f"{100 * v:.1f}"
+
+
+def _round_int(v: float) -> str:
+    """Rounded to the nearest integer with thousands separators (the v3 paper's token means and ratios)."""
+    return f"{round(v):,}"
+
+
+def _p_short(v: float) -> str:
+    """The v3 paper's p-values: below 0.001 two significant digits with an unpadded exponent (1.3e-4), else two
+    decimals (1.00)."""
+    if v < 0.001:
+        mantissa, exponent = f"{v:.1e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return f"{v:.2f}"
+
+
 def _frac(v: tuple[int, int] | list[int]) -> str:
     correct, n = v
     return f"{correct}/{n}"
@@ -51,6 +70,9 @@ FORMATS: dict[str, Callable[..., str]] = {
     "trunc": _trunc,
     "ms": _ms,
     "p": _p,
+    "p_short": _p_short,
+    "pct_bare": _pct_bare,
+    "round_int": _round_int,
     "frac": _frac,
     "x": lambda v: f"{v:.1f}×",
     "f2": lambda v: f"{v:.2f}",

@@ -30,7 +30,9 @@ BOOTSTRAP_NOTE = (
 
 
 @dataclass(frozen=True)
-class Row:
+class HeldoutArm:
+    """One arm at one k as a held-out table row shows it."""
+
     name: str  # id segment, e.g. "engram-k3"
     label: str  # table label
     arm: str
@@ -50,7 +52,7 @@ class Comparison:
 
 @dataclass
 class HeldoutRow:
-    row: Row
+    row: HeldoutArm
     files: list[Loaded]
     frame: pd.DataFrame  # one line per answer: question_id, conversation, category, scored, correct, tokens
 
@@ -68,8 +70,9 @@ class HeldoutRow:
         return scored.set_index("question_id")["correct"].rename(self.row.name)
 
 
-def token_matched_k(rs: ResultSet) -> int | None:
-    """The k the token-matching run chose, as recorded in its result files' extras."""
+def recorded_matched_k(rs: ResultSet) -> int | None:
+    """The k the held-out token-matching run chose, read from its result files' extras (not chosen again here:
+    choosing is `bench.stats.token_matched_k`, which the runner applies); None unless every file names the same k."""
     ks = {
         item.result.extras["token_match"]["k"]
         for (s, arm, _), item in rs.results.items()
@@ -80,14 +83,14 @@ def token_matched_k(rs: ResultSet) -> int | None:
 
 def heldout_rows(rs: ResultSet) -> dict[str, HeldoutRow]:
     candidates = [
-        Row("engram-k3", "engram", "engram", 3),
-        Row("mem0-k3", "mem0", "mem0", 3),
-        Row("engram-reranking-off-k3", "engram, reranking off", "engram-reranking-off", 3),
+        HeldoutArm("engram-k3", "engram", "engram", 3),
+        HeldoutArm("mem0-k3", "mem0", "mem0", 3),
+        HeldoutArm("engram-reranking-off-k3", "engram, reranking off", "engram-reranking-off", 3),
     ]
-    tm = token_matched_k(rs)
+    tm = recorded_matched_k(rs)
     if tm is not None:
-        candidates.append(Row("mem0-token-matched", "mem0, token-matched", "mem0", tm))
-    candidates += [Row("engram-k20", "engram", "engram", 20), Row("mem0-k20", "mem0", "mem0", 20)]
+        candidates.append(HeldoutArm("mem0-token-matched", "mem0, token-matched", "mem0", tm))
+    candidates += [HeldoutArm("engram-k20", "engram", "engram", 20), HeldoutArm("mem0-k20", "mem0", "mem0", 20)]
     rows: dict[str, HeldoutRow] = {}
     for row in candidates:
         files = rs.heldout(row.arm, row.k)

@@ -22,6 +22,7 @@ from bench.vocab import heldout_conversation, heldout_slice, is_heldout
 STACK_LABELS = {
     "paper": "paper v1, Claude + Jev",
     "offline": "offline stand-ins — not the paper's numbers",
+    "paper-v3": "paper v3, gpt-4o-mini + Jev, imported per-question labels",
 }
 ARTICLE_NUMBERS = "article_numbers.tsv"
 
@@ -78,7 +79,7 @@ class ResultSet:
     def heldout_conversations(self) -> list[str]:
         return sorted({heldout_conversation(s) for (s, _, _) in self.results if is_heldout(s)})
 
-    def heldout(self, arm: str, k: int) -> list[Loaded]:
+    def heldout(self, arm: str, k: int | None) -> list[Loaded]:
         """One file per held-out conversation for (arm, k), sorted by conversation; all or nothing."""
         convs = self.heldout_conversations()
         found = [self.get(heldout_slice(c), arm, k) for c in convs]

@@ -7,7 +7,8 @@ result files it was computed from (with their sha256), so the article template h
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,51 @@ class Number:
         if self.note:
             entry["note"] = self.note
         return entry
+
+
+# A number's printed form must match exactly (that is its printed precision); its stored value only to this relative
+# tolerance. Recomputing on another CPU or BLAS build moves some values in the 11th significant digit (temperature
+# scaling, ECE), which no printed digit shows.
+VALUE_RELATIVE_TOLERANCE = 1e-9
+VALUE_ABSOLUTE_TOLERANCE = 1e-12  # for values that are zero or within rounding of it
+
+
+def values_agree(new: Any, old: Any) -> bool:
+    """Equal, except that floats need only agree within the stated tolerance (recursively through lists/dicts)."""
+    if isinstance(new, bool) or isinstance(old, bool):
+        return new == old
+    if isinstance(new, (int, float)) and isinstance(old, (int, float)):
+        return math.isclose(new, old, rel_tol=VALUE_RELATIVE_TOLERANCE, abs_tol=VALUE_ABSOLUTE_TOLERANCE)
+    if isinstance(new, (list, tuple)) and isinstance(old, (list, tuple)):
+        return len(new) == len(old) and all(values_agree(a, b) for a, b in zip(new, old))
+    if isinstance(new, Mapping) and isinstance(old, Mapping):
+        return new.keys() == old.keys() and all(values_agree(new[k], old[k]) for k in new)
+    return new == old
+
+
+def same_number(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """Two numbers.json entries say the same thing: same printed form, same sources, values within tolerance."""
+    return (
+        new.get("display") == old.get("display")
+        and values_agree(new.get("value"), old.get("value"))
+        and {k: v for k, v in new.items() if k not in ("value", "display")}
+        == {k: v for k, v in old.items() if k not in ("value", "display")}
+    )
+
+
+def stable_numbers_json(new: dict[str, dict[str, Any]], path: Path) -> dict[str, dict[str, Any]]:
+    """The entries to write to `path`: an entry the file already holds in the same sense is kept as it is there,
+    so rebuilding on another machine leaves an unchanged paper/numbers.json byte for byte."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return new
+    if not isinstance(old, dict):
+        return new
+    return {
+        key: old[key] if isinstance(old.get(key), dict) and same_number(entry, old[key]) else entry
+        for key, entry in new.items()
+    }
 
 
 @dataclass(frozen=True)

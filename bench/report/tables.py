@@ -36,6 +36,10 @@ class TableBuilder:
     def num_or_dash(self, number_id: str) -> str:
         return self.num(number_id) if number_id in self.numbers else "–"
 
+    def nums(self, stem: str, *fields: str) -> list[str]:
+        """The cells of `<stem>.<field>` for each field, in order (a row of one entity's figures)."""
+        return [self.num(f"{stem}.{name}") for name in fields]
+
     def interval(self, low_id: str, high_id: str) -> str:
         return f"[{self.num(low_id)}, {self.num(high_id)}]"
 

@@ -24,9 +24,10 @@ import re
 import string
 from collections import Counter
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nltk.stem import PorterStemmer
+if TYPE_CHECKING:  # nltk's package import takes ~1.5 s (scipy.stats, sklearn): loaded on first score, not at start-up
+    from nltk.stem import PorterStemmer
 
 MULTI_HOP, TEMPORAL, OPEN_DOMAIN, SINGLE_HOP, ADVERSARIAL = 1, 2, 3, 4, 5
 ADVERSARIAL_PHRASES = ("no information available", "not mentioned")
@@ -43,6 +44,8 @@ def normalize(text: Any) -> str:
 
 @cache
 def _porter() -> PorterStemmer:
+    from nltk.stem import PorterStemmer
+
     return PorterStemmer()  # NLTK_EXTENSIONS mode, NLTK's default and the one LoCoMo's code constructs
 
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nltk.tokenize import PunktSentenceTokenizer
-from nltk.tokenize.destructive import NLTKWordTokenizer
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+if TYPE_CHECKING:  # nltk's package import takes ~1.5 s (scipy.stats, sklearn): loaded on first score, not at start-up
+    from nltk.tokenize import PunktSentenceTokenizer
+    from nltk.tokenize.destructive import NLTKWordTokenizer
 
 _SEPARATORS = re.compile(r"[.,!?]")
 BLEU1_WEIGHTS = (1.0, 0.0, 0.0, 0.0)
@@ -48,11 +48,15 @@ def mem0_f1(prediction: Any, gold: Any) -> float:
 
 @cache
 def _sentences() -> PunktSentenceTokenizer:
+    from nltk.tokenize import PunktSentenceTokenizer
+
     return PunktSentenceTokenizer()
 
 
 @cache
 def _words() -> NLTKWordTokenizer:
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+
     return NLTKWordTokenizer()
 
 
@@ -63,10 +67,14 @@ def word_tokens(text: str) -> list[str]:
 
 @cache
 def _smoothing() -> Any:
+    from nltk.translate.bleu_score import SmoothingFunction
+
     return SmoothingFunction().method1
 
 
 def mem0_bleu1(prediction: Any, gold: Any) -> float:
     hypothesis = word_tokens(str(prediction).strip().lower())
     reference = word_tokens(str(gold).strip().lower())
+    from nltk.translate.bleu_score import sentence_bleu
+
     return float(sentence_bleu([reference], hypothesis, weights=BLEU1_WEIGHTS, smoothing_function=_smoothing()))

@@ -11,9 +11,10 @@ Percentile interval: the original sorted the 10,000 draws and took elements [250
 method "higher" at α/2 and "lower" at 1 − α/2 gives exactly those order statistics, and the generalisation to other
 draw counts.
 
-Seeding: the original seeded once and let the k=20 loop consume draws after the k=3 loop (reference §13.16). Here
-each comparison gets its own generator, seeded by the caller (`comparison_seed` derives a stable seed from the
-comparison's name), and the seed is returned with the interval so it can be recorded.
+Seeding: the original seeded once and let the k=20 loop consume draws after the k=3 loop, so its k=20 intervals
+depend on how many draws k=3 took. Here each comparison gets its own generator, seeded by the caller
+(`comparison_seed` derives a stable seed from the comparison's name), and the seed is returned with the interval
+so it can be recorded.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Everything works on plain arrays: `probs` is an (n items × m options) matrix of
 each item's gold option. `probability_matrix` builds them from per-item {option: probability} dictionaries, the form
 decision logs and `calibration_items.json` carry.
 
-Definitions (reference §10, matching the original harness):
+Definitions (the original harness's):
 - confidence = the largest probability of an item; the item is correct when that option is the label;
 - ECE: 10 equal-width bins with bin index min(9, ⌊confidence·10⌋); Σ_b (n_b/n)·|accuracy_b − mean confidence_b|;
 - Brier: Σ over options ∪ {label} of (p_o − 1[o = label])², per item (0 best, 2 worst), averaged;

@@ -1,4 +1,4 @@
-"""Token-matched k (reference §9.9): give the baseline as much context as the reference arm used.
+"""Token-matched k: give the baseline as much context as the reference arm used.
 
 From a k-sweep of one arm (the pooled mean retrieved tokens per question at each k), choose the k whose mean is
 closest to the reference arm's pooled mean. Ties go to the smaller k (less context, the conservative choice).

@@ -2,7 +2,7 @@
 
 from bench.systems.base import (
     AuditFact,
-    Retrieval,
+    RetrievedLines,
     Setting,
     System,
     SystemContext,
@@ -15,7 +15,7 @@ from bench.systems.base import (
 
 __all__ = [
     "AuditFact",
-    "Retrieval",
+    "RetrievedLines",
     "Setting",
     "System",
     "SystemContext",

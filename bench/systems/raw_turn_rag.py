@@ -10,11 +10,11 @@ per text in batches; the batches depend only on the slice and its checkpoints, s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from bench.systems.base import Retrieval, Setting, System, WriteUsage, register_system
+from bench.systems.base import RetrievedLines, Setting, System, WriteUsage, register_system, turn_store_stats
 from bench.systems.full_context import render_turn
 
 if TYPE_CHECKING:
@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 
 @register_system("raw-turn-rag")
 class RawTurnRagSystem(System):
-    SETTINGS = (Setting("show_dates", bool, True, "prefix each shown turn with its session date"),)
+    SETTINGS: ClassVar[tuple[Setting, ...]] = (
+        Setting("show_dates", bool, True, "prefix each shown turn with its session date"),
+    )
 
     def __init__(self, settings: dict[str, Any], context: Any) -> None:
         super().__init__(settings, context)
@@ -41,9 +43,9 @@ class RawTurnRagSystem(System):
             self._vectors = fresh if len(self._vectors) == 0 else np.vstack([self._vectors, fresh])
         return self._vectors
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         if not self._turns:
-            return Retrieval((), ())
+            return RetrievedLines((), ())
         vectors = self._embedded()
         query = self.context.get_embedder().embed([question.question])[0]
         scores = vectors @ query
@@ -51,20 +53,14 @@ class RawTurnRagSystem(System):
         limit = len(self._turns) if k is None else k
         order = np.argsort(-scores, kind="stable")[:limit]
         chosen = [self._turns[i] for i in order]
-        lines = tuple(render_turn(m) if self.settings["show_dates"] else f"{m.speaker}: {m.text}" for m in chosen)
-        return Retrieval(lines=lines, sources=tuple((m.id,) for m in chosen))
+        lines = tuple(self._line(m) for m in chosen)
+        return RetrievedLines(lines=lines, sources=tuple((m.id,) for m in chosen))
+
+    def _line(self, turn: SliceMessage) -> str:
+        return render_turn(turn) if self.settings["show_dates"] else f"{turn.speaker}: {turn.text}"
 
     def stats(self) -> dict[str, Any]:
-        n = len(self._turns)
-        return {
-            "stored": n,
-            "active": n,
-            "tentative": 0,
-            "closes_by_reason": {},
-            "reopens": 0,
-            "escalations": 0,
-            "unit": "turn",
-        }
+        return turn_store_stats(len(self._turns))
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ import pytest
 
 from bench.arms import ARMS_DIR, arm_names, load_all_arms, load_arm
 from bench.errors import ConfigError
-from bench.systems import Retrieval, Setting, System, WriteUsage, register_system
+from bench.systems import RetrievedLines, Setting, System, WriteUsage, register_system
 
 
 @register_system("test-notebook")
@@ -24,8 +24,8 @@ class NotebookSystem(System):
     def write(self, message: Any) -> WriteUsage:
         return WriteUsage()
 
-    def retrieve(self, question: Any, k: int) -> Retrieval:
-        return Retrieval((), ())
+    def retrieve(self, question: Any, k: int) -> RetrievedLines:
+        return RetrievedLines((), ())
 
     def stats(self) -> dict[str, Any]:
         return {}
@@ -171,9 +171,9 @@ def test_shipped_arms_say_what_the_article_ran() -> None:
     assert mem0.ks_for("dev") == (20,)
     assert mem0.ks_for("heldout:conv-30") == (3, 4, 5, 6, 7, 8, 20)
     llm = load_arm("engram-llm-decider")
-    assert llm.models_for("paper")["decide"] == "claude-sonnet-4-6"
+    assert llm.models_for("paper")["llm_decider"] == "anthropic/claude-sonnet-4-6"
     assert llm.models_for("offline") == {}
-    assert load_arm("engram-jev").models_for("paper")["decide"] == "jev-1.13.0"
+    assert load_arm("engram-jev").models_for("paper")["decide"] == "jev/jev-1.13.0"
     off = load_arm("engram-reranking-off")
     assert off.settings["retrieval_rerank"] is False
     assert off.ks_for("heldout:conv-30") == (3,)

@@ -147,3 +147,49 @@ def test_every_conversation_is_checked_before_any_is_run(
     assert exited.value.code == 2
     assert "conv-41/mem0-token-matched__k5.json: a held-out result already exists" in capsys.readouterr().err
     assert started == []
+
+
+README_TAG = "heldout-offline-2"
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def _in_git_checkout() -> bool:
+    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=CHECKOUT, capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _in_git_checkout(), reason="not a git checkout (an unpacked archive has no tags)")
+def test_the_tag_the_readme_names_exists_and_is_the_commit_the_heldout_results_were_stamped_with() -> None:
+    import json
+
+    assert f"`{README_TAG}`" in (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    assert git(CHECKOUT, "cat-file", "-t", f"refs/tags/{README_TAG}") == "tag"  # annotated: it says what it froze
+    tagged = git(CHECKOUT, "rev-parse", f"{README_TAG}^{{commit}}")
+    stamps = {
+        (data["provenance"]["git_tag"], data["provenance"]["git_commit"])
+        for path in sorted((CHECKOUT / "results" / "offline" / "heldout").glob("*/*.json"))
+        for data in [json.loads(path.read_text(encoding="utf-8"))]
+    }
+    assert stamps == {(README_TAG, tagged)}
+
+
+@pytest.mark.skipif(not _in_git_checkout(), reason="not a git checkout (an unpacked archive has no tags)")
+def test_a_newcomers_clone_at_the_readme_tag_passes_that_tags_own_heldout_guard(tmp_path: Path) -> None:
+    # What the README tells a newcomer: a checkout of the tag, the earlier results moved out of the way (results/
+    # does not count as a change), then `heldout --tag`. The guard that runs is the tag's own code.
+    clone = tmp_path / "heldout"
+    subprocess.run(
+        ["git", "clone", "--quiet", "--shared", "--branch", README_TAG, str(CHECKOUT), str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(["rm", "-r", "results/offline/heldout"], cwd=clone, check=True)
+    probe = (
+        "from pathlib import Path; from bench.commands.heldout import frozen_commit, refuse_overwrites; "
+        f"print(frozen_commit(Path('.'), {README_TAG!r})); "
+        "refuse_overwrites(Path('results'), 'offline', 'raw-turn-rag', (3, 20), ('conv-30', 'conv-41', 'conv-42', 'conv-43'))"
+    )
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", probe], cwd=clone, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == git(CHECKOUT, "rev-parse", f"{README_TAG}^{{commit}}")

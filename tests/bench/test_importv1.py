@@ -84,6 +84,8 @@ def test_a_broken_release_leaves_the_previous_import_alone(tmp_path: Path) -> No
 
 def test_the_llm_decider_arm_records_claude_as_its_relation_decider(imported: Path) -> None:
     by_arm = {r.arm: r for _, r in iter_results(imported / "dev")}
-    assert by_arm["engram-llm-decider"].models["decide"] == "claude-sonnet-4-6"
-    assert by_arm["engram-llm-decider"].models["decide_fact_questions"] == "jev-1.13.0"
-    assert by_arm["engram-jev"].models["decide"] == "jev-1.13.0"
+    # The LLM decides relations; its six typed fact questions still went to Jev.
+    assert by_arm["engram-llm-decider"].models["llm_decider"] == "anthropic/claude-sonnet-4-6"
+    assert by_arm["engram-llm-decider"].models["decide"] == "jev/jev-1.13.0"
+    assert by_arm["engram-jev"].models["decide"] == "jev/jev-1.13.0"
+    assert "llm_decider" not in by_arm["engram-jev"].models

@@ -146,6 +146,11 @@ BAD = [
         "expected the accuracy recorded in MANIFEST.tsv",
     ),
     (
+        "an adversarial question among the scored ones",
+        lambda ls: [*ls, "123\t5\tCORRECT\t140"],
+        "found idx 123, which the heldout:conv-44 slice does not score",
+    ),
+    (
         "a label outside CORRECT/WRONG",
         lambda ls: _swap_row(ls, 3, "\t".join([*ls[3].split("\t")[:2], "correct", ls[3].split("\t")[3]])),
         "line 4: field label: expected CORRECT or WRONG, found 'correct'",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -20,8 +21,6 @@ from bench.judge import (
     LLMJudge,
     evidence_recall,
     lexical_verdict,
-    make_answerer,
-    make_judge,
     memories_by_speaker,
     parse_label,
     prompt_protocol,
@@ -29,11 +28,14 @@ from bench.judge import (
     render_judge_prompt,
     strip_decorations,
 )
+from bench.providers import Models
+from bench.stacks import build_stack
 from bench.systems.base import shared_minilm
 from engram import Completion
 
-SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "prompts"
-OFFLINE_MODELS = {"answer": "extractive-answerer-standin-v1", "judge": "lexical-judge-standin-v1"}
+
+def models_on(stack: str, gateway: Gateway) -> Models:
+    return Models.for_stack(stack, build_stack(stack).models, gateway, shared_minilm)
 
 
 @pytest.fixture
@@ -57,9 +59,11 @@ class RecordingLLM:
 
 
 def test_prompt_copies_are_byte_identical_to_the_reference_data_and_their_hashes_are_recorded() -> None:
-    if SHARED_PROMPTS.exists():  # the reference folder sits next to the repo on the project machines
-        for path in (ANSWER_PROMPT_FILE, JUDGE_PROMPT_FILE):
-            assert path.read_bytes() == (SHARED_PROMPTS / path.name).read_bytes()
+    # NOTICE.md records each copy's sha256 (taken from the reference data when the copies were made): the suite
+    # checks the copies against that record and reads nothing outside the repository.
+    notice = (ANSWER_PROMPT_FILE.parent / "NOTICE.md").read_text()
+    for path in (ANSWER_PROMPT_FILE, JUDGE_PROMPT_FILE):
+        assert f"`{hashlib.sha256(path.read_bytes()).hexdigest()}`" in notice.split(path.name, 1)[1].splitlines()[0]
     protocol = prompt_protocol()
     assert (
         len(protocol["answer_prompt_sha256"]) == 64
@@ -180,7 +184,7 @@ def test_decorations_of_every_system_line_format_are_stripped() -> None:
 
 
 def test_extractive_answerer_returns_the_line_that_matches_the_question(gateway: Gateway) -> None:
-    answerer = make_answerer(OFFLINE_MODELS, gateway, shared_minilm())
+    answerer = models_on("offline", gateway).answerer()
     assert isinstance(answerer, ExtractiveAnswerer)
     lines = [
         "1:56 pm on 8 May, 2023: Caroline is researching adoption agencies",
@@ -196,10 +200,13 @@ def test_extractive_answerer_returns_the_line_that_matches_the_question(gateway:
 
 
 def test_the_stack_decides_between_stand_ins_and_real_models(gateway: Gateway) -> None:
-    assert isinstance(make_judge(OFFLINE_MODELS, gateway), LexicalJudge)
-    llm = RecordingLLM('{"label": "CORRECT"}')
-    paper_judge = make_judge({"judge": "claude-sonnet-4-6"}, gateway, llm=llm)
+    offline, paper = models_on("offline", gateway), models_on("paper", gateway)
+    assert isinstance(offline.judge(), LexicalJudge)
+    assert offline.ran == {"judge": "offline/lexical-judge-standin-v1"}
+    paper_judge, paper_answerer = paper.judge(), paper.answerer()
     assert isinstance(paper_judge, LLMJudge) and paper_judge.model == "claude-sonnet-4-6"
-    assert paper_judge.judge("Q?", "Paris", "Paris").label == CORRECT
-    paper_answerer = make_answerer({"answer": "claude-sonnet-4-6"}, gateway, shared_minilm(), llm=llm)
     assert isinstance(paper_answerer, LLMAnswerer)
+    assert paper.ran == {"judge": "anthropic/claude-sonnet-4-6", "answer": "anthropic/claude-sonnet-4-6"}
+    paper.close()
+    llm = RecordingLLM('{"label": "CORRECT"}')
+    assert LLMJudge(llm, "claude-sonnet-4-6").judge("Q?", "Paris", "Paris").label == CORRECT

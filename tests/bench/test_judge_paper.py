@@ -9,14 +9,19 @@ from typing import Any
 import pytest
 from fakeservers import COUNT_TOKENS, MESSAGES, FakeModelServer, default_responder, fake_message
 
-from bench.clients.anthropic import AnthropicLLM
 from bench.gateway import Gateway
-from bench.judge import CORRECT, make_answerer, make_judge
+from bench.judge import CORRECT
+from bench.providers import Models
+from bench.stacks import build_stack
 from bench.systems.base import shared_minilm
-from bench.tokens import make_token_counter, retrieved_tokens
+from bench.tokens import retrieved_tokens
 
-PAPER = {"answer": "claude-sonnet-4-6", "judge": "claude-sonnet-4-6", "count_tokens": "claude-sonnet-4-6"}
 LINES = ["1:56 pm on 8 May, 2023: Caroline went to a LGBTQ support group"]
+
+
+def paper_models(gateway: Gateway) -> Models:
+    """The paper stack's answerer, judge and counter, sharing one Anthropic client."""
+    return Models.for_stack("paper", build_stack("paper").models, gateway, shared_minilm)
 
 
 def responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
@@ -34,15 +39,13 @@ def test_paper_answer_judge_and_count_go_to_claude_and_replay_without_it(
     with FakeModelServer(responder) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         gateway = Gateway(local=tmp_path / "cache", subsets=[], mode="record")
-        llm = AnthropicLLM(gateway)
+        models = paper_models(gateway)
         try:
-            answer = make_answerer(PAPER, gateway, shared_minilm(), llm=llm).answer(
-                "When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"]
-            )
-            verdict = make_judge(PAPER, gateway, llm=llm).judge("When did Caroline go?", "7 May 2023", answer.text)
-            tokens = retrieved_tokens(make_token_counter(PAPER, gateway, llm=llm), LINES)
+            answer = models.answerer().answer("When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"])
+            verdict = models.judge().judge("When did Caroline go?", "7 May 2023", answer.text)
+            tokens = retrieved_tokens(models.token_counter(), LINES)
         finally:
-            llm.close()
+            models.close()
         bodies = [r.body for r in server.requests if r.path == MESSAGES]
         counted = [r.body for r in server.requests if r.path == COUNT_TOKENS]
 
@@ -56,12 +59,10 @@ def test_paper_answer_judge_and_count_go_to_claude_and_replay_without_it(
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     replay = Gateway(local=tmp_path / "cache", subsets=[], strict=True)
-    llm = AnthropicLLM(replay)
+    models = paper_models(replay)
     try:
-        again = make_answerer(PAPER, replay, shared_minilm(), llm=llm).answer(
-            "When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"]
-        )
+        again = models.answerer().answer("When did Caroline go?", LINES, ["Caroline", "Melanie"], ["Caroline"])
         assert again.text == answer.text and again.cached
-        assert retrieved_tokens(make_token_counter(PAPER, replay, llm=llm), LINES) == tokens
+        assert retrieved_tokens(models.token_counter(), LINES) == tokens
     finally:
-        llm.close()
+        models.close()

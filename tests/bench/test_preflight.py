@@ -71,7 +71,7 @@ def test_a_key_in_the_environment_does_not_switch_run_to_the_paid_stack(
     assert code == 0, captured.err
     [written] = sorted(out.glob("*.json"))
     assert json.loads(written.read_text())["stack"] == "offline"
-    banner = captured.err.splitlines()[0]
+    banner = captured.out.splitlines()[0]
     assert banner.startswith("run raw-turn-rag on dev | stack offline")
     assert "mode local" in banner and f"results -> {out}" in banner
 
@@ -81,7 +81,7 @@ def test_the_banner_says_stack_mode_models_budgets_destination_and_estimate() ->
 
     assert len(line.splitlines()) == 1
     assert "stack paper" in line and "mode replay" in line
-    assert "extract=claude-haiku-4-5" in line and "decide=jev-1.13.0" in line
+    assert "extract=anthropic/claude-haiku-4-5" in line and "decide=jev/jev-1.13.0" in line
     assert "$20.00 per run, $100.00 total ($12.50 spent so far)" in line
     assert "results -> /somewhere/runs/offline/dev/mem0/r1" in line
     assert "estimate: none made" in line

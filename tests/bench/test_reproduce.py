@@ -58,6 +58,7 @@ def test_a_faithful_replay_matches_every_cell(shipped: dict[str, object]) -> Non
     ok, printed = run_reproduce(shipped)
     assert ok, printed
     assert "every cell matches" in printed
+    assert "  turns: replayed in " in printed  # one progress line per arm
     assert "OFFLINE stack" in printed
     assert PAPER_COLUMN in printed
     assert "✗" not in printed

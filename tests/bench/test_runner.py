@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.errors import CacheMiss, ConfigError
 from bench.results import read_result
-from bench.runner import RunOptions, parse_ks, run_arm
+from bench.runner import RunOptions, parse_ks, plan_stages, run_arm
 from bench.slices import Slice, load_slice
-from bench.stacks import OFFLINE_MODELS
+from bench.stacks import ROLES
+from bench.systems import RetrievedLines, System, WriteUsage, register_system
 
 
 def tiny_dev() -> Slice:
@@ -68,7 +70,11 @@ def test_a_k_sweep_writes_one_file_per_k_from_one_ingestion(workspace: dict[str,
     for a, b in zip(small.answers, large.answers):
         assert a.lines == b.lines[: a.lines_shown]
     assert small.stack == "offline"
-    assert set(small.standins) == set(OFFLINE_MODELS)
+    assert set(small.standins) == set(ROLES)
+    # The roles this run used name the exact stand-in that served them; the others say what the stack declares.
+    assert small.models["answer"] == "offline/extractive-answerer-standin-v1"
+    assert small.models["count_tokens"] == "offline/local-token-counter-standin-v1"
+    assert small.models["decide"] == "offline/rules-decider"
     assert "not the paper's numbers" in small.extras["stack_label"]
     assert small.provenance.arm_hash == small.arm_hash and len(small.arm_hash or "") == 64
     assert small.provenance.dataset_sha256
@@ -177,6 +183,78 @@ def test_token_matched_arm_runs_its_prerequisites_and_answers_at_the_closest_k(w
     assert [a.label for a in matched.answers] == [a.label for a in sweep.answers]
     assert [a.evidence_recall for a in matched.answers] == [a.evidence_recall for a in sweep.answers]
     assert matched.arm_hash != sweep.arm_hash
+
+
+@register_system("test-examined-diary")
+class ExaminedDiary(System):
+    """Keeps every turn; tidies up once before the final questions; its writes record decision time although it
+    declares no decision layer (so the declaration, not the figures, must decide)."""
+
+    DECISION_LAYER = False
+
+    def __init__(self, settings: Any, context: Any) -> None:
+        super().__init__(settings, context)
+        self.turns: list[str] = []
+        self.events: list[str] = []
+
+    def write(self, message: Any) -> WriteUsage:
+        self.turns.append(message.text)
+        return WriteUsage(decision_ms=5.0, facts=1)
+
+    def before_final_questions(self) -> None:
+        self.events.append(f"tidy after {len(self.turns)} turns")
+
+    def retrieve(self, question: Any, k: int | None) -> RetrievedLines:
+        self.events.append("retrieve")
+        lines = tuple(self.turns[-(k or len(self.turns)) :])
+        return RetrievedLines(lines, tuple(() for _ in lines))
+
+    def stats(self) -> dict[str, Any]:
+        return {"events": self.events}
+
+
+def test_the_runner_calls_the_hooks_a_system_declares(workspace: dict[str, Path]) -> None:
+    (workspace["arms"] / "diary.toml").write_text('system = "test-examined-diary"\nk = 2\n', encoding="utf-8")
+
+    [path] = run_arm("diary", "dev", options_for(workspace))
+
+    result = read_result(path)
+    events = result.store["events"]
+    assert events[0] == f"tidy after {len(tiny_dev().messages)} turns"  # once, before the first final question
+    assert events[1:] == ["retrieve"] * len(tiny_dev().questions)
+    assert result.latency.decision_p50_ms is None and result.costs.decision_cost_per_1k is None
+
+
+def write_matched_arms(arms: Path) -> None:
+    (arms / "sweep.toml").write_text('system = "raw-turn-rag"\nk = [1, 2, 3]\n', encoding="utf-8")
+    (arms / "reference.toml").write_text('system = "full-context"\n', encoding="utf-8")
+    (arms / "matched.toml").write_text(
+        'extends = "sweep"\n[token_match]\nsweep_arm = "sweep"\nreference_arm = "reference"\nreference_k = 2\n'
+        "ks = [1, 2, 3]\n",
+        encoding="utf-8",
+    )
+
+
+def test_a_token_matched_arm_is_planned_after_the_results_it_still_lacks(workspace: dict[str, Path]) -> None:
+    write_matched_arms(workspace["arms"])
+    options = options_for(workspace, run_id="plan-1")
+    plan = lambda: [(s.arm.name, s.ks) for s in plan_stages("matched", "dev", options)]  # noqa: E731
+
+    assert plan() == [("sweep", (1, 2, 3)), ("reference", (2,)), ("matched", (1, 2, 3))]
+    run_arm("sweep", "dev", replace(options, ks=(1, 3)))
+    assert plan() == [("sweep", (2,)), ("reference", (2,)), ("matched", (1, 2, 3))]
+
+
+def test_arms_that_read_each_others_results_in_a_circle_are_refused(workspace: dict[str, Path]) -> None:
+    arms = workspace["arms"]
+    for me, other in (("ping", "pong"), ("pong", "ping")):
+        (arms / f"{me}.toml").write_text(
+            f'system = "raw-turn-rag"\n[token_match]\nsweep_arm = "{other}"\nreference_arm = "turns"\n'
+            "reference_k = 2\nks = [2]\n",
+            encoding="utf-8",
+        )
+    with pytest.raises(ConfigError, match="circle: ping -> pong -> ping"):
+        plan_stages("ping", "dev", options_for(workspace, run_id="plan-2"))
 
 
 def tiny_locomo_part(conversation: str) -> Slice:

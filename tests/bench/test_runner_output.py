@@ -169,10 +169,11 @@ def test_a_second_run_of_the_same_arm_is_refused_naming_the_first_runs_pid(
     finally:
         holder.kill()
         holder.wait()
-    err = capsys.readouterr().err.strip().splitlines()
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
     assert exited.value.code == 2
-    assert len(err) == 2 and err[0].startswith("run raw-turn-rag on dev")  # the banner, then the refusal
-    assert f"holds this lock (pid {holder.pid})" in err[1]
+    assert captured.out.startswith("run raw-turn-rag on dev")  # the banner said what was about to run
+    assert len(err) == 1 and f"holds this lock (pid {holder.pid})" in err[0]
     assert [p.name for p in (runs / "offline" / "dev" / "raw-turn-rag").iterdir() if not p.name.startswith(".")] == []
 
 

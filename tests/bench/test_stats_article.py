@@ -23,10 +23,9 @@ from bench.stats import (
     probability_matrix,
     token_matched_k,
 )
-from tests.conftest import REPO_ROOT, SHARED_DIR
+from tests.conftest import REPO_ROOT
 
-V1_CANDIDATES = (REPO_ROOT / "data/engram-eval-v1/results", SHARED_DIR / "data/engram-eval-v1/results")
-V1 = next((p for p in V1_CANDIDATES if p.is_dir()), None)
+V1 = REPO_ROOT / "data/engram-eval-v1/results" if (REPO_ROOT / "data/engram-eval-v1/results").is_dir() else None
 pytestmark = pytest.mark.skipif(V1 is None, reason="the engram-eval v1 result files are not on this machine")
 CONVERSATIONS = ("conv-30", "conv-41", "conv-42", "conv-43")
 

@@ -12,11 +12,12 @@ from bench.clients.jev import JevDecider
 from bench.clients.wrappers import GatewayDecider, GatewayExtractor
 from bench.errors import ConfigError
 from bench.gateway import Gateway
+from bench.providers.offline import RulesUpdateStandin
 from bench.slices import load_slice
 from bench.stacks import build_stack
 from bench.systems import SystemContext, build_system
 from bench.systems.base import shared_minilm
-from bench.systems.engram_system import EngramSystem, RulesUpdateStandin, flags_for
+from bench.systems.engram_system import EngramSystem, flags_for
 from engram import Flags, Mem0PromptExtractor
 
 TURNS = 6
@@ -56,11 +57,11 @@ def test_bad_settings_are_refused_naming_the_field(settings: dict, message: str)
         EngramSystem.validate_settings(settings)
 
 
-def test_a_claude_decider_needs_the_llm_update_relation_decider(tmp_path: Path) -> None:
+def test_a_chat_model_cannot_answer_typed_questions_but_can_decide_relations(tmp_path: Path) -> None:
     context = _context(tmp_path, "paper")
-    context = replace(context, models={**context.models, "decide": "claude-sonnet-4-6"})
-    with pytest.raises(ConfigError, match=r"models\.decide: 'claude-sonnet-4-6' can only decide relations"):
-        build_system("engram", {"preset": "E2"}, context)
+    claude_decides = replace(context, models={**context.models, "decide": "anthropic/claude-sonnet-4-6"})
+    with pytest.raises(ConfigError, match=r"anthropic/claude-sonnet-4-6 cannot serve as a decision backend"):
+        build_system("engram", {"preset": "E2"}, claude_decides)
     system = build_system("engram", {"preset": "E2", "relation_decider": "llm_update"}, context)
     try:
         # v1 e2_llm: the LLM decides relations, Jev still answers the typed fact questions.

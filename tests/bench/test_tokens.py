@@ -13,7 +13,6 @@ from bench.tokens import (
     EMPTY_BLOCK,
     LocalTokenCounter,
     lines_block,
-    make_token_counter,
     retrieved_tokens,
     wordpiece_count,
 )
@@ -46,7 +45,7 @@ def test_retrieved_tokens_count_the_lines_as_the_prompt_carries_them_minus_the_e
 
 
 def test_local_counter_is_a_wordpiece_count_that_grows_with_the_context(gateway: Gateway) -> None:
-    counter = make_token_counter({"count_tokens": "local-token-counter-standin-v1"}, gateway)
+    counter = LocalTokenCounter(gateway)
     assert isinstance(counter, LocalTokenCounter) and "standin" in counter.model
     one = retrieved_tokens(counter, ["Caroline went to an LGBTQ support group on 7 May 2023"])
     three = retrieved_tokens(counter, ["Caroline went to an LGBTQ support group on 7 May 2023"] * 3)

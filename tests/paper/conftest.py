@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.report.build import Paper, compute
+from bench.report.build import compute
+from bench.report.paper import Paper
 from bench.vocab import RESULTS_DIR
 
 

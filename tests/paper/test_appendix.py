@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from bench.report.appendix import main as appendix_main
-from bench.report.build import Paper, write
+from bench.report.build import write
+from bench.report.paper import Paper
 from bench.vocab import APPENDIX_DIR
 
 

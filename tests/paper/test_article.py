@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from bench.report.article import ARTICLE_TEMPLATE, render_article
-from bench.report.build import Paper
+from bench.report.paper import Paper
 from bench.vocab import PAPER_TEMPLATES_DIR
 
 # Digits allowed in the prose: structural ones only (spec §11.4 in spirit).

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.errors import ResultError
-from bench.report.build import Paper
 from bench.report.check import (
     check,
     compare_article,
@@ -21,6 +20,7 @@ from bench.report.check import (
     read_article_numbers,
 )
 from bench.report.numbers import load_numbers_json
+from bench.report.paper import Paper
 from bench.results import Result, read_result, write_result
 from bench.vocab import PAPER_DIR
 
@@ -96,3 +96,47 @@ def test_a_label_flipped_behind_a_stale_summary_is_refused_naming_the_file(resul
     path.write_text(json.dumps(data))
     with pytest.raises(ResultError, match=r"engram__k3\.json: field accuracy: expected \d+/81 as counted"):
         check(results_copy, "v1", COMMITTED)
+
+
+def _moved(committed: dict, relative: float) -> dict:
+    """The committed numbers with every float value moved by a relative amount, displays untouched."""
+
+    def move(value):
+        if isinstance(value, float):
+            return value * (1 + relative)
+        if isinstance(value, list):
+            return [move(v) for v in value]
+        return value
+
+    return {key: {**entry, "value": move(entry["value"])} for key, entry in committed.items()}
+
+
+def test_values_another_blas_build_moves_at_1e_11_still_check(paper_v1: Paper) -> None:
+    committed = load_numbers_json(COMMITTED)
+    assert compare_committed(paper_v1, _moved(committed, 1e-11)) == []
+    moved = compare_committed(paper_v1, _moved(committed, 1e-6))
+    assert moved and "values may differ by a relative 1e-09" in str(moved[0])
+
+
+def test_a_printed_form_must_match_exactly(paper_v1: Paper) -> None:
+    committed = load_numbers_json(COMMITTED)
+    first = sorted(committed)[0]
+    committed[first] = {**committed[first], "display": committed[first]["display"] + "0"}
+    assert [p.id for p in compare_committed(paper_v1, committed)] == [first]
+
+
+def test_rebuilding_numbers_json_on_another_machine_leaves_the_file_unchanged(paper_v1: Paper, tmp_path: Path) -> None:
+    from bench.atomic import write_json
+    from bench.report.build import write
+
+    # As if the committed file had been built where BLAS rounds a little differently.
+    elsewhere = _moved(load_numbers_json(COMMITTED), 3e-12)
+    path = write_json(tmp_path / "numbers.json", elsewhere)
+    before = path.read_bytes()
+    write(paper_v1, tmp_path, only="numbers")
+    assert path.read_bytes() == before
+    # A number that really changed is rewritten.
+    some = sorted(k for k, v in elsewhere.items() if isinstance(v["value"], float))[0]
+    write_json(path, {**elsewhere, some: {**elsewhere[some], "value": elsewhere[some]["value"] + 0.5}})
+    write(paper_v1, tmp_path, only="numbers")
+    assert json.loads(path.read_text())[some]["value"] == paper_v1.numbers.to_json()[some]["value"]

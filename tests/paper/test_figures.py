@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.report.build import Paper
 from bench.report.figures import FigureContext, render_figure
+from bench.report.paper import Paper
 
 
 def test_a_figure_rebuilds_byte_identically_in_every_format(paper_v1: Paper, tmp_path: Path) -> None:

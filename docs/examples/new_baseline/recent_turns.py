@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.slices import SliceMessage, SliceQuestion
-from bench.systems.base import Retrieval, Setting, System, WriteUsage, register_system
+from bench.systems.base import RetrievedLines, Setting, System, WriteUsage, register_system
 
 
 @register_system("recent-turns")
@@ -25,10 +25,10 @@ class RecentTurns(System):
         self.turns.append(message)
         return WriteUsage()  # no model call: zero cost, zero latency
 
-    def retrieve(self, question: SliceQuestion, k: int | None) -> Retrieval:
+    def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         recent = self.turns[-k:] if k else list(self.turns)
         date = (lambda m: f"[{m.session_date}] ") if self.settings["show_dates"] else (lambda m: "")
-        return Retrieval(
+        return RetrievedLines(
             lines=tuple(f"{date(m)}{m.speaker}: {m.text}" for m in reversed(recent)),  # newest first
             sources=tuple((m.id,) for m in reversed(recent)),  # the turn each line came from
         )

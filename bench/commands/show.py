@@ -1,0 +1,22 @@
+"""`engram-bench show RESULT QUESTION_ID`: one question in the terminal: answer, lines, sources, decisions."""
+
+from __future__ import annotations
+
+import typer
+
+
+def show(
+    result: str = typer.Argument(..., help="A result file."),
+    question_id: str = typer.Argument(..., help="A question id of it, e.g. conv-30:12 (or conv-26:0@4 in stress)."),
+) -> None:
+    """Print one question: gold, answer, label, each shown line with its source turns and, with a trace, engram's
+    belief, validity window and decisions for the line's fact."""
+    from bench.view.model import load_side
+    from bench.view.show import matching_positions, render_question
+
+    side = load_side(result)
+    typer.echo("\n\n".join(render_question(side, i) for i in matching_positions(side, question_id)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("show")(show)

@@ -1,0 +1,90 @@
+"""`engram-bench show RESULT QUESTION_ID`: one question as the terminal shows it, from the same data as the report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.errors import ResultError
+from bench.view.model import Side, lines_missing_reason, sources_missing_reason, trace_missing_reason
+
+
+def matching_positions(side: Side, question: str) -> list[int]:
+    """Answers whose key or question id is ``question`` (a stress file asks one question at several checkpoints)."""
+    found = [i for i, (key, a) in enumerate(zip(side.keys, side.result.answers)) if question in (key, a.question_id)]
+    if not found:
+        example = side.keys[0] if side.keys else "none"
+        raise ResultError(f"{side.path}: expected a question id of this result (e.g. {example}), found {question!r}")
+    return found
+
+
+SHOWN_OPTIONS = 5  # the most probable options of a decision; edge_type alone has two dozen
+
+
+def _probs(decision: dict[str, Any]) -> str:
+    ranked = sorted(decision["probs"].items(), key=lambda kv: -kv[1])
+    shown = " ".join(f"{'*' if o == decision['chosen'] else ''}{o}={p:.3f}" for o, p in ranked[:SHOWN_OPTIONS])
+    rest = ranked[SHOWN_OPTIONS:]
+    return shown + (f" (+{len(rest)} more, each <= {rest[0][1]:.3f})" if rest else "")
+
+
+def _fact_lines(side: Side, conversation: str, detail: dict[str, Any]) -> list[str]:
+    items = side.trace.items.get(conversation, {}) if side.trace is not None else {}
+    fact_id = detail.get("fact_id")
+    via = f"found by {detail['via']} {detail.get('score', 0):.3f}" if detail.get("via") else ""
+    item = items.get(fact_id) if fact_id else None
+    if item is None:
+        return [f"      fact {fact_id} {via} (not explained in the trace)"]
+    f = item["fact"]
+    until = (f.get("valid_until") or "open")[:10]
+    closed = f" closed: {f['closed_reason']} by {f['closed_by']}" if f.get("closed_reason") else ""
+    out = [f"      fact {fact_id}: belief {f['belief']:.3f}, valid {f['valid_from'][:10]} -> {until}{closed}; {via}"]
+    for d in item.get("decisions", []):
+        target = f" [{d['target']}]" if d.get("target") else ""
+        out.append(f"        {d['question']}{target}: {_probs(d)}")
+    if f.get("closed_by") and f["closed_by"] in items:
+        for d in items[f["closed_by"]].get("decisions", []):
+            if d.get("target") == fact_id:
+                out.append(f"        closed by {f['closed_by']}: {d['question']}: {_probs(d)}")
+    for event in item.get("history", []):
+        if event["event"].startswith("blocked_") or event["event"] in ("close", "reopen"):
+            rest = {k: v for k, v in event.items() if k not in ("event", "message_id")}
+            out.append(f"        {event['event']} at {event.get('message_id')}: {rest}")
+    if item.get("superseded"):
+        out.append(f"        this fact closed: {', '.join(item['superseded'])}")
+    return out
+
+
+def render_question(side: Side, position: int) -> str:
+    a = side.result.answers[position]
+    evidence = set(a.evidence or ())
+    turns = side.trace.turns.get(a.conversation, {}) if side.trace is not None else {}
+    out = [
+        f"{side.keys[position]}  [{a.category}{'' if a.scored else ', unscored'}]  {side.label}",
+        f"  question: {a.question}",
+        f"  gold:     {a.gold}",
+        f"  answer:   {a.answer if a.answer is not None else '(not published)'}",
+        f"  label {a.label} · F1 {a.f1 if a.f1 is not None else '-'} · evidence recall "
+        f"{a.evidence_recall if a.evidence_recall is not None else '-'} · tokens {a.retrieved_tokens}",
+        f"  evidence: {', '.join(a.evidence) if a.evidence is not None else 'not recorded'}",
+    ]
+    missing = lines_missing_reason(side, a)
+    if missing:
+        return "\n".join([*out, f"  lines: {missing}"])
+    details = side.trace.lines[position] if side.trace is not None else None
+    out.append(f"  lines ({len(a.lines or [])}):")
+    for i, text in enumerate(a.lines or []):
+        out.append(f"  {i + 1:>3}. {text}")
+        if a.sources is None:
+            out.append(f"      source: {sources_missing_reason(side, a)}")
+        else:
+            for s in a.sources[i]:
+                mark = " ✓ evidence" if s in evidence else ""
+                said = turns.get(s)
+                quote = f" {said['speaker']}: {said['text']}" if said else ""
+                out.append(f"      source {s}{mark}{quote}")
+        if details is not None:
+            out.extend(_fact_lines(side, a.conversation, details[i]))
+    note = trace_missing_reason(side)
+    if note:
+        out.append(f"  {note}")
+    return "\n".join(out)

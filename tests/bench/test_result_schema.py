@@ -1,0 +1,86 @@
+"""A researcher outside the project reads the result files with any JSON Schema tool: the schema is published,
+generated from the one definition in bench.results, and every committed result file satisfies it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from bench.commands.schema import schema_text
+from bench.errors import ResultError
+from bench.results import result_from_dict, result_json_schema
+from bench.vocab import DOCS_DIR, RESULTS_DIR
+from tests.bench.test_compare import run_cli
+
+PUBLISHED = DOCS_DIR / "result.schema.json"
+
+
+def committed_result_files() -> list[Path]:
+    files = []
+    for path in sorted(RESULTS_DIR.rglob("*.json")):
+        head = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(head, dict) and "schema_version" in head:
+            files.append(path)
+    return files
+
+
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft202012Validator:
+    schema = result_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_the_published_schema_is_the_generated_one() -> None:
+    assert PUBLISHED.read_text(encoding="utf-8") == schema_text(), (
+        "docs/result.schema.json is stale: run `engram-bench schema --out docs/result.schema.json`"
+    )
+
+
+def test_the_cli_prints_the_schema(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run_cli(["schema"], capsys, monkeypatch)
+    assert code == 0 and json.loads(out) == result_json_schema()
+
+
+def test_every_committed_result_file_satisfies_the_schema(validator: jsonschema.Draft202012Validator) -> None:
+    files = committed_result_files()
+    assert len(files) > 100  # v1, v3 and the offline runs, not an empty folder
+    failures = []
+    for path in files:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(path.read_text(encoding="utf-8"))))
+        if error is not None:
+            failures.append(f"{path.relative_to(RESULTS_DIR)}: {error.json_path}: {error.message[:120]}")
+    assert failures == []
+
+
+def _dev_result() -> dict[str, Any]:
+    return json.loads((RESULTS_DIR / "offline" / "dev" / "mem0__k3.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("doctor", "field"),
+    [
+        (lambda d: d.update(stack="cloud"), "stack"),
+        (lambda d: d.update(surprise=1), "surprise"),
+        (lambda d: d.pop("answers"), "answers"),
+        (lambda d: d["answers"][0].update(label="MAYBE"), "label"),
+        (lambda d: d["answers"][0].update(category="trivia"), "category"),
+        (lambda d: d["provenance"].update(commit_hash="abc"), "commit_hash"),
+        (lambda d: d.update(schema_version=2), "schema_version"),
+    ],
+    ids=["unknown-stack", "extra-field", "no-answers", "unknown-label", "unknown-category", "extra-nested", "v2"],
+)
+def test_a_doctored_file_fails_the_schema_and_the_loader_alike(
+    validator: jsonschema.Draft202012Validator, doctor: Any, field: str
+) -> None:
+    doctored = copy.deepcopy(_dev_result())
+    doctor(doctored)
+    errors = list(validator.iter_errors(doctored))
+    assert errors, f"the schema accepted a file with a bad {field}"
+    with pytest.raises(ResultError):
+        result_from_dict(doctored, where="doctored.json")
