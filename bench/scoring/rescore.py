@@ -17,14 +17,17 @@ from bench.vocab import JUDGE, evidence_recall_metric
 
 def judge_entry(result: Result) -> str | None:
     """The judge metric a result names, or — for a file that predates metric names — the one its models imply
-    (the default judge prompt; the lexical stand-in's rules revision)."""
+    (the default judge prompt; the lexical stand-in's rules revision when the file lists its judge among its
+    stand-ins, as files written before models carried a provider spelled it without `offline/`)."""
     named = [name for name in result.metrics if name.startswith(f"{JUDGE}:")]
     if named:
         return named[0]
     if "judge" not in result.models:
         return None
-    from bench.judge import judge_metric_for  # the judge module loads the answer stack; only when needed
+    from bench.judge import LexicalJudge, judge_metric_for  # the judge module loads the answer stack; only then
 
+    if "judge" in result.standins:
+        return LexicalJudge.metric
     return judge_metric_for(result.models)
 
 
