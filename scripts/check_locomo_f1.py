@@ -65,7 +65,9 @@ def main(argv: list[str]) -> int:
     for file, qid, ours, official in differing:
         print(f"{file}: {qid}: ours {ours!r}, LoCoMo's evaluation.py {float(official)!r}")
     files = len({f for f, _, _ in rows})
-    print(f"check_locomo_f1: {len(rows) - len(differing)} of {len(rows)} answers in {files} file(s) equal LoCoMo's code")
+    print(
+        f"check_locomo_f1: {len(rows) - len(differing)} of {len(rows)} answers in {files} file(s) equal LoCoMo's code"
+    )
     return 1 if differing else 0
 
 
