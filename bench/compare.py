@@ -7,7 +7,6 @@ scored questions count unless `--all` is given (adversarial questions are unscor
 
 from __future__ import annotations
 
-import glob
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from bench.errors import ResultError
-from bench.results import Result, iter_results, read_result
+from bench.results import Result, read_result, result_files
 from bench.stats import (
     PairedComparison,
     compare_by_group,
@@ -53,19 +52,10 @@ class ComparisonSide:
         return rows["correct"]
 
 
-def _files_of(spec: str) -> list[Path]:
-    path = Path(spec)
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        return [p for p, _ in iter_results(path)]
-    return [Path(p) for p in sorted(glob.glob(spec, recursive=True)) if Path(p).is_file()]
-
-
 def load_result_set(spec: str) -> ComparisonSide:
     """Read and pool the result files a spec names, refusing a set that mixes arms, k or stacks, or answers a
     question twice."""
-    files = _files_of(spec)
+    files = result_files(spec)
     if not files:
         raise ResultError(f"{spec}: expected a result file, a directory of result files or a glob, found no files")
     results = tuple(read_result(f) for f in files)

@@ -4,13 +4,19 @@ The v1 files (``data/engram-eval-v1/results/``) use the original harness's layou
 run-level figures and per-question answers, plus a few supplementary files (held-out extras, the pooled
 token-matched mem0 run, calibration items, regression pairs, trade-off inputs). This module:
 
-- converts every arm file into a ``bench.results.Result`` (stack ``paper``, origin ``engram-eval-v1 import``),
-  renaming arms to ours (``e4_belief_v2`` → ``engram`` ...) and question ids to ``<conv>:<idx>``;
+- converts every arm file into a ``bench.results.Result`` (origin ``engram-eval-v1 import``), renaming the arms we
+  know to ours (``e4_belief_v2`` → ``engram`` ...; any other arm keeps its own name) and question ids to
+  ``<conv>:<idx>``;
+- records the models a file states (``models``, ``model``, ``<role>_model``, ``provider``, at the top or in its
+  ``options``) on the ``imported`` stack; a file that states none is on the paper stack only when its bytes are
+  one of the article's published files (``bench.importv1_article``), otherwise ``imported`` with no models. A
+  foreign file is never labelled with the paper stack;
 - folds the held-out extras into per-conversation files: adversarial answers join each row's file (unscored), and
   two rows that only exist pooled in v1 get per-conversation files (engram with reranking off, mem0 at the
   token-matched k);
 - copies the supplementary inputs the paper needs verbatim (calibration, regression, trade-off, the article's
   number list), since they are not arm results;
+- notes (one line each, no traceback) the optional supplementary files a release lacks;
 - writes ``results/v1/MANIFEST.json``: every written file with its sha256 and the v1 files (path, sha256, license)
   it came from.
 
@@ -33,7 +39,9 @@ from typing import Any
 from bench import data
 from bench.atomic import write_bytes, write_json
 from bench.errors import DataError
+from bench.importv1_article import ARTICLE_FILES
 from bench.results import (
+    LABELS,
     LOCOMO_CATEGORY_NAMES,
     ORIGIN_V1_IMPORT,
     SCORED_CATEGORIES,
@@ -48,7 +56,7 @@ from bench.results import (
     slice_dir,
     write_result,
 )
-from bench.stacks import build_stack
+from bench.stacks import IMPORTED_STACK, ROLES, build_stack
 from bench.vocab import REPO_ROOT, V1_DATA_DIR, V1_RESULTS_DIR
 
 V1_LICENSE = "CC BY-NC 4.0 (engram-eval v1, Rishabh Sharma 2026; LoCoMo excerpts remain CC BY-NC 4.0)"
@@ -76,7 +84,7 @@ ARTICLE_NUMBERS = "article_numbers.tsv"
 DEV_CONVERSATION = "conv-26"
 
 _FILE_NAME = re.compile(
-    r"^(?P<arm>[a-z0-9_]+?)__(?P<slice>dev(?:_updates2?)?|heldout_conv-\d+)(?:__(?P<tail>k\d+|\w+))?\.json$"
+    r"^(?P<arm>[A-Za-z0-9][A-Za-z0-9_-]*?)__(?P<slice>dev(?:_updates2?)?|heldout_conv-\d+)(?:__(?P<tail>k\d+|\w+))?\.json$"
 )
 # heldout_extra.json keys → (our arm, k, scored?) ; "scored" lists hold categories 1-4, "adv" lists category 5.
 _EXTRA_ROWS = {
@@ -118,11 +126,9 @@ def _source(path: Path) -> Source:
 
 def parse_v1_name(path: Path, k_from_options: int | None) -> V1File:
     match = _FILE_NAME.match(path.name)
-    if not match or match["arm"] not in ARM_NAMES:
-        raise DataError(
-            f"{path}: expected a v1 arm file named <arm>__<slice>[__k<k>].json with a known arm, found {path.name!r}"
-        )
-    arm = ARM_NAMES[match["arm"]]
+    if not match:
+        raise DataError(f"{path}: expected a v1 arm file named <arm>__<slice>[__k<k>].json, found {path.name!r}")
+    arm = ARM_NAMES.get(match["arm"], match["arm"])  # an arm we do not know keeps its own name
     tail = match["tail"]
     k = k_from_options
     if tail and tail.startswith("k") and tail[1:].isdigit():
@@ -295,19 +301,74 @@ def _extras(raw: dict[str, Any], v1_name: str) -> dict[str, Any]:
     }
 
 
-def _models(raw: dict[str, Any]) -> dict[str, str]:
-    """The paper stack's models (stacks/paper.toml) for the roles a v1 run used, as provider/model."""
-    paper = build_stack("paper").models
+def _roles_used(raw: dict[str, Any]) -> list[str]:
+    """The roles a v1 run used: extraction, answers and judging; engram adds its decision layer (and the LLM
+    decider when its flags say so), mem0 its update call."""
     used = ["extract", "answer", "judge"]
     if raw.get("system") == "engram":
         used += ["decide", "escalate"]
         # v1 spelled the LLM decider "llm_update" (mem0's update prompt); its six fact questions still went to Jev.
         if (raw.get("flags") or {}).get("relation_decider", "jev") in ("llm", "llm_update"):
             used.append("llm_decider")
-    models = {role: paper[role] for role in used}
-    if raw.get("system") != "engram":
-        models["update"] = paper["extract"]  # mem0's update call ran on the extraction model
-    return models
+    else:
+        used.append("update")
+    return used
+
+
+def _paper_models(raw: dict[str, Any]) -> dict[str, str]:
+    """The paper stack's models (stacks/paper.toml) for the roles a v1 run used, as provider/model."""
+    paper = build_stack("paper").models
+    return {role: paper["extract" if role == "update" else role] for role in _roles_used(raw)}
+
+
+def stated_models(raw: dict[str, Any], where: str) -> dict[str, str]:
+    """The models a v1-schema file states, by role: a ``models`` object (role -> model), ``<role>_model`` keys, or
+    one ``model`` for every language-model role the run used; at the top level or inside ``options``. A bare model
+    name is prefixed with the file's ``provider`` when it states one, else kept as written. Empty: states none."""
+    out: dict[str, str] = {}
+    for block_name, block in (("", raw), ("options.", raw.get("options") or {})):
+        if not isinstance(block, dict):
+            continue
+        provider = block.get("provider")
+        if provider is not None and (not isinstance(provider, str) or not provider or "/" in provider):
+            raise DataError(f"{where}: field {block_name}provider: expected a provider name, found {provider!r}")
+
+        def named(value: Any, field_name: str, provider: str | None = provider) -> str:
+            if not isinstance(value, str) or not value.strip():
+                raise DataError(f"{where}: field {field_name}: expected a model name, found {value!r}")
+            value = value.strip()
+            return value if "/" in value or provider is None else f"{provider}/{value}"
+
+        single = block.get("model")
+        if single is not None:
+            for role in _roles_used(raw):
+                if role != "decide":  # the typed decisions are not a language model's; a file names them apart
+                    out[role] = named(single, f"{block_name}model")
+        for role in (*ROLES, "update"):
+            if block.get(f"{role}_model") is not None:
+                out[role] = named(block[f"{role}_model"], f"{block_name}{role}_model")
+        models = block.get("models")
+        if models is not None:
+            if not isinstance(models, dict):
+                raise DataError(
+                    f"{where}: field {block_name}models: expected an object role -> model, found {models!r}"
+                )
+            for role, value in models.items():
+                out[str(role)] = named(value, f"{block_name}models.{role}")
+    return out
+
+
+def stack_and_models(raw: dict[str, Any], path: Path) -> tuple[str, dict[str, str], str | None]:
+    """(stack, models, note) of a v1-schema file. A file that states models is another run than the article's
+    (the article's files state none): the ``imported`` stack with the models as stated, even when they are the
+    paper stack's. A file stating none is on the paper stack only if its bytes are one of the article's published
+    files; otherwise ``imported`` with no models, and the note says so."""
+    stated = stated_models(raw, str(path))
+    if stated:
+        return IMPORTED_STACK, stated, None
+    if sha256_of(path) in ARTICLE_FILES:
+        return "paper", _paper_models(raw), None
+    return IMPORTED_STACK, {}, "the source file states no models and is not one of the article's published files"
 
 
 def _provenance(sources: Iterable[Path]) -> Provenance:
@@ -323,23 +384,62 @@ def _provenance(sources: Iterable[Path]) -> Provenance:
 class V1ImportReport:
     written: list[Path]
     manifest: Path
+    notes: list[str]  # one line each: an optional source file the release lacks, a file imported without models
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: expected JSON, found a parse error at line {exc.lineno}: {exc.msg}") from None
+
+
+def _field(record: Any, name: str, kinds: tuple[type, ...], where: str, expected: str) -> Any:
+    """``record[name]``, or one DataError line naming the file and field."""
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+    if name not in record:
+        raise DataError(f"{where}: field {name} is missing (expected {expected})")
+    value = record[name]
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise DataError(f"{where}: field {name}: expected {expected}, found {json.dumps(value)[:60]}")
+    return value
+
+
+def _check_v1_record(rec: Any, where: str) -> None:
+    _field(rec, "idx", (int, str), where, "the question's index or id")
+    _field(rec, "question", (str,), where, "the question text")
+    _field(rec, "gold", (str, int, float), where, "the gold answer")
+    label = _field(rec, "label", (str,), where, "CORRECT or WRONG")
+    if label not in LABELS:
+        raise DataError(f"{where}: field label: expected CORRECT or WRONG, found {label!r}")
 
 
 def _result_from_v1_file(path: Path) -> tuple[V1File, Result]:
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    info = parse_v1_name(path, None)  # the name is checked before the bytes are read
+    raw = _read_json(path)
+    where = str(path)
+    system = _field(raw, "system", (str,), where, "the system that ran (engram or mem0)")
+    records = _field(raw, "answers", (list,), where, "a list of answer records")
+    for i, rec in enumerate(records):
+        _check_v1_record(rec, f"{path}: answers[{i}]")
     options = raw.get("options") or {}
     info = parse_v1_name(path, options.get("top_k"))
+    stack, models, note = stack_and_models(raw, path)
     conversation = info.slice.split(":", 1)[1] if info.slice.startswith("heldout:") else DEV_CONVERSATION
-    answers = [_answer_from_v1(rec, conversation, f"{path}: answers[{i}]") for i, rec in enumerate(raw["answers"])]
+    answers = [_answer_from_v1(rec, conversation, f"{path}: answers[{i}]") for i, rec in enumerate(records)]
+    extras = _extras(raw, path.name)
+    if note is not None:
+        extras["models_note"] = note
     result = Result.build(
         arm=info.arm,
-        system=raw["system"],
-        stack="paper",
+        system=system,
+        stack=stack,
         slice=info.slice,
         k=info.k,
         arm_hash=None,
         settings={"flags": raw.get("flags"), "options": options, "backend": raw.get("backend")},
-        models=_models(raw),
+        models=models,
         standins=[],
         provenance=_provenance([path]),
         answers=answers,
@@ -349,7 +449,7 @@ def _result_from_v1_file(path: Path) -> tuple[V1File, Result]:
         ),
         store=_store(raw),
         updates=_updates(raw),
-        extras=_extras(raw, path.name),
+        extras=extras,
         calls=Calls(
             hits=int((raw.get("cache") or {}).get("hits", 0)), misses=int((raw.get("cache") or {}).get("misses", 0))
         ),
@@ -421,10 +521,25 @@ def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) ->
             raise DataError(f"{path}: expected one v1 file per arm, slice and k, found a second for {key}")
         results[key] = result
 
+    notes = [
+        f"{REPO_ROOT / r.provenance.sources[0].path if r.provenance.sources else r.arm}: {r.extras['models_note']}"
+        f" (stack {r.stack!r}, no models recorded)"
+        for r in results.values()
+        if "models_note" in r.extras
+    ]
     locomo = LocomoTexts()
     known = {a.question_id: a for r in results.values() for a in r.answers}
-    _fold_heldout_extras(results, results_dir, known, locomo)
-    _add_token_matched(results, results_dir, known, locomo)
+    optional = {
+        HELDOUT_EXTRA: "adversarial answers and the pooled reranking-off rows are not folded in",
+        TOKEN_MATCHED: "no per-conversation files for mem0 at the token-matched k",
+    }
+    for name, consequence in optional.items():
+        if not (results_dir / name).is_file():
+            notes.append(f"{results_dir / name}: not found (optional); {consequence}")
+    if (results_dir / HELDOUT_EXTRA).is_file():
+        _fold_heldout_extras(results, results_dir, known, locomo)
+    if (results_dir / TOKEN_MATCHED).is_file():
+        _add_token_matched(results, results_dir, known, locomo)
 
     # Write into a sibling directory and swap it in at the end, so a failure never leaves half an import.
     staging = out_dir.with_name(f".{out_dir.name}.importing")
@@ -437,6 +552,10 @@ def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) ->
         written.append(target)
     copies = [(results_dir / name, staging / "supplementary" / name) for name in SUPPLEMENTARY]
     copies.append((source_dir / ARTICLE_NUMBERS, staging / ARTICLE_NUMBERS))
+    for src, _ in copies:
+        if not src.is_file():
+            notes.append(f"{src}: not found (optional); not copied, so the paper build lacks it")
+    copies = [(src, dst) for src, dst in copies if src.is_file()]
     for src, dst in copies:
         write_bytes(dst, src.read_bytes())
         written.append(dst)
@@ -445,7 +564,7 @@ def import_v1(source_dir: Path = V1_DATA_DIR, out_dir: Path = V1_RESULTS_DIR) ->
         shutil.rmtree(out_dir)
     staging.rename(out_dir)
     final = [out_dir / p.relative_to(staging) for p in written]
-    return V1ImportReport(written=final, manifest=out_dir / "MANIFEST.json")
+    return V1ImportReport(written=final, manifest=out_dir / "MANIFEST.json", notes=notes)
 
 
 def _fold_heldout_extras(
@@ -484,7 +603,7 @@ def _pooled_row(
         k=k,
         arm_hash=None,
         settings=settings,
-        models=_models({"system": system, "flags": settings.get("flags")}),
+        models=_paper_models({"system": system, "flags": settings.get("flags")}),
         standins=[],
         provenance=_provenance(sources),
         answers=sorted(answers, key=_answer_order),

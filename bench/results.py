@@ -14,6 +14,7 @@ so a tampered label cannot hide behind a stale summary. Build them with ``tally_
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -522,3 +523,14 @@ def iter_results(root: str | Path) -> Iterable[tuple[Path, Result]]:
             raise ResultError(f"{p}: expected JSON, found a parse error at line {exc.lineno}: {exc.msg}") from exc
         if isinstance(head, dict) and "schema_version" in head:
             yield p, result_from_dict(head, where=str(p))
+
+
+def result_files(spec: str | Path) -> list[Path]:
+    """The result files a command-line spec names: a file, a directory (every result file under it, sorted) or a
+    glob (quoted on the command line; `**` recurses)."""
+    path = Path(spec)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        return [p for p, _ in iter_results(path)]
+    return [Path(p) for p in sorted(glob.glob(str(spec), recursive=True)) if Path(p).is_file()]

@@ -58,6 +58,7 @@ RESULT_STACK_NAMES = _stack_names()
 IMPORTED_STACK_NAMES = tuple(name for name in RESULT_STACK_NAMES if _import_only(STACKS_DIR / f"{name}.toml"))
 STACK_NAMES = tuple(name for name in RESULT_STACK_NAMES if name not in IMPORTED_STACK_NAMES)  # runnable
 PAPER_V3_STACK = "paper-v3"
+IMPORTED_STACK = "imported"  # result files from another run, with the models each states (import-v1)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from bench.errors import ResultError
+
+if TYPE_CHECKING:
+    from bench.compare import ComparisonSide
+    from bench.scoring.values import MetricChoice
 
 
 def compare(
@@ -18,6 +23,11 @@ def compare(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     list_discordant: bool = typer.Option(
         False, "--list-discordant", help="Also list the question ids only one side got right (A right/B wrong, then B)."
+    ),
+    metric: str = typer.Option(
+        "j",
+        "--metric",
+        help="j (the judge's labels) | f1 (LoCoMo's) | mem0-f1 | bleu1 | evidence-recall (docs/metrics.md).",
     ),
 ) -> None:
     """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
@@ -35,7 +45,13 @@ def compare(
         raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
     if draws < 1:
         raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
+    from bench.scoring.values import metric_choice
+
+    choice = metric_choice(metric)
     loaded = [load_result_set(spec) for spec in sets]
+    if choice.name != "j":  # a graded metric: bench.metric_compare (no discordant pairs to list)
+        _compare_graded(loaded, choice, include_unscored, draws, seed, as_json, list_discordant)
+        return
     reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
     for report in reports:
         for warning in report["warnings"]:
@@ -49,6 +65,29 @@ def compare(
         return
     texts = [render_report(r) + ("\n\n" + render_discordant(r) if list_discordant else "") for r in reports]
     typer.echo("\n\n".join(texts))
+
+
+def _compare_graded(
+    loaded: list[ComparisonSide],
+    choice: MetricChoice,
+    include_unscored: bool,
+    draws: int,
+    seed: int | None,
+    as_json: bool,
+    listed: bool,
+) -> None:
+    from bench.metric_compare import metric_report, metric_report_json, render_metric_report
+
+    if listed:
+        raise ResultError(f"compare --list-discordant: expected --metric j (labels), found --metric {choice.name}")
+    reports = [metric_report(loaded[0], other, choice, include_unscored, draws, seed) for other in loaded[1:]]
+    for report in reports:
+        for warning in report["warnings"]:
+            print(f"engram-bench compare: {warning}", file=sys.stderr)
+    if as_json:
+        typer.echo(json.dumps([metric_report_json(r) for r in reports], indent=2, default=str))
+    else:
+        typer.echo("\n\n".join(render_metric_report(r) for r in reports))
 
 
 def register(app: typer.Typer) -> None:

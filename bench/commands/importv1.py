@@ -18,4 +18,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Convert the v1 result files into our result schema, with a MANIFEST of sources and hashes."""
         report = import_v1(source, out)
+        for note in report.notes:
+            typer.echo(f"import-v1: note: {note}")
         typer.echo(f"import-v1: wrote {len(report.written)} files under {out} (manifest {report.manifest})")

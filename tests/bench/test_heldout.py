@@ -151,37 +151,105 @@ def test_every_conversation_is_checked_before_any_is_run(
 
 README_TAG = "heldout-offline-2"
 CHECKOUT = Path(__file__).resolve().parents[2]
+RESTORE_TAGS = CHECKOUT / "scripts" / "heldout_tags.py"
 
 
 def _in_git_checkout() -> bool:
     return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=CHECKOUT, capture_output=True).returncode == 0
 
 
-@pytest.mark.skipif(not _in_git_checkout(), reason="not a git checkout (an unpacked archive has no tags)")
-def test_the_tag_the_readme_names_exists_and_is_the_commit_the_heldout_results_were_stamped_with() -> None:
+def _has_tag(repo: Path, tag: str) -> bool:
+    probe = ["git", "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}"]
+    return subprocess.run(probe, cwd=repo, capture_output=True).returncode == 0
+
+
+def _stamps() -> set[tuple[str, str]]:
     import json
 
-    assert f"`{README_TAG}`" in (CHECKOUT / "README.md").read_text(encoding="utf-8")
-    assert git(CHECKOUT, "cat-file", "-t", f"refs/tags/{README_TAG}") == "tag"  # annotated: it says what it froze
-    tagged = git(CHECKOUT, "rev-parse", f"{README_TAG}^{{commit}}")
-    stamps = {
+    return {
         (data["provenance"]["git_tag"], data["provenance"]["git_commit"])
         for path in sorted((CHECKOUT / "results" / "offline" / "heldout").glob("*/*.json"))
         for data in [json.loads(path.read_text(encoding="utf-8"))]
     }
-    assert stamps == {(README_TAG, tagged)}
 
 
-@pytest.mark.skipif(not _in_git_checkout(), reason="not a git checkout (an unpacked archive has no tags)")
-def test_a_newcomers_clone_at_the_readme_tag_passes_that_tags_own_heldout_guard(tmp_path: Path) -> None:
-    # What the README tells a newcomer: a checkout of the tag, the earlier results moved out of the way (results/
-    # does not count as a change), then `heldout --tag`. The guard that runs is the tag's own code.
-    clone = tmp_path / "heldout"
+def _clone_without_tags(tmp_path: Path) -> Path:
+    # What CI and some mirrors hand a newcomer: every commit, no tags.
+    clone = tmp_path / "clone"
     subprocess.run(
-        ["git", "clone", "--quiet", "--shared", "--branch", README_TAG, str(CHECKOUT), str(clone)],
-        check=True,
-        capture_output=True,
+        ["git", "clone", "--quiet", "--shared", "--no-tags", str(CHECKOUT), str(clone)], check=True, capture_output=True
     )
+    assert not _has_tag(clone, README_TAG)
+    return clone
+
+
+def _restore_tags(repo: Path) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    return subprocess.run([sys.executable, "scripts/heldout_tags.py"], cwd=repo, capture_output=True, text=True)
+
+
+needs_git = pytest.mark.skipif(not _in_git_checkout(), reason="not a git checkout (an unpacked archive has no history)")
+
+
+@needs_git
+def test_every_committed_heldout_result_names_the_readme_tag_and_one_commit_of_this_history() -> None:
+    assert f"`{README_TAG}`" in (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    stamps = _stamps()
+    assert {tag for tag, _ in stamps} == {README_TAG}
+    assert len(stamps) == 1, f"the results were stamped with several commits: {sorted(stamps)}"
+    [(_, commit)] = stamps
+    ancestry = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=CHECKOUT, capture_output=True)
+    assert ancestry.returncode == 0, f"{commit[:12]} is not in HEAD's history"
+
+
+@needs_git
+def test_the_readme_tag_if_this_clone_has_it_is_annotated_and_names_the_stamped_commit() -> None:
+    if not _has_tag(CHECKOUT, README_TAG):
+        pytest.skip(f"this clone has no tag {README_TAG} (`git fetch --tags` or `make heldout-tags` restores it)")
+    assert git(CHECKOUT, "cat-file", "-t", f"refs/tags/{README_TAG}") == "tag"  # annotated: it says what it froze
+    assert _stamps() == {(README_TAG, git(CHECKOUT, "rev-parse", f"{README_TAG}^{{commit}}"))}
+
+
+@needs_git
+def test_a_clone_without_tags_gets_the_heldout_tag_back_at_the_commit_its_results_were_stamped_with(
+    tmp_path: Path,
+) -> None:
+    clone = _clone_without_tags(tmp_path)
+    [(_, stamped)] = _stamps()
+
+    restored = _restore_tags(clone)
+    again = _restore_tags(clone)
+
+    assert restored.returncode == 0, restored.stderr
+    assert f"{README_TAG}: restored at {stamped[:12]}" in restored.stdout
+    assert git(clone, "cat-file", "-t", f"refs/tags/{README_TAG}") == "tag"
+    assert git(clone, "rev-parse", f"{README_TAG}^{{commit}}") == stamped
+    assert again.returncode == 0 and f"{README_TAG}: present at {stamped[:12]}" in again.stdout
+
+
+@needs_git
+def test_a_tag_that_names_another_commit_than_the_stamp_is_reported_and_left_alone(tmp_path: Path) -> None:
+    clone = _clone_without_tags(tmp_path)
+    git(clone, "tag", README_TAG, "HEAD")  # a local tag of the same name somewhere else
+    [(_, stamped)] = _stamps()
+
+    refused = _restore_tags(clone)
+
+    assert refused.returncode == 2
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith(f"heldout-tags: tag {README_TAG}: expected commit {stamped[:12]}")
+    assert git(clone, "rev-parse", f"{README_TAG}^{{commit}}") == git(clone, "rev-parse", "HEAD")
+
+
+@needs_git
+def test_a_newcomers_clone_at_the_readme_tag_passes_that_tags_own_heldout_guard(tmp_path: Path) -> None:
+    # What the README tells a newcomer: restore the tag if the clone lacks it, check it out, move the earlier
+    # results out of the way (results/ does not count as a change), then `heldout --tag`. The guard that runs is
+    # the tag's own code.
+    clone = _clone_without_tags(tmp_path)
+    assert _restore_tags(clone).returncode == 0
+    git(clone, "checkout", "--quiet", README_TAG)
     subprocess.run(["rm", "-r", "results/offline/heldout"], cwd=clone, check=True)
     probe = (
         "from pathlib import Path; from bench.commands.heldout import frozen_commit, refuse_overwrites; "
@@ -192,4 +260,5 @@ def test_a_newcomers_clone_at_the_readme_tag_passes_that_tags_own_heldout_guard(
 
     done = subprocess.run([sys.executable, "-c", probe], cwd=clone, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == git(CHECKOUT, "rev-parse", f"{README_TAG}^{{commit}}")
+    [(_, stamped)] = _stamps()
+    assert done.stdout.strip() == stamped

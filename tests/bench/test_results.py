@@ -82,7 +82,7 @@ def test_a_flipped_label_behind_a_stale_summary_is_refused(tmp_path: Path) -> No
     [
         (lambda d: d.update(schema_version=2), "field schema_version: expected 1"),
         (lambda d: d.pop("arm"), "field arm is missing"),
-        (lambda d: d.update(stack="cloud"), "field stack: expected offline or paper or paper-v3"),
+        (lambda d: d.update(stack="cloud"), "field stack: expected imported or offline or paper or paper-v3"),
         (lambda d: d["answers"][0].update(label="RIGHT"), r"field answers\[0\]\.label: expected CORRECT or WRONG"),
         (lambda d: d["answers"][0].update(category="5"), r"field answers\[0\]\.category: expected one of"),
         (lambda d: d.update(surprise=1), "field surprise is not in schema v1"),

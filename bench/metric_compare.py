@@ -1,0 +1,188 @@
+"""`compare --metric f1|mem0-f1|bleu1|evidence-recall`: the paired comparison of two result sets on a graded metric.
+
+The judge metric (`--metric j`, the default) is compared by `bench.compare` (McNemar, discordant pairs). A graded
+metric has no discordant pairs: per question d = value_A − value_B, and the report gives the mean of each side,
+Δ with the per-question 95% CI (mean d ± 1.96·sd/√n), the conversation-cluster and unclustered bootstraps of mean d
+(bench.stats, the same seeds as the judge comparison), the Wilcoxon signed-rank p (scipy; zero differences dropped,
+its default), and the same per-category and per-conversation rows. Values come from `bench.scoring.values`, which
+refuses a file that lacks the metric, naming the file and field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.compare import ComparisonSide, stack_warnings
+from bench.scoring.names import EVIDENCE_RECALL
+from bench.scoring.values import MetricChoice, answer_value, check_carries, metric_entry
+from bench.stats import cluster_bootstrap, comparison_seed, item_bootstrap, per_question_ci, require_same_questions
+from bench.stats.bootstrap import BootstrapInterval
+from bench.stats.paired import Interval, paired_differences
+
+
+def metric_values(side: ComparisonSide, choice: MetricChoice, include_unscored: bool) -> pd.Series:
+    """The chosen metric per question id of one side (scored questions unless include_unscored)."""
+    values: dict[str, float] = {}
+    for path, result in zip(side.files, side.results, strict=True):
+        check_carries(path, result, choice)
+        for i, answer in enumerate(result.answers):
+            if not (answer.scored or include_unscored):
+                continue
+            value = answer_value(path, i, answer, choice)
+            if value is not None:
+                values[answer.question_id] = value
+    return pd.Series(values, dtype=float).sort_index()
+
+
+def metric_names(side: ComparisonSide, choice: MetricChoice) -> list[str]:
+    return sorted({entry for r in side.results if (entry := metric_entry(r, choice)) is not None})
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    metric: str
+    n: int
+    mean_a: float
+    mean_b: float
+    difference: Interval
+    cluster: BootstrapInterval | None
+    unclustered: BootstrapInterval
+    wilcoxon_p: float | None  # None when every difference is zero
+
+
+def _wilcoxon_p(d: pd.Series) -> float | None:
+    if not (d != 0).any():
+        return None
+    from scipy.stats import wilcoxon
+
+    return float(wilcoxon(d.to_numpy()).pvalue)
+
+
+def _by_group(a: pd.Series, b: pd.Series, groups: pd.Series) -> pd.DataFrame:
+    d = paired_differences(a, b)
+    rows = []
+    for group, ids in d.groupby(groups.reindex(d.index), sort=True).groups.items():
+        ci = per_question_ci(d.loc[ids])
+        rows.append(
+            {
+                "group": group,
+                "n": len(ids),
+                "mean_a": float(a.loc[ids].mean()),
+                "mean_b": float(b.loc[ids].mean()),
+                "delta": ci.estimate,
+                "ci_low": ci.low,
+                "ci_high": ci.high,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def metric_report(
+    a: ComparisonSide, b: ComparisonSide, choice: MetricChoice, include_unscored: bool, draws: int, seed: int | None
+) -> dict[str, Any]:
+    values_a = metric_values(a, choice, include_unscored).rename(f"A ({a.label})")
+    values_b = metric_values(b, choice, include_unscored).rename(f"B ({b.label})")
+    require_same_questions(values_a, values_b)
+    used_seed = comparison_seed(f"{a.label} vs {b.label}") if seed is None else seed
+    d = paired_differences(values_a, values_b)
+    labels = a.answers["conversation"].reindex(d.index).to_numpy()
+    cluster = cluster_bootstrap(d, labels, draws=draws, seed=used_seed) if np.unique(labels).size > 1 else None
+    names_a, names_b = metric_names(a, choice), metric_names(b, choice)
+    warnings = stack_warnings(a, b)
+    if names_a != names_b and choice.metric != EVIDENCE_RECALL:  # evidence recall is named per k: that differs
+        warnings.append(f"METRICS DIFFER: A is scored by {names_a or 'none named'}, B by {names_b or 'none named'}")
+    overall = MetricComparison(
+        metric=choice.metric,
+        n=int(d.size),
+        mean_a=float(values_a.mean()),
+        mean_b=float(values_b.reindex(values_a.index).mean()),
+        difference=per_question_ci(d),
+        cluster=cluster,
+        unclustered=item_bootstrap(d, draws=draws, seed=used_seed),
+        wilcoxon_p=_wilcoxon_p(d),
+    )
+    return {
+        "a": a,
+        "b": b,
+        "choice": choice,
+        "names": (names_a, names_b),
+        "overall": overall,
+        "seed": used_seed,
+        "by_category": _by_group(values_a, values_b, a.answers["category"]),
+        "by_conversation": _by_group(values_a, values_b, a.answers["conversation"]),
+        "warnings": warnings,
+    }
+
+
+def _num(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.3f}"
+
+
+def _table(table: pd.DataFrame, title: str) -> list[str]:
+    shown = pd.DataFrame(
+        {
+            title: table["group"],
+            "n": table["n"],
+            "A": table["mean_a"].map(_num),
+            "B": table["mean_b"].map(_num),
+            "Δ": table["delta"].map(_signed),
+            "95% CI": [f"[{_signed(lo)}, {_signed(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
+        }
+    )
+    return shown.to_string(index=False).splitlines()
+
+
+def render_metric_report(report: dict[str, Any]) -> str:
+    o: MetricComparison = report["overall"]
+    names_a, names_b = report["names"]
+    lines = [f"!! {w}" for w in report["warnings"]]
+    lines += [
+        f"metric: {report['choice'].name} ({', '.join(sorted(set(names_a) | set(names_b)))}; per question, 0 to 1)",
+        f"A: {report['a'].label}  mean {_num(o.mean_a)}",
+        f"B: {report['b'].label}  mean {_num(o.mean_b)}",
+        f"Δ (A − B) over {o.n} paired questions: {_signed(o.difference.estimate)}",
+        f"   per-question 95% CI        [{_signed(o.difference.low)}, {_signed(o.difference.high)}]"
+        "  (mean d ± 1.96·sd/√n)",
+    ]
+    if o.cluster is not None:
+        lines.append(
+            f"   conversation bootstrap 95% [{_signed(o.cluster.low)}, {_signed(o.cluster.high)}]  "
+            f"(G={o.cluster.clusters} conversations, {o.cluster.draws:,} draws, seed {o.cluster.seed})"
+        )
+    else:
+        lines.append("   conversation bootstrap     not computed (G=1: a single conversation)")
+    u = o.unclustered
+    lines.append(
+        f"   unclustered bootstrap 95%  [{_signed(u.low)}, {_signed(u.high)}]  (G={u.clusters} questions, "
+        f"{u.draws:,} draws, seed {u.seed})"
+    )
+    wilcoxon = "not computed (every difference is 0)" if o.wilcoxon_p is None else f"{o.wilcoxon_p:.3g}"
+    lines.append(f"   Wilcoxon signed-rank p = {wilcoxon}")
+    lines += ["", "per category:"] + _table(report["by_category"], "category")
+    lines += ["", "per conversation:"] + _table(report["by_conversation"], "conversation")
+    lines += [f"!! {w}" for w in report["warnings"]]
+    return "\n".join(lines)
+
+
+def metric_report_json(report: dict[str, Any]) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {
+        "metric": report["choice"].name,
+        "metric_names": {"a": report["names"][0], "b": report["names"][1]},
+        "a": {"label": report["a"].label, "files": [str(f) for f in report["a"].files]},
+        "b": {"label": report["b"].label, "files": [str(f) for f in report["b"].files]},
+        "overall": asdict(report["overall"]),
+        "seed": report["seed"],
+        "by_category": report["by_category"].to_dict(orient="records"),
+        "by_conversation": report["by_conversation"].to_dict(orient="records"),
+        "warnings": report["warnings"],
+    }
