@@ -114,7 +114,7 @@ def run_grid(
     """Run a grid; every check happens before anything is written or run."""
     started = time.perf_counter()
     console = console or Console(highlight=False)
-    say = say or (lambda line: console.print(line, markup=False, highlight=False))
+    say = say or (lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
     plan = plan_grid(spec, slice_loader=slice_loader, arms_dir=arms_dir)
     out = Path(spec.out) if spec.out is not None else default_out(runs_root)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
