@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from filelock import FileLock
 
@@ -180,6 +180,20 @@ class RunLabels:
     slice_name: str | None = None
 
 
+class SpendGuard(Protocol):
+    """What the gateway asks of a budget before and after a paid call: `Budget` here, or a grid worker's link to
+    the grid's one budget (`bench.grid.budget.RemoteBudget`)."""
+
+    @property
+    def spent_usd(self) -> float: ...
+
+    def reserve(self, request: CallRequest, estimate_usd: float) -> Reservation: ...
+
+    def release(self, reservation: Reservation | None) -> None: ...
+
+    def settle(self, reservation: Reservation | None, request: CallRequest, actual_usd: float, key: str) -> None: ...
+
+
 class Budget:
     """A per-run and a cumulative limit in USD. Thread-safe and process-safe; in-flight calls count at their
     estimate, those of other processes sharing the ledger included."""
@@ -236,16 +250,25 @@ class Budget:
                 with self.ledger.locked():
                     self.ledger.drop_reservation(reservation.ledger_id)
 
-    def settle(self, reservation: Reservation | None, request: CallRequest, actual_usd: float, key: str) -> None:
-        """A call returned: its real cost goes to the ledger at once (and its reservation, if given, is released)."""
+    def settle(
+        self,
+        reservation: Reservation | None,
+        request: CallRequest,
+        actual_usd: float,
+        key: str,
+        labels: RunLabels | None = None,
+    ) -> None:
+        """A call returned: its real cost goes to the ledger at once (and its reservation, if given, is released).
+        `labels` name the run that made the call when one budget serves several (a grid's)."""
+        labels = labels or self.labels
         with self._lock:
             self._spent += actual_usd
             with self.ledger.locked():
                 self.ledger.append(
                     {
-                        "run_id": self.labels.run_id,
-                        "arm": self.labels.arm,
-                        "slice": self.labels.slice_name,
+                        "run_id": labels.run_id,
+                        "arm": labels.arm,
+                        "slice": labels.slice_name,
                         "provider": request.provider,
                         "model": request.model,
                         "purpose": request.purpose,

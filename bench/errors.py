@@ -21,6 +21,7 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
     ├── GitError                git failed, or is missing, where provenance or the held-out guard needs it
+    ├── GridError               a grid cannot start: its executor is missing, or a Ray address does not answer
     ├── HeldoutRefused          the held-out guard said no (wrong commit, modified tree, would overwrite)
     ├── ReproduceError          `reproduce-dev` lacks the shipped subset or a committed result
     ├── ExportError             the dataset export cannot be written or pushed
@@ -47,6 +48,7 @@ __all__ = [
     "ExportError",
     "FormatError",
     "GitError",
+    "GridError",
     "HeldoutRefused",
     "JevRefused",
     "JevUnavailable",
@@ -130,6 +132,10 @@ class TraceError(ResultError):
 
 class GitError(BenchError):
     """A git command failed (or git is missing) where provenance or the held-out guard needs its answer."""
+
+
+class GridError(BenchError):
+    """A grid cannot start: its executor is not installed, or the Ray cluster at its address does not answer."""
 
 
 class HeldoutRefused(BenchError):

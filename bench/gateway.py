@@ -18,13 +18,22 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from bench.atomic import write_json
-from bench.budget import Budget, Ledger, Reservation, RunLabels, estimate_cost_usd, limits_from_env, price_for
+from bench.budget import (
+    Budget,
+    Ledger,
+    Reservation,
+    RunLabels,
+    SpendGuard,
+    estimate_cost_usd,
+    limits_from_env,
+    price_for,
+)
 from bench.cache import (
     CacheEntry,
     CallRequest,
@@ -149,12 +158,19 @@ class Gateway:
         mode: Mode | None = None,
         strict: bool = False,
         labels: RunLabels = RunLabels("adhoc"),
-        budget: Budget | None = None,
+        budget: SpendGuard | None = None,
         replay_latency: ReplayLatency = "recorded",
         environ: Mapping[str, str] | None = None,
+        read_through: Sequence[Path] = (),
+        replicate: int = 0,
     ) -> None:
         """`subsets=None` reads every shipped subset under the repo's `cache/`; pass a list to read only those
-        (e.g. `[Path("cache/dev")]` with `local=None` for a strict replay of the dev slice)."""
+        (e.g. `[Path("cache/dev")]` with `local=None` for a strict replay of the dev slice).
+
+        `read_through`: local caches read after the subsets and before `local`, never written (a grid worker reads
+        the driver's cache there and records into its own shard, `local`); a folder that does not exist is skipped.
+        `replicate`: stamped on every request whose own replicate index is 0, so replicate i of a run keys (and
+        samples) every call afresh; 0 leaves every key as it was."""
         check_mode(mode)
         if replay_latency not in ("recorded", "sleep"):
             raise ConfigError(f"--replay-latency: expected recorded or sleep, found {replay_latency!r}")
@@ -163,6 +179,10 @@ class Gateway:
         self.strict = strict
         self.replay_latency: ReplayLatency = replay_latency
         self.local = LocalStore(local) if local is not None else None
+        self.read_through = [LocalStore(Path(path)) for path in read_through if Path(path).is_dir()]
+        if isinstance(replicate, bool) or not isinstance(replicate, int) or replicate < 0:
+            raise ConfigError(f"replicate: expected a non-negative integer, found {replicate!r}")
+        self.replicate = replicate
         subset_dirs = discover_subsets(exclude=[local] if local else []) if subsets is None else list(subsets)
         self.subsets = [ShippedSubset.open(path) for path in subset_dirs]
         self.modes: dict[str, Mode] = {provider: provider_mode(provider, mode, env) for provider in API_KEY_ENV}
@@ -184,6 +204,7 @@ class Gateway:
         replay_latency: ReplayLatency = "recorded",
         subsets: Sequence[Path] | None = None,
         cache_dir: Path | None = None,
+        replicate: int = 0,
     ) -> Gateway:
         """The local cache at $ENGRAM_CACHE_DIR (else `cache/local/`); the ledger next to it unless
         $ENGRAM_LEDGER names a file; limits from $ENGRAM_RUN_BUDGET_USD / $ENGRAM_TOTAL_BUDGET_USD."""
@@ -200,6 +221,7 @@ class Gateway:
             labels=labels,
             budget=budget,
             replay_latency=replay_latency,
+            replicate=replicate,
         )
 
     # -- modes -------------------------------------------------------------------------------------------------
@@ -230,6 +252,7 @@ class Gateway:
         live: Callable[[list[CallRequest]], Sequence[LiveResponse]],
     ) -> list[CallResult]:
         """Serve what the caches hold; send only the missing requests, together, in one `live` call."""
+        requests = self._stamped(requests)
         pending = self._lookup(requests)
         replay_sleep(self._hit_latency(pending), self.replay_latency)
         if pending.missing:
@@ -249,6 +272,7 @@ class Gateway:
         requests: Sequence[CallRequest],
         live: Callable[[list[CallRequest]], Awaitable[Sequence[LiveResponse]]],
     ) -> list[CallResult]:
+        requests = self._stamped(requests)
         pending = self._lookup(requests)
         await areplay_sleep(self._hit_latency(pending), self.replay_latency)
         if pending.missing:
@@ -265,8 +289,20 @@ class Gateway:
 
     # -- steps -------------------------------------------------------------------------------------------------
 
+    def _stamped(self, requests: Sequence[CallRequest]) -> Sequence[CallRequest]:
+        if not self.replicate:
+            return requests
+        return [r if r.replicate else replace(r, replicate=self.replicate) for r in requests]
+
     def _find(self, key: str) -> CacheEntry | None:
-        return find_entry(key, self.subsets, self.local)
+        if not self.read_through:
+            return find_entry(key, self.subsets, self.local)
+        # The subsets, then each read-through cache, then the local one (find_entry's order, one store at a time).
+        entry = find_entry(key, self.subsets, None)
+        for store in (*self.read_through, self.local):
+            if entry is None and store is not None:
+                entry = store.get(key)
+        return entry
 
     def _lookup(self, requests: Sequence[CallRequest]) -> _Pending:
         keys = [request.key() for request in requests]
@@ -285,7 +321,8 @@ class Gateway:
         return pending
 
     def _refuse_if_not_allowed(self, request: CallRequest, key: str) -> None:
-        places = [str(s.directory) for s in self.subsets] + ([str(self.local.directory)] if self.local else [])
+        stores = [*self.read_through, *([self.local] if self.local else [])]
+        places = [str(s.directory) for s in self.subsets] + [str(store.directory) for store in stores]
         where = ", ".join(places) or "no cache"
         if self.strict:
             raise CacheMiss(
@@ -412,6 +449,8 @@ class Gateway:
             if self.recording:
                 self.write_keys(directory / RUN_KEYS_DIR / f"{_safe_name(self.labels.run_id)}.calls.txt")
             self.local.close()
+        for store in self.read_through:
+            store.close()
 
     def last_run_record(self) -> dict[str, Any]:
         counts = self.counts()

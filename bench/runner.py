@@ -121,6 +121,10 @@ class RunOptions:
     arms_dir: Path | None = None
     slice_loader: Callable[[str], Slice] = load_slice
     embedder: Any = None  # None: the process-wide MiniLM; reproduce-dev passes recorded vectors (bench.embeddings)
+    replicate: int = 0  # replicate i > 0 keys every call afresh (the gateway stamps it) and says so in extras
+    # (options, run id, arm, slice) -> the gateway a stage uses; None: `open_gateway`'s own (a grid worker passes
+    # one that records into its cache shard and reserves spend from the grid's one budget)
+    gateway_factory: Callable[[RunOptions, str, str, str], Gateway] | None = None
 
 
 @dataclass
@@ -334,6 +338,8 @@ def check_options(options: RunOptions) -> None:
             f"--limit {options.limit} with --update-committed: a committed result answers every question; "
             f"expected no --limit when updating committed files"
         )
+    if isinstance(options.replicate, bool) or not isinstance(options.replicate, int) or options.replicate < 0:
+        raise ConfigError(f"replicate: expected a non-negative integer, found {options.replicate!r}")
     if options.run_id is not None and not _PLAIN_NAME.fullmatch(options.run_id):
         raise ConfigError(f"run id: expected letters, digits, '-' or '_', found {options.run_id!r}")
 
@@ -434,6 +440,8 @@ def _preflight(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, de
 
 
 def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) -> Gateway:
+    if options.gateway_factory is not None:
+        return options.gateway_factory(options, run_id, arm, slice_name)
     if not options.use_local_cache:
         return Gateway(
             local=None,
@@ -441,6 +449,7 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
             mode=check_mode(options.mode),
             strict=options.strict,
             labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name),
+            replicate=options.replicate,
         )
     return Gateway.from_env(
         mode=check_mode(options.mode),
@@ -450,6 +459,7 @@ def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) ->
         slice_name=slice_name,
         subsets=options.subsets,
         cache_dir=options.cache_dir,
+        replicate=options.replicate,
     )
 
 
@@ -565,7 +575,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     }
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
-    extras.update(_limit_note(options))
+    extras.update(_run_notes(options))
     planned: list[tuple[Path, Result, set[str], Trace | None]] = []
     for k in ks:
         path = _target(options, stack.name, the_slice.name, arm.name, k)
@@ -790,9 +800,15 @@ def _embedder(options: RunOptions) -> Any:
     return options.embedder if options.embedder is not None else shared_minilm()
 
 
-def _limit_note(options: RunOptions) -> dict[str, Any]:
-    """A result of a --limit run says so: it answers only the first N questions of its slice."""
-    return {"limit": {"questions": options.limit}} if options.limit is not None else {}
+def _run_notes(options: RunOptions) -> dict[str, Any]:
+    """A result of a --limit run says so (it answers only the first N questions of its slice), and so does a
+    replicate other than the first (every call keyed afresh); a plain run adds nothing, so its bytes stay."""
+    notes: dict[str, Any] = {}
+    if options.limit is not None:
+        notes["limit"] = {"questions": options.limit}
+    if options.replicate:
+        notes["replicate"] = options.replicate
+    return notes
 
 
 def _pooled_mean_tokens(options: RunOptions, stack: str, arm: str, k: int, slices: list[str]) -> float:
@@ -887,7 +903,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
             "sweep_arm": arm.token_match.sweep_arm,
             "pooled_slices": arm.token_match.pooled_slices(the_slice.name),
         },
-        **_limit_note(options),
+        **_run_notes(options),
     }
     result = Result.build(
         **_identity(arm, the_slice, stack, options, k, {**stack.models, **sweep.models, **ran}),
