@@ -7,7 +7,7 @@ scored questions count unless `--all` is given (adversarial questions are unscor
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,9 @@ class ComparisonSide:
     files: tuple[Path, ...]
     results: tuple[Result, ...]
     answers: pd.DataFrame  # index question_id; columns conversation, category, scored, correct, retrieved_tokens
+    # `run --replicates N`: every replicate's result files by replicate index (the paired figures use the first
+    # replicate's answers); empty for a set without replicates
+    replicates: dict[int, tuple[Result, ...]] = field(default_factory=dict)
 
     @property
     def first(self) -> Result:
@@ -59,6 +62,11 @@ def load_result_set(spec: str) -> ComparisonSide:
     if not files:
         raise ResultError(f"{spec}: expected a result file, a directory of result files or a glob, found no files")
     results = tuple(read_result(f) for f in files)
+    replicates = replicate_groups(results)
+    if replicates:  # the paired comparison pools the first replicate; the others give the spread
+        first = min(replicates)
+        kept = [(f, r) for f, r in zip(files, results, strict=True) if (replicate_index(r) or 0) == first]
+        files, results = [f for f, _ in kept], tuple(r for _, r in kept)
     identities = {(r.arm, r.k, r.stack) for r in results}
     if len(identities) > 1:
         shown = " and ".join(f"{arm} k={k} [{stack}]" for arm, k, stack in sorted(identities, key=str)[:2])
@@ -86,7 +94,54 @@ def load_result_set(spec: str) -> ComparisonSide:
     if not rows:
         raise ResultError(f"{spec}: expected answers to compare, found result file(s) with no answers")
     answers = pd.DataFrame(rows).set_index("question_id").sort_index()
-    return ComparisonSide(spec=spec, files=tuple(files), results=results, answers=answers)
+    return ComparisonSide(spec=spec, files=tuple(files), results=results, answers=answers, replicates=replicates)
+
+
+def replicate_index(result: Result) -> int | None:
+    """The replicate a result is: `extras.replicate` (replicate i > 0 of a run or grid), 0 for the first replicate
+    of a `run --replicates N` (`extras.replicates`), None for a plain result."""
+    replicate = result.extras.get("replicate")
+    if isinstance(replicate, int) and not isinstance(replicate, bool):
+        return replicate
+    return 0 if "replicates" in result.extras else None
+
+
+def replicate_groups(results: tuple[Result, ...]) -> dict[int, tuple[Result, ...]]:
+    """Results by replicate index; empty when none is a replicate. In a set holding replicates, a plain result is
+    replicate 0 (a grid writes its first replicate as a plain run). Replicates must hold the same questions."""
+    indices = [replicate_index(r) for r in results]
+    if all(i is None for i in indices):
+        return {}
+    groups: dict[int, list[Result]] = {}
+    for index, result in zip(indices, results, strict=True):
+        groups.setdefault(index or 0, []).append(result)
+    questions = {i: sorted(a.question_id for r in g for a in r.answers) for i, g in groups.items()}
+    first = min(questions)
+    for i, ids in sorted(questions.items()):
+        if ids != questions[first]:
+            raise ResultError(f"replicate r{i}: expected the same questions as r{first}, found a different set")
+    return {i: tuple(g) for i, g in sorted(groups.items())}
+
+
+def replicate_accuracies(side: ComparisonSide, include_unscored: bool) -> list[float]:
+    """Accuracy of each replicate of a side (scored questions unless include_unscored)."""
+    out = []
+    for group in side.replicates.values():
+        answers = [a for r in group for a in r.answers if a.scored or include_unscored]
+        out.append(sum(a.correct for a in answers) / len(answers) if answers else float("nan"))
+    return out
+
+
+def _replicate_line(name: str, side: ComparisonSide, include_unscored: bool) -> list[str]:
+    values = replicate_accuracies(side, include_unscored)
+    if not values:
+        return []
+    spread = pd.Series(values, dtype=float)
+    sd = float(spread.std(ddof=1)) if len(values) > 1 else 0.0
+    return [
+        f"   {name} over {len(values)} replicates: accuracy mean {100 * spread.mean():.1f}% ± {100 * sd:.1f} (sd), "
+        f"min {100 * spread.min():.1f}%, max {100 * spread.max():.1f}% (paired figures: replicate r{min(side.replicates)})"
+    ]
 
 
 def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
@@ -172,6 +227,7 @@ def comparison_report(
         "by_category": compare_by_group(side_a, side_b, a.answers["category"]),
         "by_conversation": compare_by_group(side_a, side_b, a.answers["conversation"]),
         "warnings": stack_warnings(a, b),
+        "include_unscored": include_unscored,
     }
 
 
@@ -181,6 +237,8 @@ def render_report(report: dict) -> str:
     lines = [f"!! {w}" for w in report["warnings"]]
     lines += _describe_side("A", report["a"], report["correct_a"])
     lines += _describe_side("B", report["b"], report["correct_b"])
+    unscored = bool(report.get("include_unscored", False))
+    lines += _replicate_line("A", report["a"], unscored) + _replicate_line("B", report["b"], unscored)
     lines += [
         f"Δ (A − B) over {overall.n} paired questions: {_points(diff.estimate)} points",
         f"   per-question 95% CI        [{_points(diff.low)}, {_points(diff.high)}]  (mean d ± 1.96·sd/√n)",
@@ -211,9 +269,12 @@ def render_report(report: dict) -> str:
 
 
 def report_json(report: dict) -> dict:
-    """The comparison as plain JSON (fractions, not points)."""
+    """The comparison as plain JSON (fractions, not points); `replicates` (each replicate's accuracy per side)
+    only when a side has replicates."""
     overall: PairedComparison = report["overall"]
-    return {
+    unscored = bool(report.get("include_unscored", False))
+    replicates = {s: replicate_accuracies(report[s], unscored) for s in ("a", "b") if report[s].replicates}
+    return ({"replicates": replicates} if replicates else {}) | {
         "a": {"label": report["a"].label, "files": [str(f) for f in report["a"].files]},
         "b": {"label": report["b"].label, "files": [str(f) for f in report["b"].files]},
         "overall": asdict(overall),

@@ -252,7 +252,7 @@ class Gateway:
         live: Callable[[list[CallRequest]], Sequence[LiveResponse]],
     ) -> list[CallResult]:
         """Serve what the caches hold; send only the missing requests, together, in one `live` call."""
-        requests = self._stamped(requests)
+        requests = self.stamped(requests)
         pending = self._lookup(requests)
         replay_sleep(self._hit_latency(pending), self.replay_latency)
         if pending.missing:
@@ -272,7 +272,7 @@ class Gateway:
         requests: Sequence[CallRequest],
         live: Callable[[list[CallRequest]], Awaitable[Sequence[LiveResponse]]],
     ) -> list[CallResult]:
-        requests = self._stamped(requests)
+        requests = self.stamped(requests)
         pending = self._lookup(requests)
         await areplay_sleep(self._hit_latency(pending), self.replay_latency)
         if pending.missing:
@@ -289,7 +289,8 @@ class Gateway:
 
     # -- steps -------------------------------------------------------------------------------------------------
 
-    def _stamped(self, requests: Sequence[CallRequest]) -> Sequence[CallRequest]:
+    def stamped(self, requests: Sequence[CallRequest]) -> Sequence[CallRequest]:
+        """The requests as this gateway sends them: with its replicate index unless a request names its own."""
         if not self.replicate:
             return requests
         return [r if r.replicate else replace(r, replicate=self.replicate) for r in requests]

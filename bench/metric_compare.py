@@ -10,6 +10,7 @@ refuses a file that lacks the metric, naming the file and field.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,3 +187,73 @@ def metric_report_json(report: dict[str, Any]) -> dict[str, Any]:
         "by_conversation": report["by_conversation"].to_dict(orient="records"),
         "warnings": report["warnings"],
     }
+
+
+# ------------------------------------------------------------------------------------------ judge agreement
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """Two judgings of the same answers: how often their labels agree, and Cohen's kappa (chance-corrected)."""
+
+    judge_a: str
+    judge_b: str
+    n: int
+    agree: int
+    correct_a_only: int  # A's judge said CORRECT, B's WRONG
+    correct_b_only: int
+    percent_agreement: float
+    kappa: float | None  # None when undefined (both judges gave one label to every answer)
+
+
+def _answer_texts(side: ComparisonSide, include_unscored: bool) -> dict[str, str | None]:
+    return {a.question_id: a.answer for r in side.results for a in r.answers if a.scored or include_unscored}
+
+
+def _judge_names(side: ComparisonSide) -> str:
+    names = sorted({n for r in side.results for n in r.metrics if n.startswith("judge:")})
+    return ", ".join(names) or f"judge model {side.first.models.get('judge', 'unrecorded')}"
+
+
+def judge_agreement(a: ComparisonSide, b: ComparisonSide, include_unscored: bool) -> JudgeAgreement | None:
+    """The agreement of two judgings when A and B hold the same answer text for every question (e.g. a file and its
+    `rejudge`); None when the answers differ (then the sides are two systems, not two judges)."""
+    texts_a, texts_b = _answer_texts(a, include_unscored), _answer_texts(b, include_unscored)
+    if set(texts_a) != set(texts_b) or any(texts_a[q] is None or texts_a[q] != texts_b[q] for q in texts_a):
+        return None
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    ids = sorted(texts_a)
+    la = a.answers["correct"].reindex(ids).astype(bool).to_numpy()
+    lb = b.answers["correct"].reindex(ids).astype(bool).to_numpy()
+    table = np.array([[np.sum(la & lb), np.sum(la & ~lb)], [np.sum(~la & lb), np.sum(~la & ~lb)]])
+    agree = int(table[0, 0] + table[1, 1])
+    both_constant = len(set(la.tolist())) == 1 and set(la.tolist()) == set(lb.tolist())
+    # statsmodels also computes a z value, which divides by 0 when one judge is constant: that warning is noise here
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        kappa = None if both_constant else float(cohens_kappa(table).kappa)
+    return JudgeAgreement(
+        judge_a=_judge_names(a),
+        judge_b=_judge_names(b),
+        n=len(ids),
+        agree=agree,
+        correct_a_only=int(table[0, 1]),
+        correct_b_only=int(table[1, 0]),
+        percent_agreement=agree / len(ids),
+        kappa=kappa,
+    )
+
+
+def render_agreement(agreement: JudgeAgreement) -> str:
+    kappa = "undefined (one label throughout)" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+    return "\n".join(
+        [
+            f"judge agreement over {agreement.n} identical answers (A judged by {agreement.judge_a}; "
+            f"B by {agreement.judge_b}):",
+            f"   percent agreement {100 * agreement.percent_agreement:.1f}% ({agreement.agree}/{agreement.n}); "
+            f"Cohen's kappa {kappa}",
+            f"   discordant: A CORRECT / B WRONG {agreement.correct_a_only}, "
+            f"A WRONG / B CORRECT {agreement.correct_b_only}",
+        ]
+    )

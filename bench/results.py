@@ -26,13 +26,14 @@ from typing import Any
 from bench.atomic import write_json
 from bench.errors import ResultError
 from bench.stacks import RESULT_STACK_NAMES
+from bench.vocab import LONGMEMEVAL_TYPES
 
 SCHEMA_VERSION = 1
 
 LABELS = ("CORRECT", "WRONG")
 # LoCoMo categories 1-4 are scored; adversarial (5) and the update sets have their own figures.
 SCORED_CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
-CATEGORIES = (*SCORED_CATEGORIES, "adversarial", "update", "update2")
+CATEGORIES = (*SCORED_CATEGORIES, "adversarial", "update", "update2", *LONGMEMEVAL_TYPES)
 # LoCoMo's numeric category codes, as the v1 files and locomo10.json carry them.
 LOCOMO_CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ORIGIN_V1_IMPORT = "engram-eval-v1 import"

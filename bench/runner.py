@@ -122,6 +122,8 @@ class RunOptions:
     slice_loader: Callable[[str], Slice] = load_slice
     embedder: Any = None  # None: the process-wide MiniLM; reproduce-dev passes recorded vectors (bench.embeddings)
     replicate: int = 0  # replicate i > 0 keys every call afresh (the gateway stamps it) and says so in extras
+    # --replicates N (`run`): replicates 0..N-1 of the run, one after another, side by side as <name>__r<i>.json
+    replicates: int = 1
     # (options, run id, arm, slice) -> the gateway a stage uses; None: `open_gateway`'s own (a grid worker passes
     # one that records into its cache shard and reserves spend from the grid's one budget)
     gateway_factory: Callable[[RunOptions, str, str, str], Gateway] | None = None
@@ -137,6 +139,11 @@ class _Asked:
     retrievals: dict[int | None, RetrievedLines] = field(default_factory=dict)
 
 
+def _stamped(gateway: Any, requests: Sequence[Any]) -> Sequence[Any]:
+    stamp = getattr(gateway, "stamped", None)  # a grid worker's gateway may wrap ours
+    return stamp(requests) if stamp is not None else requests
+
+
 class KeyTap:
     """A gateway wrapper that remembers the keys requested through it and how the cache served them, so each result
     file lists exactly the calls it needs (its ingestion and retrieval plus its own k's answers)."""
@@ -150,7 +157,9 @@ class KeyTap:
 
     def _note(self, requests: Sequence[Any], results: Sequence[Any]) -> None:
         with self._lock:
-            self.keys.update(r.key() for r in requests)
+            # the keys as the gateway sends them (with its replicate index): a key list names what was cached, so
+            # `cache export --run` of a replicate exports that replicate's calls
+            self.keys.update(r.key() for r in _stamped(self.inner, requests))
             self.hits += sum(1 for r in results if r.cached)
             self.misses += sum(1 for r in results if not r.cached)
 
@@ -201,6 +210,14 @@ def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) 
     for a run that may spend, a yes obtained; only then do the stages run, each under its lock, in order.
     """
     check_options(options)
+    if options.replicates > 1 and options.run_id is None:
+        # Replicate i keys every call with replicate index i (the gateway stamps it), so each replicate is its own
+        # sample of every model call and replays only its own recordings.
+        return [
+            path
+            for i in range(options.replicates)
+            for path in run_arm(arm_name, slice_name, replace(options, replicate=i, run_id=new_run_id()))
+        ]
     options = replace(options, run_id=options.run_id or new_run_id())
     stages = plan_stages(arm_name, slice_name, options)
     for stage in stages:
@@ -338,6 +355,8 @@ def check_options(options: RunOptions) -> None:
             f"--limit {options.limit} with --update-committed: a committed result answers every question; "
             f"expected no --limit when updating committed files"
         )
+    if isinstance(options.replicates, bool) or not isinstance(options.replicates, int) or options.replicates < 1:
+        raise ConfigError(f"--replicates: expected a positive number of samples, found {options.replicates!r}")
     if isinstance(options.replicate, bool) or not isinstance(options.replicate, int) or options.replicate < 0:
         raise ConfigError(f"replicate: expected a non-negative integer, found {options.replicate!r}")
     if options.run_id is not None and not _PLAIN_NAME.fullmatch(options.run_id):
@@ -418,7 +437,15 @@ def _target(options: RunOptions, stack: str, slice_name: str, arm: str, k: int |
         results_root=options.results_root,
         runs_root=options.runs_root,
     )
-    return folder / file_name(arm, k)
+    return folder / replicate_name(file_name(arm, k), options)
+
+
+def replicate_name(name: str, options: RunOptions) -> str:
+    """`<arm>[__k<k>].json`, or `<arm>[__k<k>]__r<i>.json` for replicate i of a `run --replicates N` (N > 1): the
+    replicates of one run side by side. (A grid keeps each replicate's tree apart instead: bench.grid.)"""
+    if options.replicates <= 1:
+        return name
+    return name.removesuffix(".json") + f"__r{options.replicate}.json"
 
 
 def _preflight(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, destination: Path) -> None:
@@ -808,6 +835,8 @@ def _run_notes(options: RunOptions) -> dict[str, Any]:
         notes["limit"] = {"questions": options.limit}
     if options.replicate:
         notes["replicate"] = options.replicate
+    if options.replicates > 1:
+        notes["replicates"] = options.replicates  # replicate 0 of N says so too, so a reader sees the set
     return notes
 
 
@@ -887,7 +916,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     ]
     sweep_trace = trace_of(sweep_path, sweep)
     if sweep_trace is not None:
-        sweep_trace = replace(sweep_trace, result=file_name(arm.name, k))
+        sweep_trace = replace(sweep_trace, result=replicate_name(file_name(arm.name, k), options))
     sweep_keys = sweep_path.with_suffix(".calls.txt")
     path = _target(options, stack.name, the_slice.name, arm.name, k)
     keys = set(read_keys_file(sweep_keys)) if sweep_keys.is_file() else set()

@@ -34,6 +34,7 @@ from bench.vocab import (
     DEV_CONVERSATION,
     HELDOUT_CONVERSATIONS,
     LOCOMO_POOLED,
+    LONGMEMEVAL_PREFIX,
     TUNED_ON,
     heldout_conversation,
     heldout_slice,
@@ -118,7 +119,10 @@ class Slice:
 
     @property
     def dataset_sha256(self) -> str:
-        """One hash over the data files this slice was built from (for provenance)."""
+        """One hash over the data files this slice was built from (for provenance); a slice read from a file
+        outside data/ (LongMemEval) records that file's own hash in its notes."""
+        if not self.sources and "file_sha256" in self.notes:
+            return str(self.notes["file_sha256"])
         digest = hashlib.sha256()
         for relative in sorted(self.sources):
             digest.update(f"{relative}:{data.file_sha256(relative)}\n".encode())
@@ -413,6 +417,11 @@ def _unknown_conversation(name: str, sample_id: str, accepted: tuple[str, ...]) 
 
 def load_slice(name: str) -> Slice:
     """Build a slice by name; an unknown name raises a one-line error listing the accepted names."""
+    if name.startswith(LONGMEMEVAL_PREFIX):  # read from $ENGRAM_LONGMEMEVAL_DIR each time (bench.longmemeval)
+        from bench.longmemeval import load_longmemeval
+
+        loaded: Slice = load_longmemeval(name)
+        return loaded
     return _build_slice(name, str(data.data_dir()))
 
 
@@ -444,5 +453,5 @@ def _build_slice(name: str, data_root: str) -> Slice:
         return _whole_conversation(name, sample_id)
     if name == LOCOMO_POOLED:
         return _locomo_pooled()
-    accepted = ", ".join((*FIXED_SLICES, "heldout:<conv>", "locomo:<conv>", LOCOMO_POOLED))
+    accepted = ", ".join((*FIXED_SLICES, "heldout:<conv>", "locomo:<conv>", LOCOMO_POOLED, "longmemeval:<file>"))
     raise DataError(f"slice {name!r}: expected one of {accepted}")

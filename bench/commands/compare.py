@@ -56,14 +56,28 @@ def compare(
     for report in reports:
         for warning in report["warnings"]:
             print(f"engram-bench compare: {warning}", file=sys.stderr)
+    from dataclasses import asdict
+
+    from bench.metric_compare import judge_agreement, render_agreement
+
+    # two judgings of the same answers (a file and its `rejudge`): how far the judges agree
+    agreements = [judge_agreement(loaded[0], other, include_unscored) for other in loaded[1:]]
     if as_json:
         documents = [report_json(r) for r in reports]
+        for document, agreement in zip(documents, agreements, strict=True):
+            if agreement is not None:
+                document["judge_agreement"] = asdict(agreement)
         if list_discordant:
             for document, report in zip(documents, reports):
                 document["discordant"] = discordant_questions(report).to_dict(orient="records")
         typer.echo(json.dumps(documents, indent=2, default=str))
         return
-    texts = [render_report(r) + ("\n\n" + render_discordant(r) if list_discordant else "") for r in reports]
+    texts = [
+        render_report(r)
+        + ("\n\n" + render_agreement(agreement) if agreement is not None else "")
+        + ("\n\n" + render_discordant(r) if list_discordant else "")
+        for r, agreement in zip(reports, agreements, strict=True)
+    ]
     typer.echo("\n\n".join(texts))
 
 

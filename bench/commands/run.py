@@ -34,6 +34,9 @@ def run(
     limit: int = typer.Option(None, "--limit", help="Only the first N questions (a quick try; marked in the result)."),
     yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+    replicates: int = typer.Option(
+        1, "--replicates", help="N independent samples of every call; results side by side as <name>__r<i>.json."
+    ),
 ) -> None:
     """Run ARM on a slice; results go to runs/<stack>/<slice>/<arm>/<run-id>/ (or --out DIR, --update-committed)."""
     options = RunOptions(
@@ -46,6 +49,7 @@ def run(
         update_committed=update_committed,
         limit=limit,
         assume_yes=yes,
+        replicates=replicates,
     )
     for path in run_arm(arm, slice_name, options):
         typer.echo(summary_line(path))

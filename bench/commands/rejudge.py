@@ -1,0 +1,46 @@
+"""`engram-bench rejudge SPEC... --judge lexical|mem0-lenient|strict`: judge stored answers again, into new files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from bench.errors import ResultError
+from bench.vocab import RUNS_DIR
+
+
+def rejudge(
+    paths: list[str] = typer.Argument(..., help="Result files, folders or quoted globs whose answers to judge again."),
+    judge: str = typer.Option(..., "--judge", help="lexical (offline stand-in) | mem0-lenient | strict (a prompt)."),
+    stack: str = typer.Option(
+        None, "--stack", help="Whose judge model gets the prompt (e.g. paper); lexical: offline."
+    ),
+    out: Path = typer.Option(RUNS_DIR / "rejudge", "--out", help="Root of the new files: <out>/<judge>/<path>."),
+    mode: str = typer.Option(None, "--mode", help="Gateway mode: live | replay | record (default from keys)."),
+    yes: bool = typer.Option(False, "--yes", help="Allow paid judge calls (a judge on a paid stack)."),
+) -> None:
+    """Re-judge the answers of result files; each new file points at its original, which is left untouched."""
+    from bench.rejudge import judge_choice, rejudge_files
+    from bench.results import result_files
+
+    choice = judge_choice(judge, stack)
+    files: list[Path] = []
+    for spec in paths:
+        found = result_files(spec)
+        if not found:
+            raise ResultError(f"{spec}: expected a result file, a folder of result files or a glob, found no files")
+        files += [f for f in found if f not in files]
+    if choice.stack != "offline" and mode != "replay" and not yes:
+        raise ResultError(
+            f"rejudge --judge {judge} --stack {stack}: judging {len(files)} file(s) may send paid calls; "
+            "pass --yes to allow it, or --mode replay to use only recorded judgings"
+        )
+    for target, result in rejudge_files(files, choice, out, mode):
+        typer.echo(
+            f"{target}: {result.accuracy.correct}/{result.accuracy.n} correct, judged by {result.models['judge']}"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rejudge")(rejudge)
