@@ -1,7 +1,7 @@
 """Where a grid's units run: a local process pool (default) or Ray (a local cluster, or one at `--address`).
 
 Both take `UnitTask`s and give back `UnitOutcome`s, and both retry a unit whose worker process died: Ray by its own
-task retries (`max_retries`), the pool by starting a fresh pool and resubmitting what the broken one held. Both
+task retries (`max_retries`), the pool by starting a fresh process for the slot that lost it. Both
 start the grid's one budget service: a Ray actor pinned to the driver's node, or a multiprocessing manager.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import socket
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -82,19 +84,23 @@ _Manager.register("BudgetService", BudgetService)
 
 
 class LocalExecutor(Executor):
-    """A pool of `workers` processes (spawned: each a fresh interpreter, as a Ray worker is)."""
+    """`workers` slots, each a pool of one spawned process (a fresh interpreter, as a Ray worker is) that is reused
+    from unit to unit. One process per slot means a process that dies broke only its own slot, so exactly the unit
+    it ran is retried (in a fresh process), and the others run on."""
 
     name = "local"
 
-    def __init__(self, workers: int, retries: int) -> None:
+    def __init__(self, workers: int, retries: int, target: Callable[[UnitTask], UnitOutcome] = run_unit) -> None:
         self.workers = workers
         self.retries = retries
+        self._target = target  # what each worker runs (`run_unit`; a test passes one that dies)
         self._context = multiprocessing.get_context("spawn")
-        self._pool: ProcessPoolExecutor | None = None
+        self._slots: list[ProcessPoolExecutor | None] = [None] * workers
+        self._queue: deque[UnitTask] = deque()
+        self._running: dict[Future[UnitOutcome], tuple[int, UnitTask]] = {}
+        self._attempts: dict[str, int] = {}
         self._manager: _Manager | None = None
         self._service: Any = None
-        self._futures: dict[Future[UnitOutcome], UnitTask] = {}
-        self._attempts: dict[str, int] = {}
 
     def start(self, budget: BudgetArgs) -> BudgetLink:
         self._manager = _Manager(ctx=self._context)
@@ -102,47 +108,48 @@ class LocalExecutor(Executor):
         self._service = self._manager.BudgetService(  # type: ignore[attr-defined]
             budget.ledger_path, budget.grid_id, budget.limit_usd, budget.total_limit_usd
         )
-        self._pool = self._new_pool()
         return BudgetLink("manager", self._service)
 
-    def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.workers, mp_context=self._context, initializer=worker_environment)
-
     def submit(self, task: UnitTask) -> None:
-        assert self._pool is not None
-        self._attempts[task.unit.id] = self._attempts.get(task.unit.id, 0) + 1
-        self._futures[self._pool.submit(run_unit, task)] = task
+        self._queue.append(task)
+        self._fill()
+
+    def _fill(self) -> None:
+        busy = {slot for slot, _ in self._running.values()}
+        for slot in range(self.workers):
+            if not self._queue:
+                return
+            if slot in busy:
+                continue
+            pool = self._slots[slot]
+            if pool is None:
+                pool = ProcessPoolExecutor(max_workers=1, mp_context=self._context, initializer=worker_environment)
+                self._slots[slot] = pool
+            task = self._queue.popleft()
+            self._attempts[task.unit.id] = self._attempts.get(task.unit.id, 0) + 1
+            self._running[pool.submit(self._target, task)] = (slot, task)
 
     def pending(self) -> int:
-        return len(self._futures)
+        return len(self._queue) + len(self._running)
 
     def next_outcomes(self) -> list[tuple[UnitTask, UnitOutcome]]:
-        done, _ = wait(list(self._futures), return_when=FIRST_COMPLETED)
+        done, _ = wait(list(self._running), return_when=FIRST_COMPLETED)
         ended: list[tuple[UnitTask, UnitOutcome]] = []
-        retry: list[UnitTask] = []
         for future in done:
-            task = self._futures.pop(future)
+            slot, task = self._running.pop(future)
             try:
                 ended.append((task, future.result()))
-            except BrokenProcessPool as exc:
+            except BrokenProcessPool as exc:  # the slot's process died while it ran this unit
+                broken = self._slots[slot]
+                if broken is not None:
+                    broken.shutdown(wait=False, cancel_futures=True)
+                self._slots[slot] = None
                 self.release_unit(task.unit.id)
                 if self._attempts[task.unit.id] <= self.retries:
-                    retry.append(task)
+                    self._queue.appendleft(task)
                 else:
                     ended.append((task, died(task, f"{type(exc).__name__}: {exc}")))
-        if retry:
-            # A dead worker breaks the whole pool: every unit it still held fails too and is resubmitted.
-            for future, task in list(self._futures.items()):
-                future.cancel()
-                self._futures.pop(future)
-                self.release_unit(task.unit.id)
-                self._attempts[task.unit.id] -= 1  # not its fault: this attempt does not count
-                retry.append(task)
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._new_pool()
-            for task in retry:
-                self.submit(task)
+        self._fill()
         return ended
 
     def release_unit(self, unit_id: str) -> None:
@@ -150,9 +157,10 @@ class LocalExecutor(Executor):
             self._service.release_unit(unit_id)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        for slot, pool in enumerate(self._slots):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+            self._slots[slot] = None
         if self._manager is not None:
             self._manager.shutdown()
             self._manager = None
