@@ -74,7 +74,15 @@ class Preflight:
 
     @property
     def paid_providers(self) -> list[str]:
-        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER)
+        """Providers that bill money (not the stand-ins, nor a provider the stack declares `paid = false`)."""
+        paid = set(self.stack.paid_providers)
+        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER and p in paid)
+
+    @property
+    def free_servers(self) -> list[str]:
+        """Providers the stack declares free (a server on this machine): calls go out, but bill nothing."""
+        paid = set(self.paid_providers)
+        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER and p not in paid)
 
     @property
     def may_spend(self) -> bool:
@@ -85,6 +93,9 @@ class Preflight:
         if self.strict:
             return "replay (strict: every call must be cached, nothing is computed or sent)"
         paid = self.paid_providers
+        if not paid and self.free_servers:
+            servers = ", ".join(f"{p} {self.modes[p]}" for p in self.free_servers)
+            return f"{servers} (declared free in the stack: $0)"
         if not paid:
             mode = self.modes.get(OFFLINE_PROVIDER, "live")
             # A stand-in "live" call is a local computation; saying "live" here would suggest a network.
