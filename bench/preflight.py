@@ -18,10 +18,14 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bench.errors import SpendNotConfirmed
 from bench.stacks import Stack, provider_of
+
+if TYPE_CHECKING:
+    from bench.arms import Arm
+    from bench.slices import Slice
 
 ASSUME_YES_ENV = "ENGRAM_ASSUME_YES"
 SPENDING_MODES = frozenset({"live", "record"})
@@ -35,9 +39,10 @@ class SpendEstimate:
     usd: float
     calls_to_send: int
     source: str  # who estimated it, e.g. "engram-bench plan"
+    text: str | None = None  # the estimator's own one line, when it has one
 
     def describe(self) -> str:
-        return f"up to ${self.usd:.2f} for {self.calls_to_send} uncached call(s) ({self.source})"
+        return self.text or f"up to ${self.usd:.2f} for {self.calls_to_send} uncached call(s) ({self.source})"
 
 
 # The spend estimate of a run, or None when none can be made.
@@ -71,6 +76,10 @@ class Preflight:
     total_limit_usd: float
     spent_usd: float  # the ledger's total before this run
     destination: Path
+    ks: tuple[int | None, ...] | None = None  # the ks this stage answers at
+    cache_dir: Path | None = None
+    arm_spec: Arm | None = None  # the arm and slice as the run loaded them (the estimate reads them)
+    the_slice: Slice | None = None
 
     @property
     def paid_providers(self) -> list[str]:
