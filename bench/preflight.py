@@ -56,11 +56,12 @@ def _no_estimate(preflight: Preflight) -> SpendEstimate | None:
 _estimator: Estimator = _no_estimate
 
 
-def use_estimator(estimator: Estimator) -> None:
-    """Where `engram-bench plan` plugs in its estimate; until then the banner says that no estimate was made, and
-    every run that may spend asks for a yes."""
+def use_estimator(estimator: Estimator) -> Estimator:
+    """Where `engram-bench plan` plugs in its estimate (`bench.plan.estimate_for`, on paid stacks); without one the
+    banner says that no estimate was made. Returns the estimator it replaces (so a caller can put it back)."""
     global _estimator
-    _estimator = estimator
+    previous, _estimator = _estimator, estimator
+    return previous
 
 
 @dataclass(frozen=True)
