@@ -65,8 +65,6 @@ def load_result_set(spec: str) -> ComparisonSide:
     """Read and pool the result files a spec names, refusing a set that mixes arms, k or stacks, or answers a
     question twice."""
     files = result_files(spec)
-    if not files:
-        raise ResultError(f"{spec}: expected a result file, a directory of result files or a glob, found no files")
     results = tuple(read_result(f) for f in files)
     replicates = replicate_groups(results)
     if replicates:  # the paired comparison pools the first replicate; the others give the spread
