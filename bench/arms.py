@@ -206,6 +206,17 @@ def load_all_arms(arms_dir: Path = ARMS_DIR) -> list[Arm]:
     return [load_arm(name, arms_dir) for name in arm_names(arms_dir)]
 
 
+def load_arms_or_errors(arms_dir: Path = ARMS_DIR) -> tuple[list[Arm], list[ConfigError]]:
+    """Every arm that loads, and the error of each that does not, so one bad file does not hide the others."""
+    loaded, errors = [], []
+    for name in arm_names(arms_dir):
+        try:
+            loaded.append(load_arm(name, arms_dir))
+        except ConfigError as exc:
+            errors.append(exc)
+    return loaded, errors
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:

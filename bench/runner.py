@@ -66,6 +66,7 @@ from bench.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack, build_stack
 from bench.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
+from bench.terminal import step
 from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
 from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR
 
@@ -537,7 +538,8 @@ def _run_part(
         speakers=part.speakers,
         embedder=embedder,
     )
-    system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    with step(f"{arm.name}: loading the {arm.system} system and its models", enabled=options.progress):
+        system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
     ran: dict[str, str] = {}
     try:
         usages, asked = _ingest_and_ask(system, part, ks, options, arm.scores_adversarial)
