@@ -201,9 +201,8 @@ def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[
 
 
 def _group_note(row: pd.Series) -> str:
-    if row["n"] < SMALL_GROUP_N:
-        return f"n < {SMALL_GROUP_N}: too few"
-    return "clipped" if row["clipped"] else ""
+    notes = [f"n < {SMALL_GROUP_N}: too few"] if row["n"] < SMALL_GROUP_N else []
+    return "; ".join(notes + (["clipped"] if row["clipped"] else []))
 
 
 def _group_table(table: pd.DataFrame, title: str) -> list[str]:

@@ -46,6 +46,11 @@ def apply_quiet() -> None:
     if not is_quiet():
         return
     warnings.filterwarnings("ignore", module=r"qdrant_client(\..*)?")
+    # qdrant reports its local-mode warnings at stacklevel=5, so they carry the caller's module (mem0's): matched
+    # by their text instead.
+    warnings.filterwarnings(
+        "ignore", message=r"Payload indexes have no effect in the local Qdrant", category=UserWarning
+    )
     warnings.filterwarnings("ignore", module=r"(transformers|sentence_transformers|huggingface_hub)(\..*)?")
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)

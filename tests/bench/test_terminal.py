@@ -51,7 +51,7 @@ def test_quiet_silences_qdrant_warnings_and_transformers_logging() -> None:
         "from bench.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "warnings.warn_explicit('Payload indexes have no effect in the local Qdrant.', UserWarning, "
-        "'qdrant_local.py', 1, module='qdrant_client.local.qdrant_local')\n"
+        "'qdrant.py', 1, module='mem0.vector_stores.qdrant')\n"  # qdrant warns at stacklevel=5: mem0's module
         "import logging, os\n"
         "print(os.environ['TRANSFORMERS_VERBOSITY'], os.environ['HF_HUB_DISABLE_PROGRESS_BARS'], "
         "logging.getLogger('transformers').level)\n"
