@@ -33,6 +33,13 @@ if TYPE_CHECKING:
     from engram import DecisionBackend, Engram, Extractor
 
 PRESETS = ("E4_FROZEN", "E2", "ORIGINAL_FROZEN")
+# What each preset is, in one line (`engram-bench arms` prints the ones its arms use).
+PRESET_DESCRIPTIONS = {
+    "E4_FROZEN": "the frozen held-out system, the article's flags: belief, three gates, same_as links, reranking",
+    "E2": "the earlier write policy of the dev-table arms: no belief or gates, close on a confident superseding "
+    "answer, duplicates merged into the stored text",
+    "ORIGINAL_FROZEN": "E4_FROZEN with the original code's result-changing quirks, for replicating the v1 numbers",
+}
 RELATION_DECIDERS = ("typed", "llm_update")
 
 
