@@ -444,7 +444,9 @@ class Gateway:
         paid_misses = sum(c.misses for p, c in counts.items() if p != OFFLINE)
         if paid_misses == 0:
             return f"${0:.2f} spent: {hits} calls served from cache, {misses} local stand-in calls computed, none sent"
-        return f"${self.spent_usd:.4f} spent on {paid_misses} paid calls sent; {hits} calls served from cache"
+        # "sent", not "paid": a server declared free in its stack (a local one) is sent calls at $0
+        sent_to = ", ".join(p for p, c in counts.items() if p != OFFLINE and c.misses)
+        return f"${self.spent_usd:.4f} spent on {paid_misses} calls sent to {sent_to}; {hits} calls served from cache"
 
     def close(self) -> None:
         """Persist the run's counters (for `engram-bench cache stats`) and, when recording, its key list."""

@@ -87,20 +87,27 @@ class TokenLogprobs:
 
 
 def token_logprobs(body: Mapping[str, Any]) -> list[TokenLogprobs] | None:
-    """The first choice's `logprobs.content`, or None when the server sent none (it was not asked, or cannot)."""
+    """The first choice's `logprobs.content`, or None when the server sent none usable (it was not asked, cannot,
+    or left a token's log-probability out: a missing one is never read as 0, which would mean certainty)."""
     choices = body.get("choices") or []
     logprobs = (choices[0].get("logprobs") or {}) if choices else {}
     content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
     if not isinstance(content, list):
         return None
-    return [
-        TokenLogprobs(
-            token=str(item.get("token", "")),
-            logprob=float(item.get("logprob", 0.0)),
-            top={str(alt.get("token", "")): float(alt.get("logprob", 0.0)) for alt in item.get("top_logprobs") or []},
-        )
-        for item in content
-    ]
+    tokens = []
+    for item in content:
+        if not isinstance(item, Mapping) or not _is_number(item.get("logprob")):
+            return None
+        alternatives = [alt for alt in item.get("top_logprobs") or [] if isinstance(alt, Mapping)]
+        top = {
+            str(alt.get("token", "")): float(alt["logprob"]) for alt in alternatives if _is_number(alt.get("logprob"))
+        }
+        tokens.append(TokenLogprobs(token=str(item.get("token", "")), logprob=float(item["logprob"]), top=top))
+    return tokens
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

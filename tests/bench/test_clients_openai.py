@@ -10,6 +10,7 @@ from fakeservers import (  # noqa: F401 (fixtures)
     CHAT_COMPLETIONS,
     Canned,
     FakeModelServer,
+    fake_chat_completion,
     fake_openai,
     sleeps,
 )
@@ -91,8 +92,14 @@ def test_log_probabilities_are_asked_for_and_passed_through(llm, fake_openai) ->
     assert reply.result.body["choices"][0]["logprobs"]["content"][1]["top_logprobs"][0]["token"] == "reply"
 
 
-def test_a_reply_without_logprobs_says_so_rather_than_inventing_them(llm) -> None:
+def test_a_reply_without_logprobs_says_so_rather_than_inventing_them(llm, fake_openai) -> None:
     assert llm.ask("gpt-4o-mini", QUESTION, purpose="answer", max_tokens=8).logprobs is None
+    # a server that names the token but leaves its log-probability out: not read as log 1 = certain
+    reply = fake_chat_completion({"model": "gpt-4o-mini", "messages": QUESTION}, "yes")
+    reply["choices"][0]["logprobs"] = {"content": [{"token": "yes", "top_logprobs": []}]}
+    fake_openai.script(CHAT_COMPLETIONS, Canned(body=reply))
+    partial = llm.ask("gpt-4o-mini", QUESTION, purpose="decide", max_tokens=1, logprobs=True, top_logprobs=2)
+    assert partial.text == "yes" and partial.logprobs is None
 
 
 def test_the_server_is_part_of_the_key_but_the_api_key_is_not(llm, fake_openai, tmp_path, monkeypatch) -> None:

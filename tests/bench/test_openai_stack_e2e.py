@@ -4,6 +4,7 @@ gone and gets the same answers, verdicts and token counts."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer
 
 from bench.cli import main
+from bench.clients.openai import LOCAL_PLACEHOLDER_KEY
 from bench.results import read_result
 
 
@@ -127,3 +129,41 @@ def test_a_replay_that_misses_says_how_to_call_live_and_writes_nothing(
     assert code == 2 and len(err.splitlines()) == 1
     assert "no cached response for openai/gpt-4o-mini" in err and "OPENAI_API_KEY" in err
     assert not (out_dir / "full-context.json").exists()
+
+
+def test_the_local_stack_needs_no_key_and_asks_no_spending_question(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # not a terminal: a paid run would stop here
+    monkeypatch.delenv("ENGRAM_ASSUME_YES", raising=False)
+    with FakeModelServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")  # the laptop's server, on another port
+        code, out, err = cli(
+            [
+                "run",
+                "full-context",
+                "--stack",
+                "local",
+                "--limit",
+                "2",
+                "--mode",
+                "record",
+                "--quiet",
+                "--out",
+                str(sandbox / "local"),
+            ],
+            monkeypatch,
+            capsys,
+        )
+        sent = list(server.requests)
+    assert code == 0, err
+    assert len(sent) == 4 and {r.body["model"] for r in sent} == {"local-model"}
+    assert {r.headers["authorization"] for r in sent} == {f"Bearer {LOCAL_PLACEHOLDER_KEY}"}
+    result = read_result(sandbox / "local" / "full-context.json")
+    assert (
+        result.models["answer"] == "openai/local-model"
+        and result.models["count_tokens"] == "openai/approx-wordpiece-v1"
+    )
+    assert "declared free in the stack: $0" in out
+    assert json.loads((sandbox / "ledger.jsonl").read_text().splitlines()[0])["usd"] == 0.0

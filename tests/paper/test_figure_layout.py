@@ -104,16 +104,28 @@ def _overlapping(boxes: list[tuple[str, Bbox]]) -> list[tuple[str, str]]:
     return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
 
 
-def test_no_two_tick_labels_of_any_axis_collide(request: pytest.FixtureRequest) -> None:
+def _too_close(labels: list[tuple[str, Bbox]], horizontal: bool) -> list[tuple[str, str, float]]:
+    """Neighbouring tick labels closer than half a label's height (so "1,000" and "1,500" do not run together)."""
+    ordered = sorted(labels, key=lambda item: item[1].x0 if horizontal else item[1].y0)
+    close = []
+    for (a, box_a), (b, box_b) in itertools.pairwise(ordered):
+        gap = box_b.x0 - box_a.x1 if horizontal else box_b.y0 - box_a.y1
+        if gap < 0.5 * min(box_a.height, box_b.height) / (2 if "\n" in a + b else 1):
+            close.append((a, b, float(gap)))
+    return close
+
+
+def test_no_two_tick_labels_of_any_axis_run_together(request: pytest.FixtureRequest) -> None:
     for paper in _papers(request):
         for spec in paper.figures:
             fig = _draw(paper, spec.name)
             renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
             for ax in fig.axes:
-                for axis in (ax.xaxis, ax.yaxis):
+                for axis, horizontal in ((ax.xaxis, True), (ax.yaxis, False)):
                     labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
                     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
                     assert not _overlapping(boxes), f"{spec.name}: tick labels {_overlapping(boxes)} collide"
+                    assert not _too_close(boxes, horizontal), f"{spec.name}: {_too_close(boxes, horizontal)}"
             plt.close(fig)
 
 
