@@ -47,7 +47,7 @@ def _as_json(arm: Arm) -> dict:
 
 
 def _print_table(loaded: list[Arm]) -> None:
-    typer.echo(f"{'arm':<22} {'system':<13} {'k':<22} {'hash':<12}  description")
+    typer.echo(f"{'arm':<22} {'system':<13} {'k':<26} {'hash':<12}  description")
     for arm in loaded:
         if arm.token_match is not None:
             k = f"matched to {arm.token_match.reference_arm}@{arm.token_match.reference_k}"
@@ -55,7 +55,7 @@ def _print_table(loaded: list[Arm]) -> None:
             k = ",".join(map(str, arm.k)) if arm.k else "all"
             k += "".join(f" {name}:{','.join(map(str, ks))}" for name, ks in sorted(arm.k_by_slice.items()))
         note = "[import only] " if arm.import_only else ""
-        typer.echo(f"{arm.name:<22} {arm.system:<13} {k:<22} {arm.hash[:12]}  {note}{arm.description}")
+        typer.echo(f"{arm.name:<22} {arm.system:<13} {k:<26} {arm.hash[:12]}  {note}{arm.description}")
     presets = sorted({str(arm.settings["preset"]) for arm in loaded if "preset" in arm.settings})
     if presets:
         typer.echo("engram presets (settings.preset):")
