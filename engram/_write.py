@@ -1,4 +1,4 @@
-"""The write path, per message, in the order of the article's §3.2:
+"""The write path, per message, in the order of the article's §3.2; each step below is one method, in this order:
 
     F_t^new = X(m_t, m_{t-10..t-1}, Top_10 s_cos(m_t, .))                 extract
     C(f)    = Top_10 s_cos(f, .) ∪ Top_10 G(f)                              candidates
@@ -11,9 +11,10 @@
     close below theta_close, reopen above theta_open                       settle
     plan_fulfilled closes plans                                             plans
 
-The arms outside the article sit in their own modules behind `Flags`: the direct "E2" policy (`engram._direct`),
-the union merge and the mem0 rewrite (`engram._merge`), the LLM decider (`engram._llm_decider`) and the degraded
-path of a failed request (`engram._degraded`); escalation is `engram._escalation`.
+The arms outside the article sit in their own modules behind `Flags`, and this file only hands over to them: the
+direct "E2" policy (`engram._direct`), the union merge (`engram._merge`), mem0's rewrite (`engram._rewrite`), the
+LLM decider (`engram._llm_decider`) and the degraded path of a failed request (`engram._degraded`); escalation, the
+article's second zone, is `engram._escalation`.
 
 Requests per fact, in order (each one round trip, run one after another so latencies add):
   1. the six fact questions, Q_rel for each cosine candidate, plan_fulfilled for each plan among them;
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,8 +42,9 @@ from engram._escalation import REWRITE, Escalator, escalate, should_escalate
 from engram._exceptions import DecisionError
 from engram._flags import Flags
 from engram._llm_decider import RelationDecider, ask_relation_decider
-from engram._merge import merge_duplicate, rewrite
+from engram._merge import merge_duplicate
 from engram._protocols import DecisionBackend, Embedder, Extractor
+from engram._rewrite import rewrite
 from engram._store import Store, named_entities, normalize_entity
 from engram._types import (
     Ask,
@@ -78,6 +81,31 @@ from engram.questions import (
     relation_questions,
 )
 
+
+@dataclass(frozen=True)
+class Zone:
+    """u*, r*, pi* and the zone they fall in (after escalation, when it ran)."""
+
+    target: str | None  # u*
+    relation: str  # r*
+    p: float  # pi*
+    acted: bool
+    escalated: bool
+    tentative: bool
+
+
+@dataclass(frozen=True)
+class Gated:
+    """A candidate whose answer is evidence and passed g_T and g_C: support, or against u pending g_A."""
+
+    fact_id: str
+    relation: str
+    p: float  # pi(f, u)
+    support: bool
+    agreement: bool = False  # g_A applies
+    recheck: bool = False  # r'(f, u) is asked
+
+
 Evidence = tuple[str, float, int, str]  # (u, e(f, u), pieces of evidence against u, relation)
 
 
@@ -102,7 +130,7 @@ class WritePath:
         self.fact_questions = fact_questions(flags.temporal_version)
         self.relation_question, self.recheck_question = relation_questions(flags.relation_version)
 
-    # ==== the article's path ====================================================================================
+    # ==== the article's path, in order ==========================================================================
 
     def ingest(self, message: Message) -> WriteReport:
         run = MessageRun(message)
@@ -126,8 +154,39 @@ class WritePath:
             decide_ms=math.fsum(u.latency_ms for u in run.decision_usage),
         )
 
+    def _write_fact(self, run: MessageRun, draft: ExtractedFact, index: int, vector: np.ndarray) -> None:
+        fact = self._new_fact(run, draft, index, vector)
+        first = self._candidates(run, fact)
+        if first is None:  # the request failed as a whole: nothing is known about the fact
+            write_degraded(self.store, run, fact, self._fact_asks(), self.decider.name, self.decider.model)
+            return
+        target, r_star, pi_star = u_star(fact.cands)
+        zone = self._zone(run, fact, first, target, r_star, pi_star)
+        if self._changed_in_place(run, fact, zone):
+            return
+        temporal = first["temporal_status"]
+        stored = self._fact_record(run, fact, first, zone)
+        if self.flags.policy == "direct":
+            write_direct(
+                self.store,
+                run,
+                fact,
+                stored,
+                zone.target,
+                zone.relation,
+                zone.acted,
+                zone.escalated,
+                temporal,
+                self.flags,
+            )
+        else:
+            self._write_belief(run, fact, stored, zone, temporal)
+        self._close_fulfilled_plans(run, stored, fact.cands, temporal)
+
+    # ---- extract ---------------------------------------------------------------------------------------------
+
     def _extract(self, message: Message) -> tuple[list[ExtractedFact], list[Usage]]:
-        """F_t^new = X(m_t, m_{t-10}, ..., m_{t-1}, Top_10 s_cos(m_t, .))"""
+        """F_t^new = X(m_t, m_{t-10}, ..., m_{t-1}, Top_10 s_cos(m_t, .)); empty and repeated texts are dropped."""
         similar: list[str] = []
         if len(self.store):
             scores = self.store.scores(self.embedder.embed([message.text])[0])
@@ -142,78 +201,44 @@ class WritePath:
         drafts, seen = [], set()
         for draft in extraction.facts:
             key = draft.text.strip().lower()
-            if key and key not in seen:  # empty and repeated texts carry no new fact
+            if key and key not in seen:
                 seen.add(key)
                 drafts.append(draft)
         return drafts, list(extraction.usage)
 
-    def _write_fact(self, run: MessageRun, draft: ExtractedFact, index: int, vector: np.ndarray) -> None:
-        fact = self._new_fact(run, draft, index, vector)
-        exclude = set(run.fact_ids)  # facts of one message are not each other's candidates (as the original)
-
-        # C(f): Top_10 s_cos(f, .) now, Top_10 G(f) once rel(f) is known. One request: six fact questions + Q_rel.
-        cosine = [i for i, _ in self.store.top(fact.scores, config.CANDIDATE_K, candidates_only=True, exclude=exclude)]
-        fact_asks = [Ask(q.id, q) for q in self.fact_questions]
-        first = self._request(run, fact.state, fact_asks + self._candidate_asks(fact.cands, cosine))
-        if first is None:
-            write_degraded(self.store, run, fact, fact_asks, self.decider.name, self.decider.model)
-            return
-        self._collect(run, fact.cands, first)
-        fact.fact_decisions = [first[a.key] for a in fact_asks]
-        relation_name = self._relation_of(first["edge_type"], draft)
-        if self.flags.graph_candidates:
-            self._ask_graph_candidates(run, fact, relation_name, exclude)
-
-        llm_failed = False
-        if self.relation_decider is not None:  # the LLM-decider arm judges relations in its own call
-            llm_failed = not ask_relation_decider(self.store, run, fact, self.relation_decider, self.flags)
-
-        # u*, r*, pi*
-        target, r_star, pi_star = self._u_star(fact.cands)
-
-        # zones: escalate, r* <- L(f, u*), if r* in S and pi* < theta_esc; act if pi* >= theta_act; else tentative
-        escalated, escalation_failed = False, False
-        if should_escalate(target, r_star, pi_star, self.flags, self.escalator):
-            assert target is not None and self.escalator is not None
-            escalated, escalation_failed = escalate(self.store, run, fact, target, self.escalator, self.flags)
-            if escalated:
-                r_star, pi_star = fact.cands.relation[target].chosen, 1.0
-        acted = escalated or pi_star >= config.THETA_ACT
-        tentative = not acted or escalation_failed or llm_failed or self._worth_makes_tentative(first)
-
-        # Outcomes outside the article that store no new fact.
-        if r_star == REWRITE and target is not None:
-            rewrite(self.store, self.embedder, run, fact, target)
-            return
-        if r_star == "duplicate" and acted and not tentative and target is not None:
-            if self.flags.merge_policy == "union":
-                merge_duplicate(self.store, self.embedder, run, fact, target, pi_star)
-                return
-
-        temporal = first["temporal_status"]
-        stored = self._fact_record(run, fact, first, relation_name, target, r_star, pi_star, tentative)
-        if self.flags.policy == "direct":
-            write_direct(self.store, run, fact, stored, target, r_star, acted, escalated, temporal, self.flags)
-        else:
-            self._write_belief(run, fact, stored, target, r_star, pi_star, acted, temporal)
-        # plans
-        self._close_fulfilled_plans(run, stored, fact.cands, temporal)
-
     # ---- candidates ------------------------------------------------------------------------------------------
 
-    def _ask_graph_candidates(self, run: MessageRun, fact: NewFact, relation_name: str, exclude: set[str]) -> None:
+    def _candidates(self, run: MessageRun, fact: NewFact) -> dict[str, Decision] | None:
+        """C(f) = Top_10 s_cos(f, .) ∪ Top_10 G(f), with the answers about each; returns request 1's answers, or
+        None when that request failed. Facts of one message are not each other's candidates (as the original)."""
+        exclude = set(run.fact_ids)
+        cosine = [i for i, _ in self.store.top(fact.scores, config.CANDIDATE_K, candidates_only=True, exclude=exclude)]
+        fact_asks = self._fact_asks()
+        first = self._request(run, fact.state, fact_asks + self._candidate_asks(fact.cands, cosine))
+        if first is None:
+            return None
+        self._collect(run, fact.cands, first)
+        fact.fact_decisions = [first[a.key] for a in fact_asks]
+        fact.relation = relation_of(first["edge_type"], fact.draft)
+        if self.flags.graph_candidates:
+            self._ask_graph_candidates(run, fact, exclude)
+        if self.relation_decider is not None:  # the LLM-decider arm judges relations in its own call
+            fact.decider_failed = not ask_relation_decider(self.store, run, fact, self.relation_decider, self.flags)
+        return first
+
+    def _ask_graph_candidates(self, run: MessageRun, fact: NewFact, exclude: set[str]) -> None:
         """Top_10 G(f), in a second request (it needs rel(f)); a failed extra request only loses them."""
-        graph = self._graph_candidates(fact, relation_name, exclude | set(fact.cands.ids))
+        graph = self._graph_candidates(fact, exclude | set(fact.cands.ids))
         if graph:
             second = self._request(run, fact.state, self._candidate_asks(fact.cands, graph))
             if second is not None:
                 self._collect(run, fact.cands, second)
 
-    def _graph_candidates(self, fact: NewFact, relation: str, exclude: set[str]) -> list[str]:
+    def _graph_candidates(self, fact: NewFact, exclude: set[str]) -> list[str]:
         """G(f) = {u : subj(u) = subj(f) and rel(u) = rel(f)} ∪ {u : ent(u) ∩ ent(f) ≠ ∅}, rare entities only."""
         hits: set[str] = set()
-        if relation != FALLBACK_EDGE:  # "related_to" says nothing about which value replaces which
-            hits.update(i for i in self.store.siblings(fact.subject, relation) if self.store.is_candidate(i))
+        if fact.relation != FALLBACK_EDGE:  # "related_to" says nothing about which value replaces which
+            hits.update(i for i in self.store.siblings(fact.subject, fact.relation) if self.store.is_candidate(i))
         pool = max(0, self.store.candidate_count() - len(exclude))
         common_bar = max(config.RARE_ENTITY_MIN_COMMON, config.RARE_ENTITY_COMMON_SHARE * pool)
         for entity in named_entities(fact.draft.text) - {fact.subject}:
@@ -223,30 +248,22 @@ class WritePath:
         hits -= exclude
         return self.store.top_among(fact.scores, hits, config.GRAPH_CANDIDATE_K)  # Top_10 G(f), by cosine
 
-    # ---- u* --------------------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _u_star(cands: Candidates) -> tuple[str | None, str, float]:
-        """u* = argmax_{u in C(f)} max_{o in R \\ {new}} P_D(o | f, u, Q_rel); r*, pi* = its r(f, u*) and pi.
-        Ties go to the earlier candidate (cosine order, then graph order)."""
-        best, best_score = None, -1.0
-        for fact_id in cands.ids:
-            decision = cands.relation.get(fact_id)
-            if decision is None or decision.fallback:
-                continue
-            non_new = max((decision.p(o) for o in decision.options if o != "new"), default=0.0)
-            if non_new > best_score:
-                best, best_score = fact_id, non_new
-        if best is None:
-            if not cands.ids:
-                return None, "new", 1.0  # nothing stored to compare with: a new fact, certainly
-            if cands.llm_new is not None:
-                return None, "new", cands.llm_new.confidence
-            return None, "new", 0.0  # candidates, but no usable answer about any: keep the fact tentative
-        decision = cands.relation[best]
-        return best, decision.chosen, decision.confidence
-
     # ---- zones -----------------------------------------------------------------------------------------------
+
+    def _zone(
+        self, run: MessageRun, fact: NewFact, first: dict[str, Decision], target: str | None, r_star: str, pi: float
+    ) -> Zone:
+        """act if pi* >= theta_act; escalate, r* <- L(f, u*), if r* in S and pi* < theta_esc; else tentative.
+        An escalated verdict is acted on at pi* = 1; a failed escalation or LLM-decider call leaves it tentative."""
+        escalated, escalation_failed = False, False
+        if should_escalate(target, r_star, pi, self.flags, self.escalator):
+            assert target is not None and self.escalator is not None
+            escalated, escalation_failed = escalate(self.store, run, fact, target, self.escalator, self.flags)
+            if escalated:
+                r_star, pi = fact.cands.relation[target].chosen, 1.0
+        acted = escalated or pi >= config.THETA_ACT
+        tentative = not acted or escalation_failed or fact.decider_failed or self._worth_makes_tentative(first)
+        return Zone(target, r_star, pi, acted, escalated, tentative)
 
     def _worth_makes_tentative(self, first: dict[str, Decision]) -> bool:
         """Only with `Flags.worth_in_zones` (the original): the article's zones depend on pi* alone."""
@@ -255,87 +272,43 @@ class WritePath:
         worth = first["worth_remembering"]
         return worth.fallback or worth.p("yes") < config.THETA_ACT
 
-    # ---- belief, through the gates and the evidence ----------------------------------------------------------
+    def _changed_in_place(self, run: MessageRun, fact: NewFact, zone: Zone) -> bool:
+        """The arms outside the article that store no new fact but change a stored one: mem0's UPDATE kept as a
+        rewrite (`Flags.mem0_update = "rewrite"`) and the union merge of a confident duplicate."""
+        if zone.target is None:
+            return False
+        if zone.relation == REWRITE:
+            rewrite(self.store, self.embedder, run, fact, zone.target)
+            return True
+        confident_duplicate = zone.relation == "duplicate" and zone.acted and not zone.tentative
+        if confident_duplicate and self.flags.merge_policy == "union":
+            merge_duplicate(self.store, self.embedder, run, fact, zone.target, zone.p)
+            return True
+        return False
 
-    def _write_belief(
-        self,
-        run: MessageRun,
-        fact: NewFact,
-        stored: Fact,
-        target: str | None,
-        r_star: str,
-        pi_star: float,
-        acted: bool,
-        temporal: Decision,
-    ) -> None:
-        cands = fact.cands
+    # ---- gates, evidence, belief, settle -----------------------------------------------------------------------
+
+    def _write_belief(self, run: MessageRun, fact: NewFact, stored: Fact, zone: Zone, temporal: Decision) -> None:
+        """Insert f; a confident duplicate becomes a reversible same_as link (never merged text); then each piece
+        of evidence moves a candidate's belief, which settles, and f mirrors the evidence against others."""
         insert(self.store, run, stored, fact.vector, all_decisions(fact))
         linked = False
-        if r_star == "duplicate" and acted and not stored.tentative and target is not None:
-            # Duplicates become reversible same_as links, never merged text.
-            self.store.link_same_as(target, stored.id, pi_star, run.message.id)
-            self.store.log("same_as", stored.id, run.message.id, other=target, p=pi_star)
+        if zone.relation == "duplicate" and zone.acted and not stored.tentative and zone.target is not None:
+            self.store.link_same_as(zone.target, stored.id, zone.p, run.message.id)
+            self.store.log("same_as", stored.id, run.message.id, other=zone.target, p=zone.p)
             linked = True
+        evidence = self._evidence(run, fact, stored, self._gates(run, fact, stored, temporal))
+        mirrored = self._belief(run, stored, evidence)
+        self._mirror(run, stored, mirrored)
+        self._record_outcome(run, fact, stored, zone, linked)
 
-        mirrored = 0.0
-        for cand_id, e, pieces, relation in self._evidence(run, fact, stored, temporal):
-            before = (
-                self.store.get(cand_id).belief
-                if self.flags.sequential_belief
-                else run.belief_snapshot.get(cand_id, self.store.get(cand_id).belief)
-            )
-            run.belief_snapshot.setdefault(cand_id, self.store.get(cand_id).belief)
-            after = belief.shift(before, e)  # logit b_u <- logit b_u + e(f, u)
-            self.store.set_belief(cand_id, after, against_pieces=pieces)
-            self.store.log(
-                "belief",
-                cand_id,
-                run.message.id,
-                before=before,
-                after=after,
-                evidence=e,
-                relation=relation,
-                by=stored.id,
-            )
-            self._settle(run, cand_id, stored)
-            mirrored += min(e, 0.0)
-        if mirrored:
-            before = self.store.get(stored.id).belief
-            after = belief.shift(before, -mirrored)  # logit b_f <- logit b_f - sum_u min(e(f, u), 0)
-            self.store.set_belief(stored.id, after)
-            self.store.log(
-                "belief",
-                stored.id,
-                run.message.id,
-                before=before,
-                after=after,
-                evidence=-mirrored,
-                relation="mirror",
-                by=stored.id,
-            )
-
-        action = "same_as" if linked else ACTION_OF_RELATION.get(r_star, "inserted")
-        if r_star == "contradiction" and self.store.get(stored.id).disputed:
-            action = "disputed"
-        escalated = (
-            target is not None and target in cands.relation and cands.relation[target].backend == ESCALATION_BACKEND
-        )
-        run.outcomes.append(
-            FactOutcome(
-                stored.text, stored.id, action, r_star, pi_star, target, escalated=escalated, tentative=stored.tentative
-            )
-        )
-
-    def _evidence(self, run: MessageRun, fact: NewFact, stored: Fact, temporal: Decision) -> list[Evidence]:
-        """e(f, u) for every candidate u, in candidate order:
-        + logit pi(f, u) for r in {duplicate, refinement}; - logit pi(f, u) - logit pi'(f, u) for r in S when
-        g_T g_C g_A = 1; 0 otherwise."""
-        cands = fact.cands
-        g_t = belief.temporal_gate(temporal, self.flags)  # g_T(f) = 1[P(current | f) + P(past | f) >= theta_act]
-        support: dict[str, float] = {}
-        against: dict[str, tuple[float, str, bool, bool]] = {}  # u -> (pi, relation, g_A applies, ask r')
-        for cand_id in cands.ids:
-            decision = cands.relation.get(cand_id)
+    def _gates(self, run: MessageRun, fact: NewFact, stored: Fact, temporal: Decision) -> list[Gated]:
+        """The candidates whose answers are evidence, in candidate order. Support passes; evidence against u
+        passes g_T(f) = 1[P(current | f) + P(past | f) >= theta_act] and g_C(f, u), and is marked for g_A."""
+        g_t = belief.temporal_gate(temporal, self.flags)
+        passed: list[Gated] = []
+        for cand_id in fact.cands.ids:
+            decision = fact.cands.relation.get(cand_id)
             if decision is None or decision.fallback:
                 continue
             relation = decision.chosen
@@ -346,7 +319,7 @@ class WritePath:
                 continue
             pi = belief.answer_p(decision)
             if belief.is_support(relation):
-                support[cand_id] = belief.support_evidence(pi)  # e = + logit pi
+                passed.append(Gated(cand_id, relation, pi, support=True))
                 continue
             if not g_t:
                 self.store.log("blocked_temporal", cand_id, run.message.id, relation=relation, by=stored.id)
@@ -359,31 +332,9 @@ class WritePath:
                     self.store.mark_disputed(cand_id)
                     self.store.mark_disputed(stored.id)
                 continue
-            gated, asked = self._needs_second_phrasing(decision, old)
-            against[cand_id] = (pi, relation, gated, asked)
-
-        rechecks = self._recheck(run, fact, [u for u, (_, _, _, asked) in against.items() if asked])
-        out: list[Evidence] = []
-        for cand_id in cands.ids:
-            if cand_id in support:
-                out.append((cand_id, support[cand_id], 0, cands.relation[cand_id].chosen))
-            elif cand_id in against:
-                pi, relation, gated, asked = against[cand_id]
-                second = rechecks.get(cand_id) if asked else None
-                if gated and not belief.agreement_gate(second):  # g_A(f, u)
-                    self.store.log(
-                        "blocked_agreement",
-                        cand_id,
-                        run.message.id,
-                        relation=relation,
-                        by=stored.id,
-                        recheck=None if second is None else second.chosen,
-                    )
-                    continue
-                pi_second = belief.second_phrasing_p(second, self.flags)
-                pieces = 1 if pi_second is None else 2
-                out.append((cand_id, belief.against_evidence(pi, pi_second), pieces, relation))
-        return out
+            agreement, recheck = self._needs_second_phrasing(decision, old)
+            passed.append(Gated(cand_id, relation, pi, support=False, agreement=agreement, recheck=recheck))
+        return passed
 
     def _needs_second_phrasing(self, decision: Decision, old: Fact) -> tuple[bool, bool]:
         """(does g_A apply, is r'(f, u) asked). g_A applies to the first evidence against u; the original also
@@ -401,6 +352,31 @@ class WritePath:
         gated = self.flags.agreement_gate and (old.against_count == 0 or multi_update)
         return gated, gated or self.flags.recheck_every_against
 
+    def _evidence(self, run: MessageRun, fact: NewFact, stored: Fact, gated: Sequence[Gated]) -> list[Evidence]:
+        """e(f, u) = + logit pi(f, u) for r in {duplicate, refinement}; - logit pi(f, u) - logit pi'(f, u) for r in
+        S when g_T g_C g_A = 1 (g_A: the second phrasing r'(f, u), asked in one request, agrees)."""
+        rechecks = self._recheck(run, fact, [g.fact_id for g in gated if g.recheck])
+        out: list[Evidence] = []
+        for g in gated:
+            if g.support:
+                out.append((g.fact_id, belief.support_evidence(g.p), 0, g.relation))
+                continue
+            second = rechecks.get(g.fact_id) if g.recheck else None
+            if g.agreement and not belief.agreement_gate(second):  # g_A(f, u)
+                self.store.log(
+                    "blocked_agreement",
+                    g.fact_id,
+                    run.message.id,
+                    relation=g.relation,
+                    by=stored.id,
+                    recheck=None if second is None else second.chosen,
+                )
+                continue
+            pi_second = belief.second_phrasing_p(second, self.flags)
+            pieces = 1 if pi_second is None else 2
+            out.append((g.fact_id, belief.against_evidence(g.p, pi_second), pieces, g.relation))
+        return out
+
     def _recheck(self, run: MessageRun, fact: NewFact, ids: Sequence[str]) -> dict[str, Decision]:
         """The second phrasing r'(f, u), one request for all candidates that need it."""
         index = fact.cands.index
@@ -412,7 +388,52 @@ class WritePath:
             return {}
         return {u: answers[recheck_key(index[u])] for u in ids}
 
-    # ---- settle ----------------------------------------------------------------------------------------------
+    def _belief(self, run: MessageRun, stored: Fact, evidence: Sequence[Evidence]) -> float:
+        """logit b_u <- logit b_u + e(f, u) for each piece, then settle u; returns sum_u min(e(f, u), 0)."""
+        mirrored = 0.0
+        for cand_id, e, pieces, relation in evidence:
+            before = self._belief_before(run, cand_id)
+            after = belief.shift(before, e)
+            self.store.set_belief(cand_id, after, against_pieces=pieces)
+            self.store.log(
+                "belief",
+                cand_id,
+                run.message.id,
+                before=before,
+                after=after,
+                evidence=e,
+                relation=relation,
+                by=stored.id,
+            )
+            self._settle(run, cand_id, stored)
+            mirrored += min(e, 0.0)
+        return mirrored
+
+    def _belief_before(self, run: MessageRun, cand_id: str) -> float:
+        """The belief a piece of evidence moves: the current one, or (`Flags.sequential_belief=False`, the
+        original's concurrent writes) the one the message started from, so earlier facts' updates are lost."""
+        current = self.store.get(cand_id).belief
+        before = current if self.flags.sequential_belief else run.belief_snapshot.get(cand_id, current)
+        run.belief_snapshot.setdefault(cand_id, current)
+        return before
+
+    def _mirror(self, run: MessageRun, stored: Fact, mirrored: float) -> None:
+        """logit b_f <- logit b_f - sum_u min(e(f, u), 0): evidence against others is evidence for f."""
+        if not mirrored:
+            return
+        before = self.store.get(stored.id).belief
+        after = belief.shift(before, -mirrored)
+        self.store.set_belief(stored.id, after)
+        self.store.log(
+            "belief",
+            stored.id,
+            run.message.id,
+            before=before,
+            after=after,
+            evidence=-mirrored,
+            relation="mirror",
+            by=stored.id,
+        )
 
     def _settle(self, run: MessageRun, cand_id: str, by: Fact) -> None:
         """Close below theta_close; reopen a belief-closed fact above theta_open (the gap is the hysteresis)."""
@@ -464,24 +485,28 @@ class WritePath:
             },
         )
 
-    @staticmethod
-    def _relation_of(edge: Decision, draft: ExtractedFact) -> str:
-        """rel(f): the edge_type answer, or the extractor's hint when that answer degraded."""
-        if not edge.fallback:
-            return edge.chosen
-        return draft.predicate_hint if draft.predicate_hint in EDGE_TYPES else FALLBACK_EDGE
+    def _record_outcome(self, run: MessageRun, fact: NewFact, stored: Fact, zone: Zone, linked: bool) -> None:
+        action = "same_as" if linked else ACTION_OF_RELATION.get(zone.relation, "inserted")
+        if zone.relation == "contradiction" and self.store.get(stored.id).disputed:
+            action = "disputed"
+        relation = fact.cands.relation
+        escalated = (
+            zone.target is not None and zone.target in relation and relation[zone.target].backend == ESCALATION_BACKEND
+        )
+        run.outcomes.append(
+            FactOutcome(
+                stored.text,
+                stored.id,
+                action,
+                zone.relation,
+                zone.p,
+                zone.target,
+                escalated=escalated,
+                tentative=stored.tentative,
+            )
+        )
 
-    def _fact_record(
-        self,
-        run: MessageRun,
-        fact: NewFact,
-        first: dict[str, Decision],
-        relation_name: str,
-        target: str | None,
-        r_star: str,
-        pi_star: float,
-        tentative: bool,
-    ) -> Fact:
+    def _fact_record(self, run: MessageRun, fact: NewFact, first: dict[str, Decision], zone: Zone) -> Fact:
         message, draft = run.message, fact.draft
         worth = first["worth_remembering"]
         p_worth = 1.0 if worth.fallback else worth.p("yes")
@@ -490,7 +515,7 @@ class WritePath:
             id=fact.fact_id,
             text=draft.text,
             subject=fact.subject,
-            predicate=relation_name,
+            predicate=fact.relation,
             object=fact.object,
             kind=kind.chosen if not kind.fallback else draft.kind_hint,
             durability=durability.chosen if not durability.fallback else draft.durability_hint,
@@ -499,17 +524,22 @@ class WritePath:
             valid_from=draft.valid_from or message.when,
             valid_until=None,
             # the direct policy has no belief; ranking treats every fact as held
-            belief=belief.initial_belief(pi_star, tentative) if self.flags.policy == "belief" else config.BELIEF_MAX,
-            tentative=tentative,
-            confidence=round(min(p_worth, pi_star), 4),
+            belief=belief.initial_belief(zone.p, zone.tentative)
+            if self.flags.policy == "belief"
+            else config.BELIEF_MAX,
+            tentative=zone.tentative,
+            confidence=round(min(p_worth, zone.p), 4),
             closed_reason=None,
             closed_by=None,
             source_message_id=message.id,
             source_text=draft.source_text or message.text,
             said_at=message.when,
-            refines=target if r_star == "refinement" else None,
+            refines=zone.target if zone.relation == "refinement" else None,
             seq=self.store.next_seq(),
         )
+
+    def _fact_asks(self) -> list[Ask]:
+        return [Ask(q.id, q) for q in self.fact_questions]
 
     def _request(self, run: MessageRun, state: dict[str, Any], asks: Sequence[Ask]) -> dict[str, Decision] | None:
         """One round trip; None when the whole request failed. A missing answer becomes a degraded decision."""
@@ -564,3 +594,31 @@ class WritePath:
             if plan_key(i) in decisions:
                 cands.plan[fact_id] = decisions[plan_key(i)]
                 self.store.log("plan_ask", fact_id, run.message.id, p_yes=decisions[plan_key(i)].p("yes"))
+
+
+def u_star(cands: Candidates) -> tuple[str | None, str, float]:
+    """u* = argmax_{u in C(f)} max_{o in R \\ {new}} P_D(o | f, u, Q_rel); r*, pi* = its r(f, u*) and pi.
+    Ties go to the earlier candidate (cosine order, then graph order)."""
+    best, best_score = None, -1.0
+    for fact_id in cands.ids:
+        decision = cands.relation.get(fact_id)
+        if decision is None or decision.fallback:
+            continue
+        non_new = max((decision.p(o) for o in decision.options if o != "new"), default=0.0)
+        if non_new > best_score:
+            best, best_score = fact_id, non_new
+    if best is None:
+        if not cands.ids:
+            return None, "new", 1.0  # nothing stored to compare with: a new fact, certainly
+        if cands.llm_new is not None:
+            return None, "new", cands.llm_new.confidence
+        return None, "new", 0.0  # candidates, but no usable answer about any: keep the fact tentative
+    decision = cands.relation[best]
+    return best, decision.chosen, decision.confidence
+
+
+def relation_of(edge: Decision, draft: ExtractedFact) -> str:
+    """rel(f): the edge_type answer, or the extractor's hint when that answer degraded."""
+    if not edge.fallback:
+        return edge.chosen
+    return draft.predicate_hint if draft.predicate_hint in EDGE_TYPES else FALLBACK_EDGE

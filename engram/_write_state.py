@@ -1,6 +1,7 @@
 """What the write path carries while it writes one message: the message's bookkeeping, the fact being written, its
 candidates and the answers about them. Shared by the article's path (`engram._write`) and the arms outside the
-article (`engram._direct`, `engram._merge`, `engram._degraded`, `engram._escalation`, `engram._llm_decider`).
+article (`engram._direct`, `engram._merge`, `engram._rewrite`, `engram._degraded`, `engram._escalation`,
+`engram._llm_decider`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from engram._store import Store
 from engram._types import Decision, ExtractedFact, Fact, FactOutcome, Message, Usage
-from engram.questions import PLAN_RELATIONS
+from engram.questions import FALLBACK_EDGE, PLAN_RELATIONS
 
 ESCALATION_BACKEND = "llm_escalation"  # the backend name on an escalated verdict
 LLM_DECIDER_BACKEND = "llm_decider"  # the backend name on the LLM decider's verdict
@@ -71,6 +72,8 @@ class NewFact:
     state: dict[str, Any]
     cands: Candidates = field(default_factory=Candidates)
     fact_decisions: list[Decision] = field(default_factory=list)
+    relation: str = FALLBACK_EDGE  # rel(f), once the first request answered edge_type
+    decider_failed: bool = False  # the LLM-decider arm's call failed: the fact stays tentative
 
 
 def ref(fact: Fact) -> dict[str, Any]:
