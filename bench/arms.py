@@ -23,6 +23,7 @@ The canonical hash is the sha256 of the canonical JSON of the resolved arm (afte
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -204,6 +205,44 @@ def load_arm(name: str, arms_dir: Path = ARMS_DIR) -> Arm:
 
 def load_all_arms(arms_dir: Path = ARMS_DIR) -> list[Arm]:
     return [load_arm(name, arms_dir) for name in arm_names(arms_dir)]
+
+
+@functools.cache
+def _short_description(name: str, arms_dir: Path) -> str | None:
+    """An arm file's description up to its first aside ("engram, the frozen held-out system (E4_FROZEN)" ->
+    "engram, the frozen held-out system"); None for an arm with no readable file (e.g. one only imported)."""
+    try:
+        description = load_arm(name, arms_dir).description
+    except ConfigError:
+        return None
+    short = re.split(r" \(|; ", description, maxsplit=1)[0].strip()
+    return short or None
+
+
+# Arms that exist only as imported v1 results (no arm file describes them).
+IMPORTED_ARM_LABELS = {
+    "engram-laya": "engram, frozen, with laya (a zero-shot 421M open model) deciding",
+    "engram-jev-v2": "engram, simple 0.85 close policy",
+    "mem0-nodates": "mem0, dates removed from context",
+}
+
+
+def arm_label(name: str, k: int | None, arms_dir: Path = ARMS_DIR) -> str:
+    """A readable name for an arm at a budget, for exports and listings: its description's first clause (or, for
+    an imported arm with no file, what the import says it is), then k."""
+    label = _short_description(name, Path(arms_dir)) or IMPORTED_ARM_LABELS.get(name) or f"{name} (imported v1 arm)"
+    return f"{label}, k={k}" if k is not None else label
+
+
+def load_arms_or_errors(arms_dir: Path = ARMS_DIR) -> tuple[list[Arm], list[ConfigError]]:
+    """Every arm that loads, and the error of each that does not, so one bad file does not hide the others."""
+    loaded, errors = [], []
+    for name in arm_names(arms_dir):
+        try:
+            loaded.append(load_arm(name, arms_dir))
+        except ConfigError as exc:
+            errors.append(exc)
+    return loaded, errors
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -50,21 +50,27 @@ class CallRequest:
     """One model call as it will be sent. `purpose` (the role) is recorded but is not part of the key, so the
     same prompt asked for two roles is one call."""
 
-    provider: str  # "anthropic" | "jev" | "offline"
-    endpoint: str  # "messages" | "count_tokens" | "systemone" | "decide" | "extract" | "answer" | "judge" ...
+    provider: str  # "anthropic" | "jev" | "openai" | "offline"
+    endpoint: str  # "messages" | "chat.completions" | "count_tokens" | "systemone" | "decide" | "extract" ...
     model: str
     body: Mapping[str, Any]  # the full request body as sent, every sampling parameter included
     purpose: str
     replicate: int = 0
+    # Which server answers, for providers whose one name covers many servers (openai: OpenAI, vLLM, ollama...):
+    # scheme://host:port/path of the base URL, never a key. Empty for the others, whose keys stay as they were.
+    target: str = ""
 
     def key_material(self) -> dict[str, Any]:
-        return {
+        material = {
             "provider": self.provider,
             "endpoint": self.endpoint,
             "model": self.model,
             "body": self.body,
             "replicate": self.replicate,
         }
+        if self.target:
+            material["target"] = self.target
+        return material
 
     def key(self) -> str:
         try:

@@ -15,6 +15,7 @@ import typer
 import bench.commands
 from bench.errors import BenchError
 from bench.redact import redact
+from bench.terminal import set_quiet
 
 app = typer.Typer(
     name="engram-bench",
@@ -26,8 +27,17 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="No progress spinners or bars, and no third-party progress bars or warnings (transformers, qdrant).",
+    ),
+) -> None:
     """Reproducible benchmark harness for the engram memory system (a group: always take a subcommand)."""
+    if quiet:
+        set_quiet()
 
 
 def _register_commands() -> None:

@@ -16,13 +16,19 @@ import pandas as pd
 from bench.errors import ResultError
 from bench.results import Result, read_result, result_files
 from bench.stats import (
+    ACCURACY_INTERVAL_NAME,
+    DIFFERENCE_INTERVAL_METHOD,
+    SMALL_GROUP_N,
     PairedComparison,
+    accuracy_interval,
     compare_by_group,
     compare_paired,
-    comparison_seed,
+    paired_seed,
     require_same_questions,
-    wilson_interval,
 )
+
+# The first line of every text report: which way round the difference is, and its unit.
+SIGN_CONVENTION = "Δ = A − B, in percentage points (positive: A answered more of the paired questions correctly)"
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,6 @@ def load_result_set(spec: str) -> ComparisonSide:
     """Read and pool the result files a spec names, refusing a set that mixes arms, k or stacks, or answers a
     question twice."""
     files = result_files(spec)
-    if not files:
-        raise ResultError(f"{spec}: expected a result file, a directory of result files or a glob, found no files")
     results = tuple(read_result(f) for f in files)
     replicates = replicate_groups(results)
     if replicates:  # the paired comparison pools the first replicate; the others give the spread
@@ -164,6 +168,11 @@ def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
         warnings.append(
             f"STAND-INS DIFFER: A {sorted(a.first.standins) or 'none'}, B {sorted(b.first.standins) or 'none'}"
         )
+    if a.slices != b.slices:
+        warnings.append(
+            f"DATA DIFFERS: A ingested {', '.join(a.slices)}, B ingested {', '.join(b.slices)}; the same question "
+            "was answered from different conversations, so the difference mixes the systems with their inputs"
+        )
     return warnings
 
 
@@ -177,7 +186,7 @@ def _p(value: float) -> str:
 
 def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[str]:
     first = side.first
-    wilson = wilson_interval(int(correct.sum()), int(correct.size)).points()
+    interval = accuracy_interval(int(correct.sum()), int(correct.size)).points()
     tokens = side.answers.loc[correct.index, "retrieved_tokens"].dropna()
     token_text = f", {tokens.mean():.0f} retrieved tokens/q" if len(tokens) else ""
     models = ", ".join(f"{role}={model}" for role, model in sorted(first.models.items())) or "none recorded"
@@ -185,10 +194,15 @@ def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[
     return [
         f"{name}: {side.label}  ({len(side.files)} file{'s' if len(side.files) != 1 else ''}; "
         f"slices {', '.join(side.slices)})",
-        f"   accuracy {int(correct.sum())}/{correct.size} = {wilson.estimate:.1f}% "
-        f"(Wilson 95% [{wilson.low:.1f}, {wilson.high:.1f}]){token_text}",
+        f"   accuracy {int(correct.sum())}/{correct.size} = {interval.estimate:.1f}% "
+        f"({ACCURACY_INTERVAL_NAME} [{interval.low:.1f}, {interval.high:.1f}]){token_text}",
         f"   stack {first.stack}; system {first.system}; models {models}; offline stand-ins: {standins}",
     ]
+
+
+def _group_note(row: pd.Series) -> str:
+    notes = [f"n < {SMALL_GROUP_N}: too few"] if row["n"] < SMALL_GROUP_N else []
+    return "; ".join(notes + (["clipped"] if row["clipped"] else []))
 
 
 def _group_table(table: pd.DataFrame, title: str) -> list[str]:
@@ -203,9 +217,16 @@ def _group_table(table: pd.DataFrame, title: str) -> list[str]:
             "A only": table["only_a"],
             "B only": table["only_b"],
             "McNemar p": table["mcnemar_p"].map(_p),
+            "note": [_group_note(row) for _, row in table.iterrows()],
         }
     )
-    return shown.to_string(index=False).splitlines()
+    lines = shown.to_string(index=False).splitlines()
+    if (table["n"] < SMALL_GROUP_N).any():
+        lines.append(
+            f"   (n < {SMALL_GROUP_N}: the interval of so few questions says little; it is clipped to the possible "
+            "range −100..+100 and a group whose differences are all equal has a zero-width interval)"
+        )
+    return lines
 
 
 def comparison_report(
@@ -215,7 +236,7 @@ def comparison_report(
     side_a = a.correct(include_unscored).rename(f"A ({a.label})")
     side_b = b.correct(include_unscored).rename(f"B ({b.label})")
     require_same_questions(side_a, side_b)
-    used_seed = comparison_seed(f"{a.label} vs {b.label}") if seed is None else seed
+    used_seed = paired_seed(a.first.arm, a.first.k, b.first.arm, b.first.k) if seed is None else seed
     overall = compare_paired(side_a, side_b, a.answers["conversation"], draws=draws, seed=used_seed)
     return {
         "a": a,
@@ -234,14 +255,15 @@ def comparison_report(
 def render_report(report: dict) -> str:
     overall: PairedComparison = report["overall"]
     diff = overall.difference
-    lines = [f"!! {w}" for w in report["warnings"]]
+    lines = [SIGN_CONVENTION]
+    lines += [f"!! {w}" for w in report["warnings"]]
     lines += _describe_side("A", report["a"], report["correct_a"])
     lines += _describe_side("B", report["b"], report["correct_b"])
     unscored = bool(report.get("include_unscored", False))
     lines += _replicate_line("A", report["a"], unscored) + _replicate_line("B", report["b"], unscored)
     lines += [
         f"Δ (A − B) over {overall.n} paired questions: {_points(diff.estimate)} points",
-        f"   per-question 95% CI        [{_points(diff.low)}, {_points(diff.high)}]  (mean d ± 1.96·sd/√n)",
+        f"   per-question 95% CI        [{_points(diff.low)}, {_points(diff.high)}]  ({DIFFERENCE_INTERVAL_METHOD})",
     ]
     if overall.cluster is not None:
         c = overall.cluster
@@ -264,7 +286,6 @@ def render_report(report: dict) -> str:
         )
     lines += ["", "per category:"] + _group_table(report["by_category"], "category")
     lines += ["", "per conversation:"] + _group_table(report["by_conversation"], "conversation")
-    lines += [f"!! {w}" for w in report["warnings"]]
     return "\n".join(lines)
 
 

@@ -16,7 +16,10 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │   ├── JevUnavailable      Jev failed after its retries (also engram's DecisionError: the write degrades)
     │   ├── JevRefused          Jev refused the request (a configuration problem that stops the run)
     │   ├── AnthropicUnavailable  the Anthropic call failed after its retries (also engram's LLMError)
-    │   └── AnthropicRefused    the API refused the key or the request
+    │   ├── AnthropicRefused    the API refused the key or the request
+    │   ├── OpenAIUnavailable   an OpenAI-compatible call failed after its retries (also engram's LLMError)
+    │   ├── OpenAIRefused       an OpenAI-compatible server refused the key or the request
+    │   └── LogprobsUnavailable the logprob decider's endpoint returns no log-probabilities (the run stops)
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
@@ -52,7 +55,10 @@ __all__ = [
     "HeldoutRefused",
     "JevRefused",
     "JevUnavailable",
+    "LogprobsUnavailable",
     "NumberError",
+    "OpenAIRefused",
+    "OpenAIUnavailable",
     "PaperError",
     "ProviderError",
     "QuestionSetMismatch",
@@ -116,6 +122,20 @@ class AnthropicUnavailable(ProviderError, LLMError):
 
 class AnthropicRefused(ProviderError):
     """The API refused the key or the request (401/403/400...): a configuration problem that stops the run."""
+
+
+class OpenAIUnavailable(ProviderError, LLMError):
+    """An OpenAI-compatible call failed after its retries, or its reply was unreadable: engram degrades."""
+
+
+class OpenAIRefused(ProviderError):
+    """An OpenAI-compatible server refused the key or the request (401/403/400/404...): the run stops."""
+
+
+class LogprobsUnavailable(ProviderError):
+    """The endpoint behind the logprob decider returns no log-probabilities, so no typed question can be answered:
+    a configuration problem that stops the run before anything is cached (not a DecisionError: degrading every
+    decision to its default would be a run of defaults, not of the model)."""
 
 
 class ResultError(BenchError):

@@ -47,12 +47,11 @@ from bench.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, 
 from bench.errors import CacheMiss, ConfigError, ProviderError
 from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
 
-__all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "API_KEY_ENV", "default_cache_dir"]
+__all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "api_key_env", "default_cache_dir"]
 
 Mode = Literal["live", "replay", "record"]
 MODES: tuple[str, ...] = get_args(Mode)
 OFFLINE = "offline"
-API_KEY_ENV: dict[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "jev": "TYPESAFE_API_KEY"}
 LAST_RUN_FILE = "last_run.json"
 LEDGER_FILE = "spend_ledger.jsonl"
 RUN_KEYS_DIR = "runs"
@@ -120,6 +119,14 @@ class _Pending:
     missing: dict[str, list[int]] = field(default_factory=dict)  # key -> positions in the batch
 
 
+def api_key_env() -> dict[str, str]:
+    """provider -> the environment variable holding its key, from the provider registry (read when first needed:
+    the provider modules import this one)."""
+    from bench.providers import api_key_envs
+
+    return api_key_envs()
+
+
 def default_cache_dir() -> Path:
     override = os.environ.get("ENGRAM_CACHE_DIR")
     return Path(override) if override else CACHE_DIR / LOCAL_CACHE_NAME
@@ -145,7 +152,7 @@ def provider_mode(provider: str, mode: Mode | None, environ: Mapping[str, str] |
     if provider == OFFLINE:
         return "live"
     env = os.environ if environ is None else environ
-    var = API_KEY_ENV.get(provider)
+    var = api_key_env().get(provider)
     return "live" if var and env.get(var) else "replay"
 
 
@@ -185,7 +192,7 @@ class Gateway:
         self.replicate = replicate
         subset_dirs = discover_subsets(exclude=[local] if local else []) if subsets is None else list(subsets)
         self.subsets = [ShippedSubset.open(path) for path in subset_dirs]
-        self.modes: dict[str, Mode] = {provider: provider_mode(provider, mode, env) for provider in API_KEY_ENV}
+        self.modes: dict[str, Mode] = {provider: provider_mode(provider, mode, env) for provider in api_key_env()}
         self._explicit_mode = mode
         self.budget = budget
         self._counts: dict[str, ProviderCounts] = {}
@@ -332,11 +339,11 @@ class Gateway:
                 f"Re-record the subset, or run without strict replay"
             )
         if request.provider != OFFLINE and self.mode_for(request.provider) == "replay":
-            var = API_KEY_ENV.get(request.provider, "the provider's API key")
+            var = api_key_env().get(request.provider, "the provider's API key")
             raise CacheMiss(
                 f"replay: no cached response for {request.provider}/{request.model} (purpose {request.purpose}, "
-                f"key {key}) in {where}; no network was touched. Set {var} to call live, or use a cache "
-                f"subset that holds this call"
+                f"key {key}) in {where}; no network was touched. Set {var} (or pass --mode live) to call live, "
+                f"or use a cache subset that holds this call"
             )
 
     def _hit_latency(self, pending: _Pending) -> float:
@@ -437,7 +444,9 @@ class Gateway:
         paid_misses = sum(c.misses for p, c in counts.items() if p != OFFLINE)
         if paid_misses == 0:
             return f"${0:.2f} spent: {hits} calls served from cache, {misses} local stand-in calls computed, none sent"
-        return f"${self.spent_usd:.4f} spent on {paid_misses} paid calls sent; {hits} calls served from cache"
+        # "sent", not "paid": a server declared free in its stack (a local one) is sent calls at $0
+        sent_to = ", ".join(p for p, c in counts.items() if p != OFFLINE and c.misses)
+        return f"${self.spent_usd:.4f} spent on {paid_misses} calls sent to {sent_to}; {hits} calls served from cache"
 
     def close(self) -> None:
         """Persist the run's counters (for `engram-bench cache stats`) and, when recording, its key list."""
@@ -459,7 +468,7 @@ class Gateway:
             "run_id": self.labels.run_id,
             "arm": self.labels.arm,
             "slice": self.labels.slice_name,
-            "modes": {p: self.mode_for(p) for p in [*API_KEY_ENV, OFFLINE]},
+            "modes": {p: self.mode_for(p) for p in [*api_key_env(), OFFLINE]},
             "strict": self.strict,
             "hits": sum(c.hits for c in counts.values()),
             "misses": sum(c.misses for c in counts.values()),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from bench.errors import GitError
+from bench.errors import GitError, HeldoutRefused
 from bench.vocab import RUN_OUTPUT_DIRS
 
 GIT_TIMEOUT_S = 30
@@ -58,3 +58,29 @@ def tag_commit(repo: Path, tag: str) -> str | None:
         return git(repo, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}") or None
     except GitError:
         return None
+
+
+def frozen_commit(repo: Path, tag: str) -> str:
+    """The commit TAG names, provided HEAD is exactly there and the tree is clean; HeldoutRefused otherwise.
+
+    Clean means no tracked file differs from HEAD (staged or not) and no untracked file lies outside the folders
+    runs write into (results/, runs/): an untracked module could change behaviour without being in TAG. Changes
+    under cache/ count: a shipped cache subset decides what a replay answers (the local cache, cache/local/, is
+    ignored by git and so never counts).
+    """
+    tagged = tag_commit(repo, tag)
+    if tagged is None:
+        raise HeldoutRefused(f"--tag {tag}: expected an existing git tag in {repo}, found none")
+    head = git(repo, "rev-parse", "HEAD")
+    if head != tagged:
+        raise HeldoutRefused(
+            f"--tag {tag}: expected HEAD at the tagged commit {tagged[:12]}, found HEAD at {head[:12]}; "
+            f"check out the tag (e.g. `git worktree add ../heldout {tag}`) and run there"
+        )
+    changes = changed_files(repo, untracked=True)
+    if changes:
+        raise HeldoutRefused(
+            f"--tag {tag}: expected a clean tree at {tagged[:12]}, found {len(changes)} changed or untracked "
+            f"file(s), first: {changes[0].strip()!r}"
+        )
+    return tagged

@@ -3,10 +3,12 @@ dataset card; optionally pushed to the Hub.
 
 Tables (one split each; their schemas differ, so on the Hub each is its own config):
 
-- ``answers``: every per-question answer of every result file under ``results/`` (the v1 import and any runs), one
-  table with the identifying columns ``stack``, ``origin``, ``slice``, ``arm``, ``k`` and ``standins`` so a row says
-  which model stack and which offline stand-ins produced it;
-- ``runs``: one row per result file (accuracy, costs, latency, store, settings, provenance);
+- ``answers_paper`` and ``answers_offline``: every per-question answer of every result file under ``results/``, the
+  published papers' imported results apart from the offline stand-in runs (a result that used any stand-in, or ran
+  on the offline stack, is offline), with the identifying columns ``stack``, ``origin``, ``slice``, ``arm``,
+  ``arm_label`` (readable), ``k`` and ``standins``;
+- ``runs_paper`` and ``runs_offline``: one row per result file (accuracy, costs, latency, store, settings,
+  provenance), split the same way;
 - ``update_set1_items``, ``update_set2_messages``, ``update_set2_questions``: the update sets;
 - ``contradiction_pairs``: the 50 gold pairs;
 - ``calibration_items``: per-item probabilities of Jev and the zero-shot open model with the gold label (from the
@@ -33,6 +35,7 @@ import pandas as pd
 from jinja2 import Template
 
 from bench import data
+from bench.arms import arm_label
 from bench.atomic import umask_mode, write_text
 from bench.errors import ConfigError, ExportError
 from bench.gitinfo import head_commit
@@ -54,6 +57,7 @@ _RESULT_COLUMNS = {
     "origin": datasets.Value("string"),
     "slice": datasets.Value("string"),
     "arm": datasets.Value("string"),
+    "arm_label": datasets.Value("string"),
     "system": datasets.Value("string"),
     "k": datasets.Value("int32"),
     "standins": datasets.Sequence(datasets.Value("string")),
@@ -125,6 +129,7 @@ def _run_identity(path: Path, root: Path, result: Result) -> dict[str, Any]:
         "origin": result.provenance.origin,
         "slice": result.slice,
         "arm": result.arm,
+        "arm_label": arm_label(result.arm, result.k),
         "system": result.system,
         "k": result.k,
     }
@@ -222,6 +227,28 @@ def calibration_rows(raw: dict[str, Any]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------------- assembling
 
 
+# The two kinds of result a row can come from; each gets its own answers and runs split.
+PAPER, OFFLINE = "paper", "offline"
+# What each provenance origin value means, for the card (an origin not listed here is shown as it is).
+ORIGIN_MEANINGS = {
+    "engram-eval-v1 import": "the v1 article's published per-question results, converted to this schema",
+    "engram-eval-v3 import": "the v3 paper's published per-question labels, converted to this schema",
+    "engram-bench run": "a run of this harness (on this export's stacks: offline stand-ins)",
+}
+
+
+def result_kind(result: Result) -> str:
+    """ "offline" for a result any stand-in served or that ran on the offline stack, else "paper"."""
+    return OFFLINE if result.standins or result.stack == "offline" else PAPER
+
+
+def _typed_table(rows: list[dict[str, Any]], features: datasets.Features) -> datasets.Dataset:
+    """A table of fixed columns; an empty one keeps them (a results folder without offline runs still has the split)."""
+    if rows:
+        return datasets.Dataset.from_list(rows, features=features)
+    return datasets.Dataset.from_dict({name: [] for name in features}, features=features)
+
+
 def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, Any]]:
     """The DatasetDict and the facts the card states (sources, counts, stacks)."""
     results = list(iter_results(results_root))
@@ -229,10 +256,11 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
         raise ExportError(
             f"{results_root}: expected result files (run a slice or `engram-bench import-v1`), found none"
         )
-    tables: dict[str, datasets.Dataset] = {
-        "answers": datasets.Dataset.from_list(answer_rows(results, results_root), features=ANSWER_FEATURES),
-        "runs": datasets.Dataset.from_list(run_rows(results, results_root), features=RUN_FEATURES),
-    }
+    tables: dict[str, datasets.Dataset] = {}
+    for kind in (PAPER, OFFLINE):
+        of_kind = [(path, result) for path, result in results if result_kind(result) == kind]
+        tables[f"answers_{kind}"] = _typed_table(answer_rows(of_kind, results_root), ANSWER_FEATURES)
+        tables[f"runs_{kind}"] = _typed_table(run_rows(of_kind, results_root), RUN_FEATURES)
     set1, set2 = data.load_update_set1(), data.load_update_set2()
     tables["update_set1_items"] = datasets.Dataset.from_pandas(_flat_table(set1["items"]), preserve_index=False)
     tables["update_set2_messages"] = datasets.Dataset.from_pandas(_flat_table(set2["messages"]), preserve_index=False)
@@ -256,7 +284,18 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
         "results_root": results_root.name,
         "result_files": len(results),
         "stacks": sorted({r.stack for _, r in results}),
-        "origins": sorted({r.provenance.origin for _, r in results}),
+        "origins": [
+            {
+                "value": origin,
+                "meaning": ORIGIN_MEANINGS.get(origin, "as recorded by the run"),
+                "files": sum(r.provenance.origin == origin for _, r in results),
+            }
+            for origin in sorted({r.provenance.origin for _, r in results})
+        ],
+        "arms": sorted(
+            {(r.arm, r.k, arm_label(r.arm, r.k), result_kind(r)) for _, r in results},
+            key=lambda a: (a[3], a[0], a[1] or 0),
+        ),
         "standin_files": sum(bool(r.standins) for _, r in results),
         "sources": sources,
         "calibration_included": "calibration_items" in tables,
@@ -296,12 +335,17 @@ release (Rishabh Sharma, 2026, CC BY-NC 4.0). Keep this notice with any copy.
 ## Provenance
 
 - Exported from engram-bench at git commit `{{ facts.git_commit or "unknown" }}`, from {{ facts.result_files }}
-  result files under `{{ facts.results_root }}/` (origins: {{ facts.origins | join(", ") }}).
-- Stacks present: {{ facts.stacks | join(", ") }}. Rows with `stack = "offline"` were produced by local offline
-  stand-ins for the roles listed in their `standins` column, not by the models the article used: they test the
-  harness, not the systems. {{ facts.standin_files }} of the result files used stand-ins.
-- Rows with `origin = "engram-eval v1 import"` are the article's published results converted to this schema; texts
-  that v1 did not publish are null.
+  result files under `{{ facts.results_root }}/`.
+- Two kinds of rows, in separate splits: `answers_paper` and `runs_paper` hold the published papers' results;
+  `answers_offline` and `runs_offline` hold the runs in which local offline stand-ins served the roles listed in
+  their `standins` column, not the models the papers used: they test the harness, not the systems, and are never
+  the papers' numbers. {{ facts.standin_files }} of the result files used stand-ins.
+- Stacks present: {{ facts.stacks | join(", ") }}.
+- The values of the `origin` column:
+{%- for o in facts.origins %}
+  - `origin = "{{ o.value }}"` ({{ o.files }} result files): {{ o.meaning }}.
+{%- endfor %}
+  Texts that an imported paper did not publish are null.
 - Source data files (SHA-256):
 {%- for s in facts.sources %}
   - `{{ s.path }}` `{{ s.sha256 }}`
@@ -326,28 +370,47 @@ Each table is a split of the DatasetDict saved here and its own config on the Hu
 {%- endfor %}
 
 {% endfor -%}
+## Arms
+
+`arm_label` in every row is the readable name below; `arm` and `k` are the identifiers the result files use.
+
+| split | arm | k | arm_label |
+|---|---|---|---|
+{%- for arm, k, label, kind in facts.arms %}
+| {{ kind }} | `{{ arm }}` | {{ k if k is not none else "–" }} | {{ label }} |
+{%- endfor %}
+
 ## Loading
 
 ```python
 import datasets
 tables = datasets.load_from_disk("OUT_DIR")          # offline, the whole DatasetDict
-answers = datasets.load_dataset("parquet", data_files="OUT_DIR/parquet/answers.parquet", split="train")
+answers = datasets.load_dataset("parquet", data_files="OUT_DIR/parquet/answers_paper.parquet", split="train")
 ```
 
-A paired comparison needs the same `question_id`s on both sides: filter `answers` by `stack`, `slice`, `arm` and
-`k` (held-out conversations are separate slices `heldout:conv-NN`; pool them by `question_id`), and keep
-`scored = true` for the article's tables. `engram-bench compare` does this from the result files.
+A paired comparison needs the same `question_id`s on both sides: take one split, filter it by `stack`, `slice`,
+`arm` and `k` (held-out conversations are separate slices `heldout:conv-NN`; pool them by `question_id`), and keep
+`scored = true` for the article's tables. Never pair a paper row with an offline row. `engram-bench compare` does
+this from the result files.
 """
 )
 
+_ANSWERS = (
+    "One row per question per result file: which stack, origin, slice, arm (with its readable `arm_label`) and k "
+    "produced it, the question, gold answer, the system's answer, the judge's label (CORRECT/WRONG), whether it is "
+    "scored (LoCoMo categories 1-4 and the update questions; adversarial questions are unscored), lines shown and "
+    "retrieved tokens."
+)
+_RUNS = (
+    "One row per result file: accuracy, costs per 1,000 messages (nominal USD), latency medians (recorded), and the "
+    "open-ended blocks of the result schema (models, settings, store, updates, extras, provenance) as JSON text."
+)
 DESCRIPTIONS = {
-    "answers": "One row per question per result file: which stack, origin, slice, arm and k produced it, the "
-    "question, gold answer, the system's answer, the judge's label (CORRECT/WRONG), whether it is scored "
-    "(LoCoMo categories 1-4 and the update questions; adversarial questions are unscored), lines shown and retrieved "
-    "tokens. `standins` lists roles served by offline stand-ins (empty on the paper stack).",
-    "runs": "One row per result file: accuracy, costs per 1,000 messages (nominal USD), latency medians (recorded), "
-    "and the open-ended blocks of the result schema (models, settings, store, updates, extras, provenance) as JSON "
-    "text.",
+    "answers_paper": _ANSWERS + " The published papers' results only (`standins` is empty).",
+    "answers_offline": _ANSWERS + " Offline stand-in runs only: `standins` lists the roles stand-ins served; not "
+    "the papers' numbers.",
+    "runs_paper": _RUNS + " The published papers' results only.",
+    "runs_offline": _RUNS + " Offline stand-in runs only; not the papers' numbers.",
     "update_set1_items": "Update set 1 (30 items: 15 easy closes, 10 subtle no-close traps, 5 fulfilled plans); nested "
     "fields flattened with `_` (e.g. `original_fact`, `update_text`).",
     "update_set2_messages": "Update set 2: the 28 messages (chains of changes), in ingestion order.",

@@ -20,7 +20,7 @@ import pandas as pd
 from bench.compare import ComparisonSide, stack_warnings
 from bench.scoring.names import EVIDENCE_RECALL
 from bench.scoring.values import MetricChoice, answer_value, check_carries, metric_entry
-from bench.stats import cluster_bootstrap, comparison_seed, item_bootstrap, per_question_ci, require_same_questions
+from bench.stats import cluster_bootstrap, item_bootstrap, paired_seed, per_question_ci, require_same_questions
 from bench.stats.bootstrap import BootstrapInterval
 from bench.stats.paired import Interval, paired_differences
 
@@ -88,7 +88,7 @@ def metric_report(
     values_a = metric_values(a, choice, include_unscored).rename(f"A ({a.label})")
     values_b = metric_values(b, choice, include_unscored).rename(f"B ({b.label})")
     require_same_questions(values_a, values_b)
-    used_seed = comparison_seed(f"{a.label} vs {b.label}") if seed is None else seed
+    used_seed = paired_seed(a.first.arm, a.first.k, b.first.arm, b.first.k) if seed is None else seed
     d = paired_differences(values_a, values_b)
     labels = a.answers["conversation"].reindex(d.index).to_numpy()
     cluster = cluster_bootstrap(d, labels, draws=draws, seed=used_seed) if np.unique(labels).size > 1 else None
@@ -144,7 +144,8 @@ def _table(table: pd.DataFrame, title: str) -> list[str]:
 def render_metric_report(report: dict[str, Any]) -> str:
     o: MetricComparison = report["overall"]
     names_a, names_b = report["names"]
-    lines = [f"!! {w}" for w in report["warnings"]]
+    lines = ["Δ = A − B, metric units per question (0 to 1; positive: A scored higher)"]
+    lines += [f"!! {w}" for w in report["warnings"]]
     lines += [
         f"metric: {report['choice'].name} ({', '.join(sorted(set(names_a) | set(names_b)))}; per question, 0 to 1)",
         f"A: {report['a'].label}  mean {_num(o.mean_a)}",
@@ -169,7 +170,6 @@ def render_metric_report(report: dict[str, Any]) -> str:
     lines.append(f"   Wilcoxon signed-rank p = {wilcoxon}")
     lines += ["", "per category:"] + _table(report["by_category"], "category")
     lines += ["", "per conversation:"] + _table(report["by_conversation"], "conversation")
-    lines += [f"!! {w}" for w in report["warnings"]]
     return "\n".join(lines)
 
 

@@ -18,10 +18,14 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bench.errors import SpendNotConfirmed
 from bench.stacks import Stack, provider_of
+
+if TYPE_CHECKING:
+    from bench.arms import Arm
+    from bench.slices import Slice
 
 ASSUME_YES_ENV = "ENGRAM_ASSUME_YES"
 SPENDING_MODES = frozenset({"live", "record"})
@@ -35,9 +39,10 @@ class SpendEstimate:
     usd: float
     calls_to_send: int
     source: str  # who estimated it, e.g. "engram-bench plan"
+    text: str | None = None  # the estimator's own one line, when it has one
 
     def describe(self) -> str:
-        return f"up to ${self.usd:.2f} for {self.calls_to_send} uncached call(s) ({self.source})"
+        return self.text or f"up to ${self.usd:.2f} for {self.calls_to_send} uncached call(s) ({self.source})"
 
 
 # The spend estimate of a run, or None when none can be made.
@@ -51,11 +56,12 @@ def _no_estimate(preflight: Preflight) -> SpendEstimate | None:
 _estimator: Estimator = _no_estimate
 
 
-def use_estimator(estimator: Estimator) -> None:
-    """Where `engram-bench plan` plugs in its estimate; until then the banner says that no estimate was made, and
-    every run that may spend asks for a yes."""
+def use_estimator(estimator: Estimator) -> Estimator:
+    """Where `engram-bench plan` plugs in its estimate (`bench.plan.estimate_for`, on paid stacks); without one the
+    banner says that no estimate was made. Returns the estimator it replaces (so a caller can put it back)."""
     global _estimator
-    _estimator = estimator
+    previous, _estimator = _estimator, estimator
+    return previous
 
 
 @dataclass(frozen=True)
@@ -71,10 +77,22 @@ class Preflight:
     total_limit_usd: float
     spent_usd: float  # the ledger's total before this run
     destination: Path
+    ks: tuple[int | None, ...] | None = None  # the ks this stage answers at
+    cache_dir: Path | None = None
+    arm_spec: Arm | None = None  # the arm and slice as the run loaded them (the estimate reads them)
+    the_slice: Slice | None = None
 
     @property
     def paid_providers(self) -> list[str]:
-        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER)
+        """Providers that bill money (not the stand-ins, nor a provider the stack declares `paid = false`)."""
+        paid = set(self.stack.paid_providers)
+        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER and p in paid)
+
+    @property
+    def free_servers(self) -> list[str]:
+        """Providers the stack declares free (a server on this machine): calls go out, but bill nothing."""
+        paid = set(self.paid_providers)
+        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER and p not in paid)
 
     @property
     def may_spend(self) -> bool:
@@ -85,6 +103,9 @@ class Preflight:
         if self.strict:
             return "replay (strict: every call must be cached, nothing is computed or sent)"
         paid = self.paid_providers
+        if not paid and self.free_servers:
+            servers = ", ".join(f"{p} {self.modes[p]}" for p in self.free_servers)
+            return f"{servers} (declared free in the stack: $0)"
         if not paid:
             mode = self.modes.get(OFFLINE_PROVIDER, "live")
             # A stand-in "live" call is a local computation; saying "live" here would suggest a network.

@@ -469,8 +469,14 @@ def _check_top(c: _Checker, r: Result) -> None:
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
     if not isinstance(r.standins, list) or not all(isinstance(s, str) for s in r.standins):
         raise c.fail("standins", "a list of role names", r.standins)
-    if r.stack != "offline" and r.standins:
-        raise c.fail("standins", f"an empty list on the {r.stack} stack", r.standins)
+    if r.stack != "offline":
+        # A stack that mixes real models with stand-ins (e.g. openai with the rules decider) lists exactly the roles
+        # an offline/* stand-in served; any other stack lists none.
+        served = sorted(role for role, model in r.models.items() if str(model).startswith("offline/"))
+        if sorted(r.standins) != served:
+            raise c.fail(
+                "standins", f"the roles served by offline/* models on the {r.stack} stack, {served}", r.standins
+            )
     derived = tally_answers(r.answers)
     if r.accuracy != derived:
         raise c.fail("accuracy", f"{derived.correct}/{derived.n} as counted from answers", asdict(r.accuracy))
@@ -528,10 +534,22 @@ def iter_results(root: str | Path) -> Iterable[tuple[Path, Result]]:
 
 def result_files(spec: str | Path) -> list[Path]:
     """The result files a command-line spec names: a file, a directory (every result file under it, sorted) or a
-    glob (quoted on the command line; `**` recurses)."""
+    glob (quoted on the command line; `**` recurses). A spec that names no file is refused (ResultError)."""
     path = Path(spec)
     if path.is_file():
-        return [path]
-    if path.is_dir():
-        return [p for p, _ in iter_results(path)]
-    return [Path(p) for p in sorted(glob.glob(str(spec), recursive=True)) if Path(p).is_file()]
+        found = [path]
+    elif path.is_dir():
+        found = [p for p, _ in iter_results(path)]
+    else:
+        found = [Path(p) for p in sorted(glob.glob(str(spec), recursive=True)) if Path(p).is_file()]
+    if not found:
+        raise ResultError(f"{spec}: expected a result file, a directory of result files or a glob, found no files")
+    return found
+
+
+def result_files_of(specs: Iterable[str | Path]) -> list[Path]:
+    """The result files several specs name, in order, each once."""
+    files: list[Path] = []
+    for spec in specs:
+        files += [f for f in result_files(spec) if f not in files]
+    return files

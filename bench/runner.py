@@ -43,6 +43,7 @@ from bench.cache import read_keys_file, write_keys_file
 from bench.errors import ConfigError, ResultError, RunLocked
 from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.gitinfo import git_state
+from bench.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
 from bench.preflight import Preflight, announce_and_confirm, modes_for
 from bench.providers import Models
 from bench.results import (
@@ -65,6 +66,7 @@ from bench.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack, build_stack
 from bench.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import shared_minilm
+from bench.terminal import step
 from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
 from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR
 
@@ -223,7 +225,7 @@ def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) 
     for stage in stages:
         refuse_clobbering(stage.targets(options), options)
     for stage in stages:
-        _preflight(stage.arm, stage.the_slice, stage.stack, options, stage.targets(options)[0].parent)
+        _preflight(stage.arm, stage.the_slice, stage.stack, options, stage.targets(options)[0].parent, stage.ks)
     written: list[Path] = []
     for stage in stages:
         written = _run_stage(stage, options)
@@ -448,7 +450,9 @@ def replicate_name(name: str, options: RunOptions) -> str:
     return name.removesuffix(".json") + f"__r{options.replicate}.json"
 
 
-def _preflight(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, destination: Path) -> None:
+def _preflight(
+    arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, destination: Path, ks: tuple[int | None, ...]
+) -> None:
     """The banner, then the yes a spending run needs; nothing has been written or sent yet."""
     run_limit, total_limit = limits_from_env()
     spent = Ledger(ledger_path(options.cache_dir)).total_usd() if options.use_local_cache else 0.0
@@ -462,6 +466,10 @@ def _preflight(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, de
         total_limit_usd=total_limit,
         spent_usd=spent,
         destination=destination,
+        ks=ks,
+        cache_dir=options.cache_dir,
+        arm_spec=arm,
+        the_slice=the_slice,
     )
     announce_and_confirm(preflight, assume_yes=options.assume_yes, say=options.say)
 
@@ -530,7 +538,8 @@ def _run_part(
         speakers=part.speakers,
         embedder=embedder,
     )
-    system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
+    with step(f"{arm.name}: loading the {arm.system} system and its models", enabled=options.progress):
+        system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
     ran: dict[str, str] = {}
     try:
         usages, asked = _ingest_and_ask(system, part, ks, options, arm.scores_adversarial)

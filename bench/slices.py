@@ -377,6 +377,30 @@ def heldout_conversations() -> tuple[str, ...]:
     return tuple(c for c in locomo_conversations() if c not in TUNED_ON)
 
 
+# What `slices` says about each slice in one line. A checkpoint is the session after which the slice's questions are
+# asked (the store holds everything up to it); "stress" asks at three of them.
+SLICE_DESCRIPTIONS = {
+    "dev": f"{DEV_CONVERSATION}, first {DEV_SESSIONS} sessions: the development slice (the article's first table)",
+    "stress": f"{DEV_CONVERSATION}, all {STRESS_SESSIONS} sessions, questions asked after sessions "
+    + ", ".join(map(str, STRESS_CHECKPOINTS)),
+    "dev_updates": "dev plus update set 1's messages (facts that later change) and its questions",
+    "dev_updates2": "dev_updates plus update set 2's chains of changes and its point-in-time questions",
+}
+
+
+def describe_slice(name: str) -> str:
+    """One line on what a slice holds (for `slices`)."""
+    if name in SLICE_DESCRIPTIONS:
+        return SLICE_DESCRIPTIONS[name]
+    if is_heldout(name):
+        return f"held-out test conversation {heldout_conversation(name)}, whole (never used for tuning)"
+    if is_locomo_conversation(name):
+        return f"LoCoMo conversation {locomo_conversation_of(name)}, whole"
+    if name == LOCOMO_POOLED:
+        return "all ten LoCoMo conversations pooled, each on a fresh store"
+    return ""
+
+
 def slice_names() -> tuple[str, ...]:
     """Every slice `slices` lists: the article's, one `locomo:<conv>` per conversation and the pooled `locomo`.
     (`heldout:<conv>` is accepted for every conversation in `heldout_conversations()`; only the article's four are

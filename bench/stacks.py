@@ -11,12 +11,13 @@ a role to its client is a registry lookup on the provider name, never a guess fr
     [roles]                        # every role of ROLES, each "provider/model"
     extract = "anthropic/claude-haiku-4-5"
     [providers.anthropic]          # optional per provider: base_url, concurrency, timeout_s, retries,
-    concurrency = 4                # max_retry_after_s, requests_per_second, and a price per model
+    concurrency = 4                # max_retry_after_s, requests_per_second, paid, and a price per model
     [providers.anthropic.prices]
     claude-haiku-4-5 = { input = 1.0, output = 5.0 }
 
-The `offline` provider is the local stand-ins ($0, no key); every other provider is paid, so each model a stack
-names on it needs a price (a local server is priced 0 explicitly). An arm may override a role's model
+The `offline` provider is the local stand-ins ($0, no key); every other model is priced, so each model a stack
+names on one needs a price (a local server is priced 0 explicitly). `paid = false` declares a provider free in this
+stack (a server on your own machine): every price of it must then be 0, and a run on it asks no spending question. An arm may override a role's model
 (`Arm.models_for`). Results record `provider/model` for every role, with the exact version that ran.
 """
 
@@ -105,6 +106,7 @@ class ProviderSettings:
     retries: int | None = None
     max_retry_after_s: float | None = None
     requests_per_second: float | None = None
+    paid: bool | None = None  # None: the provider's own default (every provider but `offline` is paid)
     prices: Mapping[str, Price] = field(default_factory=dict)
 
 
@@ -202,7 +204,7 @@ def _providers(where: str, table: Any) -> dict[str, ProviderSettings]:
         here = f"{where}: providers.{provider}"
         if not isinstance(settings, dict):
             raise ConfigError(f"{here}: expected a table of settings, found {settings!r}")
-        allowed = (*_SETTING_TYPES, "prices")
+        allowed = (*_SETTING_TYPES, "paid", "prices")
         unknown = sorted(set(settings) - set(allowed))
         if unknown:
             raise ConfigError(f"{here}: unknown setting {unknown[0]!r}; expected one of: {', '.join(allowed)}")
@@ -211,6 +213,8 @@ def _providers(where: str, table: Any) -> dict[str, ProviderSettings]:
             if name in settings:
                 values[name] = _setting(f"{here}.{name}", settings[name], types)
         values["prices"] = _prices(f"{here}.prices", settings.get("prices", {}))
+        if "paid" in settings:
+            values["paid"] = _paid(here, settings["paid"], values["prices"])
         out[provider] = ProviderSettings(**values)
     return out
 
@@ -222,6 +226,15 @@ def _setting(where: str, value: Any, types: tuple[type, ...]) -> Any:
         raise ConfigError(f"{where}: expected a positive number, found {value!r}")
     if isinstance(value, str) and not value.startswith(("http://", "https://")):
         raise ConfigError(f"{where}: expected an http(s):// URL, found {value!r}")
+    return value
+
+
+def _paid(where: str, value: Any, prices: Mapping[str, Price]) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.paid: expected true or false, found {value!r}")
+    priced = [model for model, price in prices.items() if price != FREE]
+    if not value and priced:
+        raise ConfigError(f"{where}.paid: false, but {where}.prices.{priced[0]} is not 0; expected free models only")
     return value
 
 
@@ -238,6 +251,13 @@ def _prices(where: str, table: Any) -> dict[str, Price]:
                 raise ConfigError(f"{where}.{model}.{side}: expected USD per million tokens >= 0, found {value!r}")
         out[model] = Price(float(price["input"]), float(price["output"]))
     return out
+
+
+def is_paid(provider: str, settings: ProviderSettings) -> bool:
+    """Whether calls to `provider` bill money under these settings: the stack's `paid`, else the provider's own."""
+    from bench.providers import provider_class
+
+    return settings.paid if settings.paid is not None else provider_class(provider).paid
 
 
 def check_model(spec: StackSpec, ref: ModelRef, where: str) -> None:
@@ -343,6 +363,11 @@ class Stack:
     def providers(self) -> list[str]:
         return sorted({ref.provider for ref in self.refs.values()})
 
+    @property
+    def paid_providers(self) -> list[str]:
+        """The providers of this stack that bill money (a provider declared `paid = false` here does not)."""
+        return [p for p in self.providers if is_paid(p, self.settings(p))]
+
 
 def build_stack(name: str, overrides: Mapping[str, str] | None = None, directory: Path = STACKS_DIR) -> Stack:
     """The stack `name` with an arm's role overrides applied (see `Arm.models_for`); refuses an import-only stack,
@@ -363,7 +388,12 @@ def build_stack(name: str, overrides: Mapping[str, str] | None = None, directory
             raise ConfigError(f"{where}: the offline stack only takes offline/* stand-ins, found {model!r}")
         check_model(spec, ref, where)
         refs[role] = ref
-    return Stack(spec=spec, refs=refs)
+    stack = Stack(spec=spec, refs=refs)
+    from bench.providers import provider_class
+
+    for provider in stack.providers:
+        provider_class(provider).check_ready(spec.settings(provider), f"{_display(spec.path)}: providers.{provider}")
+    return stack
 
 
 def provider_of(model: str) -> str:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import typer
 
-from bench.cache import LocalStore, ShippedSubset, SubsetManifest, discover_subsets, export_keys, read_keys_file
+from bench.cache import (
+    SUBSET_MANIFEST_FILE,
+    LocalStore,
+    ShippedSubset,
+    SubsetManifest,
+    discover_subsets,
+    export_keys,
+    read_keys_file,
+)
 from bench.errors import CacheError
 from bench.gateway import LAST_RUN_FILE, default_cache_dir, keys_file_for
 
@@ -74,7 +82,9 @@ def export_command(
 ) -> None:
     """Write exactly the calls a run read as a committed, diff-friendly subset (byte-identical on re-export)."""
     manifest = export_run(run, out, cache_dir)
-    typer.echo(f"wrote {manifest.entries} entries to {out / manifest.file} (sha256 {manifest.sha256})")
+    typer.echo(f"cache export: the {manifest.entries} calls listed in {manifest.source}")
+    typer.echo(f"  wrote {out / manifest.file}  ({manifest.entries} entries, sha256 {manifest.sha256})")
+    typer.echo(f"  wrote {out / SUBSET_MANIFEST_FILE}  (format {manifest.format}; replay reads the subset through it)")
 
 
 @cache_app.command("stats")

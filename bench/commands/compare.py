@@ -53,9 +53,6 @@ def compare(
         _compare_graded(loaded, choice, include_unscored, draws, seed, as_json, list_discordant)
         return
     reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
-    for report in reports:
-        for warning in report["warnings"]:
-            print(f"engram-bench compare: {warning}", file=sys.stderr)
     from dataclasses import asdict
 
     from bench.metric_compare import judge_agreement, render_agreement
@@ -63,6 +60,7 @@ def compare(
     # two judgings of the same answers (a file and its `rejudge`): how far the judges agree
     agreements = [judge_agreement(loaded[0], other, include_unscored) for other in loaded[1:]]
     if as_json:
+        _warn_once(reports)
         documents = [report_json(r) for r in reports]
         for document, agreement in zip(documents, agreements, strict=True):
             if agreement is not None:
@@ -95,13 +93,18 @@ def _compare_graded(
     if listed:
         raise ResultError(f"compare --list-discordant: expected --metric j (labels), found --metric {choice.name}")
     reports = [metric_report(loaded[0], other, choice, include_unscored, draws, seed) for other in loaded[1:]]
-    for report in reports:
-        for warning in report["warnings"]:
-            print(f"engram-bench compare: {warning}", file=sys.stderr)
     if as_json:
+        _warn_once(reports)
         typer.echo(json.dumps([metric_report_json(r) for r in reports], indent=2, default=str))
     else:
         typer.echo("\n\n".join(render_metric_report(r) for r in reports))
+
+
+def _warn_once(reports: list[dict]) -> None:
+    """JSON goes to stdout for a program; the warnings it carries go to stderr for the person, once each (the text
+    report prints them itself, at its top)."""
+    for warning in dict.fromkeys(w for report in reports for w in report["warnings"]):
+        print(f"engram-bench compare: {warning}", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,7 @@ from bench.stacks import STACK_NAMES
 
 def grid(
     grid_file: Path = typer.Argument(
-        None, help="A GRID.toml (arms, slices, replicates, stack, executor, address, out, workers, budget_usd)."
+        None, help="A GRID.toml (arms, slices, replicates, stack, executor, address, out, workers, budget_usd, tag)."
     ),
     arm: list[str] = typer.Option([], "--arm", help="An arm (repeat for more); replaces the grid file's arms."),
     slice_name: list[str] = typer.Option(
@@ -22,7 +22,12 @@ def grid(
     stack: str = typer.Option(None, "--stack", help=f"{' | '.join(STACK_NAMES)} (default offline)."),
     executor: str = typer.Option(None, "--executor", help="local (a process pool, default) | ray."),
     address: str = typer.Option(None, "--address", help="Ray: a cluster to join (host:port, ray://host:port, auto)."),
-    out: Path = typer.Option(None, "--out", help="The results tree to write (default runs/grid/)."),
+    out: Path = typer.Option(
+        None, "--out", help="The results tree to write (default runs/grid/; with --tag, results/)."
+    ),
+    tag: str = typer.Option(
+        None, "--tag", help="A frozen git tag (held-out runs): HEAD must be it, clean; every result is stamped."
+    ),
     workers: int = typer.Option(None, "--workers", help="Units at once (default: the machine's cores)."),
     budget: float = typer.Option(None, "--budget", help="USD for every paid call of the grid together."),
     mode: str = typer.Option(None, "--mode", help="Gateway mode: live | replay | record (default from keys)."),
@@ -47,6 +52,7 @@ def grid(
             "out": out,
             "workers": workers,
             "budget_usd": budget,
+            "tag": tag,
         },
     )
     report = run_grid(spec, mode=mode, assume_yes=yes, progress=not quiet)

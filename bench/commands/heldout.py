@@ -15,39 +15,13 @@ import typer
 
 from bench.arms import load_arm
 from bench.errors import HeldoutRefused
-from bench.gitinfo import changed_files, git, tag_commit
+from bench.gitinfo import frozen_commit
 from bench.preflight import ASSUME_YES_ENV
 from bench.results import read_result, result_path
 from bench.runner import RunOptions, parse_ks, run_arm
 from bench.slices import heldout_conversations, load_slice
 from bench.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
 from bench.vocab import HELDOUT_CONVERSATIONS, REPO_ROOT, RESULTS_DIR, heldout_slice
-
-
-def frozen_commit(repo: Path, tag: str) -> str:
-    """The commit TAG names, provided HEAD is exactly there and the tree is clean; HeldoutRefused otherwise.
-
-    Clean means no tracked file differs from HEAD (staged or not) and no untracked file lies outside the folders
-    runs write into (results/, runs/): an untracked module could change behaviour without being in TAG. Changes
-    under cache/ count: a shipped cache subset decides what a replay answers (the local cache, cache/local/, is
-    ignored by git and so never counts).
-    """
-    tagged = tag_commit(repo, tag)
-    if tagged is None:
-        raise HeldoutRefused(f"--tag {tag}: expected an existing git tag in {repo}, found none")
-    head = git(repo, "rev-parse", "HEAD")
-    if head != tagged:
-        raise HeldoutRefused(
-            f"--tag {tag}: expected HEAD at the tagged commit {tagged[:12]}, found HEAD at {head[:12]}; "
-            f"check out the tag (e.g. `git worktree add ../heldout {tag}`) and run there"
-        )
-    changes = changed_files(repo, untracked=True)
-    if changes:
-        raise HeldoutRefused(
-            f"--tag {tag}: expected a clean tree at {tagged[:12]}, found {len(changes)} changed or untracked "
-            f"file(s), first: {changes[0].strip()!r}"
-        )
-    return tagged
 
 
 def refuse_overwrites(

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from bench.errors import ConfigError
+from bench.terminal import step
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
 # Papers other than the v1 article, built by their own modules: --paper NAME.
@@ -56,7 +57,8 @@ def register(app: typer.Typer) -> None:
         if _paper_name(paper_name) == "v3":
             from bench.report.v3.check import PAPER_V3_DIR, build_v3
 
-            v3 = build_v3(results, out or PAPER_V3_DIR, only=only)
+            with step("paper build --paper v3: computing and drawing from results/v3/"):
+                v3 = build_v3(results, out or PAPER_V3_DIR, only=only)
             typer.echo(
                 f"paper build --paper v3: {len(v3.written)} files from results/v3/ into {out or PAPER_V3_DIR} "
                 f"in {time.perf_counter() - started:.1f} s"
@@ -64,7 +66,8 @@ def register(app: typer.Typer) -> None:
             return
         default_stack = stack == DEFAULT_PAPER_STACK_DIR
         out_dir = out or (PAPER_DIR if default_stack else PAPER_DIR / stack)
-        report = build(results, stack, out_dir, only=only, appendix_dir=APPENDIX_DIR if default_stack else None)
+        with step(f"paper build: computing and drawing from results/{stack}/"):
+            report = build(results, stack, out_dir, only=only, appendix_dir=APPENDIX_DIR if default_stack else None)
         typer.echo(
             f"paper build: {len(report.written)} files from results/{stack}/ into {out_dir} "
             f"in {time.perf_counter() - started:.1f} s"
@@ -83,7 +86,8 @@ def register(app: typer.Typer) -> None:
         if _paper_name(paper_name) == "v3":
             _check_v3(results)
             return
-        report = check(results, stack, numbers)
+        with step(f"paper check: recomputing every number from results/{stack}/"):
+            report = check(results, stack, numbers)
         _exit_on_problems("paper check", report.problems, "numbers")
         typer.echo(
             f"paper check: ok, {report.checked_committed} numbers match numbers.json and "
@@ -94,13 +98,26 @@ def register(app: typer.Typer) -> None:
     def _check_v3(results: Path) -> None:
         from bench.report.v3.check import check_v3
 
-        report = check_v3(results)
+        with step("paper check --paper v3: recomputing every number from results/v3/"):
+            report = check_v3(results)
         _exit_on_problems("paper check --paper v3", report.problems, "numbers or files")
         typer.echo(
             f"paper check --paper v3: ok, {report.checked_committed} numbers match paper/v3/numbers.json and all "
             f"{report.checked_article} printed numbers of results/v3/article_numbers_v3.tsv match at their printed "
             "precision; tables are current"
         )
+
+    @appendix.command("list")
+    def appendix_list() -> None:
+        """Every entry of appendix_e/INDEX.md: what it writes and how many result files it reads."""
+        from bench.report.appendix import list_entries
+
+        entries = list_entries()
+        width = max((len(e["entry"]) for e in entries), default=0)
+        for e in entries:
+            outputs = ", ".join(e.get("outputs", []))
+            typer.echo(f"{e['entry']:<{width}}  writes {outputs}; reads {len(e.get('reads', []))} result files")
+        typer.echo(f"{len(entries)} entries; re-run one with `engram-bench paper appendix run ENTRY`")
 
     @appendix.command("run")
     def appendix_run(

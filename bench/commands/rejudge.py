@@ -22,15 +22,10 @@ def rejudge(
 ) -> None:
     """Re-judge the answers of result files; each new file points at its original, which is left untouched."""
     from bench.rejudge import judge_choice, rejudge_files
-    from bench.results import result_files
+    from bench.results import result_files_of
 
     choice = judge_choice(judge, stack)
-    files: list[Path] = []
-    for spec in paths:
-        found = result_files(spec)
-        if not found:
-            raise ResultError(f"{spec}: expected a result file, a folder of result files or a glob, found no files")
-        files += [f for f in found if f not in files]
+    files = result_files_of(paths)
     if choice.stack != "offline" and mode != "replay" and not yes:
         raise ResultError(
             f"rejudge --judge {judge} --stack {stack}: judging {len(files)} file(s) may send paid calls; "

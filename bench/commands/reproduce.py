@@ -30,6 +30,7 @@ from bench.results import Result, file_name, read_result
 from bench.runner import RunOptions, run_arm
 from bench.stacks import OFFLINE_LABEL
 from bench.systems.base import shared_minilm
+from bench.terminal import step
 from bench.vocab import DEV_CACHE_SUBSET, REPO_ROOT, RESULTS_DIR, V1_RESULTS_DIR
 
 ARMS = ("mem0", "engram-llm-decider", "engram-jev")
@@ -149,7 +150,8 @@ def reproduce(
         for arm in arms:
             arm_started = time.perf_counter()
             try:
-                replayed_path: Path | None = run_arm(arm, "dev", options)[0]
+                with step(f"reproduce-dev: replaying {arm} on the dev slice"):
+                    replayed_path: Path | None = run_arm(arm, "dev", options)[0]
             except CacheMiss as miss:
                 misses.append(f"{arm}: {miss}")
                 replayed_path = None

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
-from bench.errors import ResultError
-from bench.results import read_result, result_files, write_result
+from bench.results import read_result, result_files_of, write_result
 
 
 def rescore(
@@ -17,12 +14,7 @@ def rescore(
     """Recompute locomo-f1, locomo-adversarial, mem0-f1 and mem0-bleu1 (no model is called; labels stay)."""
     from bench.scoring.rescore import rescored
 
-    files: list[Path] = []
-    for spec in paths:
-        found = result_files(spec)
-        if not found:
-            raise ResultError(f"{spec}: expected a result file, a folder of result files or a glob, found no files")
-        files += [f for f in found if f not in files]
+    files = result_files_of(paths)
     # Every file is read and rescored before the first is written: a bad file leaves all of them untouched.
     planned = [(path, before, rescored(before)) for path in files for before in (read_result(path),)]
     changed = [(path, after) for path, before, after in planned if after.to_dict() != before.to_dict()]

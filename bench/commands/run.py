@@ -9,7 +9,7 @@ import typer
 from bench.preflight import ASSUME_YES_ENV
 from bench.results import read_result
 from bench.runner import ANSWER_CONCURRENCY, RunOptions, parse_ks, run_arm
-from bench.stacks import DEFAULT_STACK, OFFLINE_LABEL, STACK_NAMES
+from bench.stacks import DEFAULT_STACK, STACK_NAMES, stack_label
 
 
 def run(
@@ -62,7 +62,10 @@ def summary_line(path: Path) -> str:
     parts = [f"{path}: {acc.correct}/{acc.n} correct" + (f" ({acc.value:.1%})" if acc.value is not None else "")]
     if result.costs.cost_per_1k is not None:
         parts.append(f"${result.costs.cost_per_1k:.3f} per 1k messages")
-    parts.append(f"[{result.stack}: {OFFLINE_LABEL if result.standins else 'paper stack'}]")
+    label = stack_label(result.stack)
+    if result.standins and result.stack != DEFAULT_STACK:  # a mixed stack names the roles stand-ins served
+        label += f"; stand-ins for {', '.join(result.standins)}"
+    parts.append(f"[{result.stack}: {label}]")
     return ", ".join(parts[:-1]) + "  " + parts[-1]
 
 

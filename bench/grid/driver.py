@@ -30,9 +30,9 @@ from rich.table import Table
 from bench.arms import load_arm
 from bench.atomic import write_bytes, write_text
 from bench.budget import Ledger, limits_from_env
-from bench.errors import ResultError, RunLocked
+from bench.errors import HeldoutRefused, ResultError, RunLocked
 from bench.gateway import default_cache_dir, ledger_path, provider_mode
-from bench.gitinfo import git_state
+from bench.gitinfo import frozen_commit, git_state
 from bench.grid.executors import BudgetArgs, Executor, RayExecutor, make_executor
 from bench.grid.shards import entries_from_texts, merge_entries, merge_shard
 from bench.grid.spec import GridPlan, GridSpec, Unit, plan_grid
@@ -40,7 +40,7 @@ from bench.grid.worker import BLOCKED, FAILED, RAN, SKIPPED, UnitOutcome, UnitTa
 from bench.preflight import Preflight, announce_and_confirm, modes_for
 from bench.slices import Slice, load_slice
 from bench.stacks import build_stack
-from bench.vocab import REPO_ROOT
+from bench.vocab import REPO_ROOT, RESULTS_DIR
 
 GRID_DIR = "grid"  # the default output root, under the runs folder
 STATE_DIR = ".grid"  # under the output root: the lock and the shards of units in progress
@@ -116,12 +116,18 @@ def run_grid(
     console = console or Console(highlight=False)
     say = say or (lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
     plan = plan_grid(spec, slice_loader=slice_loader, arms_dir=arms_dir)
-    out = Path(spec.out) if spec.out is not None else default_out(runs_root)
+    if spec.tag is not None:
+        commit: str | None = frozen_commit(REPO_ROOT, spec.tag)  # before anything is written or started
+        out = Path(spec.out) if spec.out is not None else RESULTS_DIR
+    else:
+        commit = git_state(REPO_ROOT)[0]
+        out = Path(spec.out) if spec.out is not None else default_out(runs_root)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    commit = git_state(REPO_ROOT)[0]
     done = {u.id for u in plan.units if is_done(u, spec.stack, out, commit)}
     todo = [u for u in plan.units if u.id not in done]
     for unit in todo:
+        if spec.tag is not None:
+            _refuse_for_tag(unit, spec, out)
         _refuse_tagged(unit, spec.stack, out)
     executor = make_executor(spec.executor, spec.worker_count(), spec.retries, spec.address)
     if isinstance(executor, RayExecutor):
@@ -257,6 +263,7 @@ def _task(
         grid_id=grid_id,
         mode=mode,
         arms_dir=str(arms_dir) if arms_dir else None,
+        git_tag=plan.spec.tag,
     )
 
 
@@ -324,6 +331,25 @@ def is_done(unit: Unit, stack: str, out: Path, commit: str | None) -> bool:
         if data.get("arm_hash") != unit.arm_hash or provenance.get("git_commit") != commit:
             return False
     return True
+
+
+def _refuse_for_tag(unit: Unit, spec: GridSpec, out: Path) -> None:
+    """Under a frozen tag a grid is a held-out run: held-out slices only, and, like `heldout`, it never overwrites
+    a result (a unit already written at this commit was skipped before this check)."""
+    from bench.slices import heldout_conversations
+    from bench.vocab import heldout_slice
+
+    allowed = {heldout_slice(c) for c in heldout_conversations()}
+    if unit.slice_name not in allowed:
+        raise HeldoutRefused(
+            f"{spec.where('tag')}: expected only held-out slices under a frozen tag, found {unit.slice_name!r}"
+        )
+    for relative in unit.relative_targets(spec.stack):
+        if (out / relative).is_file():
+            raise HeldoutRefused(
+                f"{out / relative}: a held-out result already exists; held-out runs never overwrite: "
+                f"delete it first if you mean to replace it"
+            )
 
 
 def _refuse_tagged(unit: Unit, stack: str, out: Path) -> None:

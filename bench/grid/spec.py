@@ -31,7 +31,9 @@ EXECUTORS = ("local", "ray")
 DEFAULT_EXECUTOR = "local"
 DEFAULT_RETRIES = 2  # a unit whose worker died is tried this many more times (Ray's max_retries; the pool's own)
 REPLICATES_DIR = "replicates"  # replicate i > 0 of a grid lives under <out>/replicates/r<i>/ (same tree below)
-GRID_FILE_KEYS = ("arms", "slices", "replicates", "stack", "executor", "address", "out", "workers", "budget_usd")
+GRID_FILE_KEYS = (
+    "arms", "slices", "replicates", "stack", "executor", "address", "out", "workers", "budget_usd", "tag",
+)  # fmt: skip
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -49,6 +51,9 @@ class GridSpec:
     workers: int | None = None  # units at once (pool size; Ray's num_cpus when it starts a local cluster)
     budget_usd: float | None = None  # the one limit for every paid call of the grid; None: $ENGRAM_RUN_BUDGET_USD
     retries: int = DEFAULT_RETRIES
+    # A frozen git tag (held-out runs): HEAD must be exactly at it on a clean tree, every result is stamped with it,
+    # and the results tree defaults to results/ (what `heldout --tag` writes). None: an ordinary grid.
+    tag: str | None = None
     source: str = "command line"
     given: frozenset[str] = frozenset()  # the fields the command line gave (they override the grid file's)
 
@@ -166,6 +171,9 @@ def spec_from(file: Path | None, overrides: Mapping[str, Any]) -> GridSpec:
     address = fields.get("address")
     budget = fields.get("budget_usd")
     out = fields.get("out")
+    tag = fields.get("tag")
+    if tag is not None:
+        tag = _text(tag, where("tag"))
     if stack not in STACK_NAMES:
         raise ConfigError(f"{where('stack')}: expected one of {', '.join(STACK_NAMES)}, found {stack!r}")
     if executor not in EXECUTORS:
@@ -191,6 +199,7 @@ def spec_from(file: Path | None, overrides: Mapping[str, Any]) -> GridSpec:
         out=out,
         workers=None if workers is None else _count(workers, where("workers"), minimum=1),
         budget_usd=None if budget is None else float(budget),
+        tag=tag,
     )
 
 

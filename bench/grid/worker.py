@@ -67,6 +67,7 @@ class UnitTask:
     grid_id: str
     mode: str | None = None
     arms_dir: str | None = None
+    git_tag: str | None = None  # stamped into every result (a grid run under a frozen tag)
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ def run_unit(task: UnitTask) -> UnitOutcome:
                 runs_root=staging / "runs",
                 run_id=task.run_id,
                 mode=task.mode,
+                git_tag=task.git_tag,
                 progress=False,
                 assume_yes=True,  # the driver asked once for the whole grid
                 say=lambda line: None,

@@ -51,6 +51,11 @@ class Provider:
     def check_model(cls, model: str, settings: ProviderSettings, where: str) -> None:
         """Refuse a model this provider cannot serve (called when a stack or an arm names it)."""
 
+    @classmethod
+    def check_ready(cls, settings: ProviderSettings, where: str) -> None:
+        """Refuse settings this provider cannot run with here (called when a run's stack is built, before anything
+        is written or sent; unlike `check_model` it may read the environment, e.g. a base URL variable)."""
+
     def _unsupported(self, what: str, model: str) -> ConfigError:
         return ConfigError(f"models: {self.name}/{model} cannot serve as {what} (provider {self.name!r} has none)")
 

@@ -4,16 +4,38 @@ runs the command the index (``bench.report.index``, written by the full build) s
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from bench.errors import BenchError
-from bench.report.build import build
-from bench.vocab import PAPER_DIR
+from bench.errors import BenchError, ResultError
+from bench.vocab import APPENDIX_DIR, PAPER_DIR
+
+ENTRIES_FILE = "entries.json"
+
+
+def list_entries(appendix_dir: Path = APPENDIX_DIR) -> list[dict[str, Any]]:
+    """The entries the last full build indexed (appendix_e/entries.json): entry, command, outputs, reads."""
+    path = appendix_dir / ENTRIES_FILE
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        entries = document["entries"]
+    except FileNotFoundError:
+        raise ResultError(
+            f"{path}: expected the appendix index (run `engram-bench paper build`), found no file"
+        ) from None
+    except (ValueError, KeyError, TypeError):
+        raise ResultError(f"{path}: expected JSON with an 'entries' list, found something else") from None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and "entry" in e for e in entries):
+        raise ResultError(f"{path}: field 'entries': expected a list of objects with an 'entry', found another value")
+    return entries
 
 
 def run_entry(entry: str, out_dir: Path | None = None) -> list[Path]:
     """Re-execute one appendix entry (the command its index line shows) and return the files it wrote."""
+    from bench.report.build import build  # matplotlib and the statistics stack: only when an entry is re-run
+
     return build(out_dir=out_dir or PAPER_DIR, only=entry).written
 
 

@@ -13,12 +13,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import matplotlib.text
 import matplotlib.ticker
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from bench.atomic import write_bytes
 from bench.report.calibration import MARKED_THETAS, CalibrationCell, theta_id
+from bench.report.heldout import ROW_LABELS
 from bench.report.numbers import Numbers
 from bench.results import SCORED_CATEGORIES
 from bench.stats.calibration import confidences, correct
@@ -78,19 +82,110 @@ def _footer(fig: Figure, ctx: FigureContext) -> None:
 # ------------------------------------------------------------------------------------------------------ drawings
 
 HELDOUT_POINTS = ["engram-k3", "engram-k20", "mem0-k3", "mem0-token-matched", "mem0-k20", "engram-reranking-off-k3"]
+# Readable names of the decision models the calibration figures compare.
+BACKEND_LABELS = {"jev": "Jev", "laya": "laya (zero-shot 421M open model)"}
+QUESTION_TITLES = {"relation_to_candidate": "Relation to the candidate fact", "temporal_status": "Temporal status"}
+SET_TITLES = {"escalation": "escalation-labelled decisions", "gold": "gold contradiction pairs"}
+# Log-axis ticks come from the 1-2-5 series: neighbours are at least 0.3 decades apart, so thousands-formatted
+# labels ("1,000", "2,000") never run together at these figure widths.
+MAX_LOG_TICKS = 5
 
 
 def _row_family(row: str) -> str:
     return "engram-reranking-off" if "reranking-off" in row else row.split("-k")[0].split("-token")[0]
 
 
+def _row_label(ctx: FigureContext, row: str) -> str:
+    return f"{ROW_LABELS[row]} (k={ctx.display(f'heldout.{row}.k')})"
+
+
+def _thousands(value: float, _position: float | None = None) -> str:
+    return f"{value:,.0f}"
+
+
+def log_ticks(low: float, high: float, most: int = MAX_LOG_TICKS) -> list[float]:
+    """1-2-5 ticks inside [low, high]; every other one is dropped until at most `most` remain."""
+    exponents = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+    ticks = [m * 10.0**e for e in exponents for m in (1, 2, 5) if low <= m * 10.0**e <= high]
+    while len(ticks) > most:
+        ticks = ticks[::2]
+    return ticks
+
+
+def _padded(low: float, high: float, share: float = 0.08) -> tuple[float, float]:
+    pad = (high - low) * share or 1.0
+    return low - pad, high + pad
+
+
+# Where a point's label may go, tried in order: beside the point (offset in points, horizontal alignment), then
+# above the top or below the bottom of its error bar. The first that stays inside the axes and clear of every other
+# label, marker and error bar is kept.
+LABEL_SPOTS: tuple[tuple[str, tuple[int, int], str], ...] = (
+    ("point", (5, -9), "left"),
+    ("point", (5, 3), "left"),
+    ("point", (-5, -9), "right"),
+    ("point", (-5, 3), "right"),
+    ("high", (0, 3), "center"),
+    ("low", (0, -9), "center"),
+    ("high", (3, 3), "left"),
+    ("low", (3, -9), "left"),
+    ("high", (-3, 3), "right"),
+    ("low", (-3, -9), "right"),
+)
+
+
+@dataclass(frozen=True)
+class PointLabel:
+    x: float
+    y: float
+    low: float
+    high: float
+    text: str
+    color: str
+
+
+def _annotate(ax: Axes, p: PointLabel, spot: tuple[str, tuple[int, int], str]) -> matplotlib.text.Annotation:
+    anchor, offset, align = spot
+    y = {"point": p.y, "high": p.high, "low": p.low}[anchor]
+    return ax.annotate(p.text, (p.x, y), textcoords="offset points", xytext=offset, ha=align, fontsize=6, color=p.color)
+
+
+def _place_labels(fig: Figure, ax: Axes, points: list[PointLabel]) -> None:
+    """Label each point where the label overlaps no other label, point or error bar (greedy; a point with no free
+    spot keeps the first spot that stays inside the axes)."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    frame = ax.get_window_extent(renderer)
+    pad = 3.0  # display pixels around each marker and bar
+    taken = []
+    for p in points:
+        (x0, y0), (x1, y1) = ax.transData.transform([(p.x, p.low), (p.x, p.high)])
+        taken.append(Bbox.from_extents(min(x0, x1) - pad, min(y0, y1) - pad, max(x0, x1) + pad, max(y0, y1) + pad))
+    for p in points:
+        fallback = None
+        for spot in LABEL_SPOTS:
+            label = _annotate(ax, p, spot)
+            box = label.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(other) for other in taken):
+                taken.append(box)
+                break
+            if inside and fallback is None:
+                fallback = spot
+            label.remove()
+        else:
+            taken.append(_annotate(ax, p, fallback or LABEL_SPOTS[0]).get_window_extent(renderer))
+
+
 def draw_acc_vs_tokens(ctx: FigureContext) -> Figure:
     fig, ax = plt.subplots(figsize=(SINGLE, 2.6))
-    for row in HELDOUT_POINTS:
+    rows = [row for row in HELDOUT_POINTS if ctx.has(f"heldout.{row}.accuracy")]
+    xs = [ctx.value(f"heldout.{row}.tokens") for row in rows]
+    # The x range follows the data (log scale: a factor either side), so no row can fall outside the axes.
+    x_low, x_high = min(xs, default=100.0) / 1.5, max(xs, default=1000.0) * 1.5
+    points = []
+    for row, x in zip(rows, xs):
         stem = f"heldout.{row}"
-        if not ctx.has(f"{stem}.accuracy"):
-            continue
-        x, y = ctx.value(f"{stem}.tokens"), 100 * ctx.value(f"{stem}.accuracy")
+        y = 100 * ctx.value(f"{stem}.accuracy")
         low, high = 100 * ctx.value(f"{stem}.accuracy_ci_low"), 100 * ctx.value(f"{stem}.accuracy_ci_high")
         family = _row_family(row)
         ax.errorbar(
@@ -101,27 +196,20 @@ def draw_acc_vs_tokens(ctx: FigureContext) -> Figure:
             color=COLORS[family],
             capsize=2,
             markersize=4,
+            label=_row_label(ctx, row),
         )
-        # k=20 points sit at the right edge: label them on the left so the text stays inside the axes.
-        offset, align = ((-5, -12), "right") if row == "mem0-k20" else ((5, -9), "left")
-        ax.annotate(
-            f"{family} k={ctx.display(f'{stem}.k')}",
-            (x, y),
-            textcoords="offset points",
-            xytext=offset,
-            ha=align,
-            fontsize=6,
-            color=COLORS[family],
-        )
+        points.append(PointLabel(x, y, low, high, _row_label(ctx, row), COLORS[family]))
     ax.set_xscale("log")
-    ticks = [150, 300, 500, 1000, 1500, 2500]
-    ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    ax.set_xlim(x_low, x_high)
+    ax.set_xticks(log_ticks(x_low, x_high))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_thousands))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_xlim(120, 3200)
+    ax.set_ylim(*_padded(min((p.low for p in points), default=0.0), max((p.high for p in points), default=100.0)))
     ax.set_xlabel("mean retrieved tokens per question (log scale)")
     ax.set_ylabel("held-out accuracy (%)")
     ax.grid(alpha=0.3)
     fig.subplots_adjust(left=0.15, right=0.97, top=0.96, bottom=0.2)
+    _place_labels(fig, ax, points)  # last: it measures the final layout
     _footer(fig, ctx)
     return fig
 
@@ -132,32 +220,45 @@ def draw_per_category(ctx: FigureContext) -> Figure:
         for r in ("engram-k3", "mem0-token-matched", "mem0-k3", "engram-reranking-off-k3")
         if ctx.has(f"heldout.{r}.accuracy")
     ]
-    fig, ax = plt.subplots(figsize=(DOUBLE, 2.6))
+    fig, ax = plt.subplots(figsize=(DOUBLE, 2.8))
     width = 0.8 / max(len(rows), 1)
     positions = np.arange(len(SCORED_CATEGORIES))
     shades = {"engram-k3": 1.0, "mem0-token-matched": 1.0, "mem0-k3": 0.5, "engram-reranking-off-k3": 1.0}
     for i, row in enumerate(rows):
-        values = [
-            100 * ctx.value(f"heldout.{row}.category.{c}.accuracy")
-            if ctx.has(f"heldout.{row}.category.{c}.accuracy")
-            else np.nan
-            for c in SCORED_CATEGORIES
-        ]
-        label = f"{row} (k={ctx.display(f'heldout.{row}.k')})"
+        stem = f"heldout.{row}.category"
+        present = [c for c in SCORED_CATEGORIES if ctx.has(f"{stem}.{c}.accuracy")]
+        values = np.array(
+            [100 * ctx.value(f"{stem}.{c}.accuracy") if c in present else np.nan for c in SCORED_CATEGORIES]
+        )
+        low = np.array(
+            [100 * ctx.value(f"{stem}.{c}.accuracy_ci_low") if c in present else np.nan for c in SCORED_CATEGORIES]
+        )
+        high = np.array(
+            [100 * ctx.value(f"{stem}.{c}.accuracy_ci_high") if c in present else np.nan for c in SCORED_CATEGORIES]
+        )
         ax.bar(
             positions + (i - (len(rows) - 1) / 2) * width,
             values,
             width,
-            label=label,
+            yerr=[values - low, high - values],
+            error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#333333"},
+            label=_row_label(ctx, row),
             color=COLORS[_row_family(row)],
             alpha=shades[row],
         )
-    ax.set_xticks(positions, SCORED_CATEGORIES)
-    ax.set_ylabel("accuracy (%)")
+    first = rows[0] if rows else None
+    names = [
+        f"{c}\nn = {ctx.display(f'heldout.{first}.category.{c}.n')}"
+        if first and ctx.has(f"heldout.{first}.category.{c}.n")
+        else c
+        for c in SCORED_CATEGORIES
+    ]
+    ax.set_xticks(positions, names)
+    ax.set_ylabel("accuracy (%), Wilson 95% CI")
     ax.set_ylim(0, 100)
-    ax.legend(ncol=len(rows), loc="upper center", bbox_to_anchor=(0.5, 1.15), frameon=False)
+    ax.legend(ncol=len(rows), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    fig.subplots_adjust(left=0.07, right=0.99, top=0.86, bottom=0.16)
+    fig.subplots_adjust(left=0.075, right=0.99, top=0.88, bottom=0.2)
     _footer(fig, ctx)
     return fig
 
@@ -174,59 +275,88 @@ def draw_perconv_diffs(ctx: FigureContext) -> Figure:
         }
     )
     pairs = [(a, b) for a, b in PERCONV_PAIRS if ctx.has(f"compare.{a}_vs_{b}.conv.{convs[0]}.delta")] if convs else []
-    fig, ax = plt.subplots(figsize=(DOUBLE, 2.6))
+    fig, ax = plt.subplots(figsize=(DOUBLE, 2.8))
     markers = ["o", "s", "^"]
+    extent = [0.0]  # the zero line is always in view
     for j, (a, b) in enumerate(pairs):
         xs, ys, lo, hi = [], [], [], []
         for i, conv in enumerate(convs):
+            extent += [100 * ctx.value(f"compare.{a}_vs_{b}.conv.{conv}.ci_{end}") for end in ("low", "high")]
             stem = f"compare.{a}_vs_{b}.conv.{conv}"
             d = 100 * ctx.value(f"{stem}.delta")
             xs.append(i + (j - 1) * 0.22)
             ys.append(d)
             lo.append(d - 100 * ctx.value(f"{stem}.ci_low"))
             hi.append(100 * ctx.value(f"{stem}.ci_high") - d)
-        ax.errorbar(xs, ys, yerr=[lo, hi], fmt=markers[j], capsize=2, markersize=4, label=f"{a} − {b}")
+        label = f"{_row_label(ctx, a)} − {_row_label(ctx, b)}"
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt=markers[j], capsize=2, markersize=4, label=label)
     ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylim(*_padded(min(extent), max(extent)))
     ax.set_xticks(range(len(convs)), convs)
-    ax.set_ylabel("Δ accuracy, points (95% CI)")
-    ax.legend(loc="upper right", frameon=False)
+    ax.set_ylabel("Δ accuracy, points (Wald 95% CI)")
+    # Above the axes, never over a point.
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=max(len(pairs), 1), frameon=False, fontsize=6)
     ax.grid(axis="y", alpha=0.3)
-    fig.subplots_adjust(left=0.08, right=0.99, top=0.97, bottom=0.16)
+    fig.subplots_adjust(left=0.08, right=0.99, top=0.9, bottom=0.14)
     _footer(fig, ctx)
     return fig
 
 
+def _reliability_bins(cell: CalibrationCell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per equal-width bin (10 of them): items, mean confidence and accuracy (NaN where a bin is empty)."""
+    conf = confidences(cell.table.probs)
+    hit = correct(cell.table.probs, cell.table.labels).astype(float)
+    index = np.minimum((conf * 10).astype(int), 9)
+    counts = np.bincount(index, minlength=10)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.bincount(index, weights=conf, minlength=10) / counts
+        accuracy = np.bincount(index, weights=hit, minlength=10) / counts
+    return counts, mean_conf, accuracy
+
+
 def draw_reliability(ctx: FigureContext) -> Figure:
     groups = sorted({(c.set_name, c.question) for c in ctx.calibration})
-    fig, axes = plt.subplots(1, max(len(groups), 1), figsize=(DOUBLE, 2.6), squeeze=False)
+    columns = max(len(groups), 1)
+    fig, axes = plt.subplots(
+        2, columns, figsize=(DOUBLE, 3.6), squeeze=False, sharex="col", gridspec_kw={"height_ratios": [3, 1]}
+    )
     edges = np.linspace(0, 1, 11)
-    for ax, (set_name, question) in zip(axes[0], groups):
+    backends = sorted({c.backend for c in ctx.calibration})
+    bar_width = 0.1 / max(len(backends), 1)
+    for column, (set_name, question) in enumerate(groups):
+        ax, counts_ax = axes[0][column], axes[1][column]
+        eces = []
         for cell in (c for c in ctx.calibration if (c.set_name, c.question) == (set_name, question)):
-            conf = confidences(cell.table.probs)
-            hit = correct(cell.table.probs, cell.table.labels).astype(float)
-            index = np.minimum((conf * 10).astype(int), 9)
-            counts = np.bincount(index, minlength=10)
+            counts, mean_conf, accuracy = _reliability_bins(cell)
             filled = counts > 0
-            mean_conf = np.bincount(index, weights=conf, minlength=10)[filled] / counts[filled]
-            accuracy = np.bincount(index, weights=hit, minlength=10)[filled] / counts[filled]
-            ece = ctx.display(f"{cell.stem}.ece")
             ax.plot(
-                mean_conf,
-                accuracy,
+                mean_conf[filled],
+                accuracy[filled],
                 marker="o",
                 markersize=3,
                 color=COLORS[cell.backend],
-                label=f"{cell.backend} (ECE {ece})",
+                label=BACKEND_LABELS.get(cell.backend, cell.backend),
+            )
+            shift = (backends.index(cell.backend) - (len(backends) - 1) / 2) * bar_width
+            counts_ax.bar(edges[:-1] + 0.05 + shift, counts, bar_width, color=COLORS[cell.backend])
+            eces.append(
+                f"{BACKEND_LABELS.get(cell.backend, cell.backend).split(' ')[0]} {ctx.display(f'{cell.stem}.ece')}"
             )
         ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=0.8)
-        ax.set_xticks(edges[::2])
         ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"{question}, {set_name} labels")
-        ax.set_xlabel("confidence (bin mean)")
-        ax.legend(loc="upper left", frameon=False)
+        ax.set_ylim(-0.04, 1.04)  # points at 0 and 1 drawn whole
+        ax.set_title(
+            f"{QUESTION_TITLES.get(question, question)}\n{SET_TITLES.get(set_name, set_name)}\nECE: {', '.join(eces)}",
+            fontsize=7,
+        )
+        counts_ax.set_xticks(edges[::2])
+        counts_ax.set_xlabel("confidence (10 equal-width bins)")
+        ax.tick_params(labelbottom=False)
     axes[0][0].set_ylabel("accuracy in bin")
-    fig.subplots_adjust(left=0.07, right=0.99, top=0.9, bottom=0.18, wspace=0.25)
+    axes[1][0].set_ylabel("items in bin")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels) or 1, frameon=False)
+    fig.subplots_adjust(left=0.08, right=0.97, top=0.76, bottom=0.15, wspace=0.25, hspace=0.12)
     _footer(fig, ctx)
     return fig
 
@@ -237,23 +367,34 @@ def draw_tradeoff(ctx: FigureContext) -> Figure:
         n.id[len(prefix) : -len(suffix)] for n in ctx.numbers if n.id.startswith(prefix) and n.id.endswith(suffix)
     )
     xs = [ctx.value(f"tradeoff.theta_{t}.theta") for t in thetas]
-    fig, ax = plt.subplots(figsize=(SINGLE, 3.0))
+    fig, ax = plt.subplots(figsize=(SINGLE, 3.4))
     cost = [1000 * ctx.value(f"tradeoff.theta_{t}.cost") for t in thetas]
-    ax.plot(xs, cost, color="black", marker=".", label="C(θ)")
+    ax.plot(xs, cost, color="black", marker=".", label="cost C(θ), left axis")
     ax.set_xlabel("escalation threshold θ")
     ax.set_ylabel("cost per 1,000 decisions (USD)")
     right = ax.twinx()
     for eps, style in (("0", "-"), ("0.1", "--")):
         err = [100 * ctx.value(f"tradeoff.theta_{t}.error_eps{eps}") for t in thetas]
-        right.plot(xs, err, color="#d62728", linestyle=style, label=f"E(θ), ε_L={eps}")
+        right.plot(xs, err, color="#d62728", linestyle=style, label=f"error E(θ) if ε_L = {eps}, right axis")
     kept = [100 * ctx.value(f"tradeoff.theta_{t}.jev_error_kept") for t in thetas]
-    right.plot(xs, kept, color="#1f77b4", linestyle=":", label="ε_J(θ), Jev on kept")
+    right.plot(xs, kept, color="#1f77b4", linestyle=":", label="ε_J(θ): Jev's error on kept decisions, right axis")
     right.set_ylabel("relation error (%)")
-    for theta in MARKED_THETAS:
-        ax.axvline(float(ctx.value(f"tradeoff.theta_{theta_id(theta)}.theta")), color="#999999", linewidth=0.7)
+    for theta, name in zip(MARKED_THETAS, ("escalate", "act")):
+        at = float(ctx.value(f"tradeoff.theta_{theta_id(theta)}.theta"))
+        ax.axvline(at, color="#999999", linewidth=0.7)
+        ax.text(
+            at, 1.0, f" {name} θ={at:.2f}", transform=ax.get_xaxis_transform(), fontsize=6, va="bottom", ha="center"
+        )
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
-    fig.legend(handles, [str(h.get_label()) for h in handles], loc="upper center", ncol=2, frameon=False, fontsize=6)
-    fig.subplots_adjust(left=0.17, right=0.85, top=0.84, bottom=0.17)
+    fig.legend(handles, [str(h.get_label()) for h in handles], loc="upper left", ncol=1, frameon=False, fontsize=6)
+    fig.text(
+        0.01,
+        0.755,
+        "ε_L: assumed error of the LLM on escalated decisions",
+        fontsize=6,
+        color="#333333",
+    )
+    fig.subplots_adjust(left=0.17, right=0.85, top=0.7, bottom=0.14)
     _footer(fig, ctx)
     return fig
 
@@ -263,63 +404,79 @@ COST_ARMS = [("mem0", "mem0 2.1.0"), ("engram-llm-decider", "engram, LLM decider
 
 def draw_cost_breakdown(ctx: FigureContext) -> Figure:
     arms = [(a, label) for a, label in COST_ARMS if ctx.has(f"dev.{a}.cost_per_1k")]
-    fig, ax = plt.subplots(figsize=(SINGLE, 2.6))
+    fig, ax = plt.subplots(figsize=(SINGLE, 2.8))
     for i, (arm, _label) in enumerate(arms):
         total = ctx.value(f"dev.{arm}.cost_per_1k")
+        text = ctx.display(f"dev.{arm}.cost_per_1k")
         if ctx.has(f"dev.{arm}.decision_cost_per_1k"):
             extract = ctx.value(f"dev.{arm}.extract_cost_per_1k")
             decision = ctx.value(f"dev.{arm}.decision_cost_per_1k")
             ax.barh(i, extract, color="#ff7f0e", label="extraction (LLM)" if i == len(arms) - 1 else None)
-            ax.barh(i, decision, left=extract, color="#1f77b4", label="decision layer" if i == len(arms) - 1 else None)
+            # A dark edge keeps a slice of a few hundredths of the bar visible; its value is printed beside it.
+            ax.barh(
+                i,
+                decision,
+                left=extract,
+                color="#1f77b4",
+                edgecolor="#0b3d66",
+                linewidth=0.8,
+                label="decision layer" if i == len(arms) - 1 else None,
+            )
+            text += f"\n(decision {ctx.display(f'dev.{arm}.decision_cost_per_1k')})"
         else:
             ax.barh(i, total, color="#bbbbbb", hatch="//", label="not split (all mem0 LLM calls)")
-        ax.text(total, i, " " + ctx.display(f"dev.{arm}.cost_per_1k"), va="center", fontsize=7)
+        ax.annotate(text, (total, i), textcoords="offset points", xytext=(3, 0), va="center", fontsize=6)
     ax.set_yticks(range(len(arms)), [label for _, label in arms])
     ax.set_xlabel("write cost per 1,000 messages (USD)")
     largest = max((ctx.value(f"dev.{a}.cost_per_1k") for a, _ in arms), default=0.0)
-    ax.set_xlim(0, largest * 1.25 if largest > 0 else 1.0)  # stand-in runs cost $0
+    # Room on the right for the value labels, which stay inside the frame.
+    ax.set_xlim(0, largest * 1.75 if largest > 0 else 1.0)  # stand-in runs cost $0
     fig.legend(loc="upper center", ncol=2, frameon=False, fontsize=6)
-    fig.subplots_adjust(left=0.42, right=0.96, top=0.82, bottom=0.2)
+    fig.subplots_adjust(left=0.4, right=0.97, top=0.82, bottom=0.17)
     _footer(fig, ctx)
     return fig
 
 
+ACCURACY_INTERVAL = "Wilson 95% intervals"
+DIFFERENCE_INTERVAL = "per-question Wald 95% intervals (mean d ± 1.96·sd/√n)"
 FIGURES = [
     FigureSpec(
         "acc_vs_tokens",
         "Held-out accuracy against mean retrieved tokens per question (log scale), with "
-        "per-question 95% intervals, for every held-out row.",
+        f"{ACCURACY_INTERVAL} of accuracy, for every held-out row.",
         draw_acc_vs_tokens,
     ),
     FigureSpec(
         "per_category",
-        "Held-out accuracy per LoCoMo category for engram at k=3, mem0 at the token-matched "
-        "k, mem0 at k=3 and engram with reranking off.",
+        "Held-out accuracy per LoCoMo category (n questions under each) for engram at k=3, mem0 at the "
+        f"token-matched k, mem0 at k=3 and engram with reranking off, with {ACCURACY_INTERVAL}.",
         draw_per_category,
     ),
     FigureSpec(
         "perconv_diffs",
-        "Per-conversation paired differences (engram minus mem0) with per-question 95% "
-        "intervals, at k=3, at the token-matched budget and at k=20.",
+        "Per-conversation paired differences (engram minus mem0, points) with "
+        f"{DIFFERENCE_INTERVAL}, at k=3, at the token-matched budget and at k=20.",
         draw_perconv_diffs,
     ),
     FigureSpec(
         "reliability",
-        "Reliability diagrams of Jev and the zero-shot open model (laya): accuracy against "
-        "mean confidence in 10 equal-width bins, with each model's ECE.",
+        "Reliability diagrams of Jev and laya, a zero-shot 421M open model shown for contrast: accuracy against "
+        "mean confidence in 10 equal-width bins (top), the number of items in each bin (bottom), and each model's "
+        "ECE.",
         draw_reliability,
     ),
     FigureSpec(
         "tradeoff",
-        "Escalation cost/error curve on the gold contradiction pairs: cost per decision C(θ), "
-        "error E(θ) for the two assumed LLM error rates ε_L, and Jev's error on the decisions it keeps; vertical "
-        "lines at the production and act thresholds.",
+        "Escalation cost/error curve on the gold contradiction pairs: cost per decision C(θ); ε_J(θ), Jev's error "
+        "on the decisions it keeps (confidence ≥ θ); and the overall error E(θ) = (1 − p_esc)·ε_J(θ) + p_esc·ε_L "
+        "for two assumed values of ε_L, the LLM's error on the escalated decisions (not measured); vertical lines "
+        "at the production escalation threshold and the act threshold.",
         draw_tradeoff,
     ),
     FigureSpec(
         "cost_breakdown",
         "Write cost per 1,000 messages on the dev slice, split into extraction and the "
-        "decision layer (mem0's calls are not split).",
+        "decision layer (mem0's calls are not split); the decision layer's cost is printed beside each split bar.",
         draw_cost_breakdown,
     ),
 ]

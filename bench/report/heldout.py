@@ -17,15 +17,16 @@ from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.tables import Table, TableBuilder
 from bench.results import SCORED_CATEGORIES
-from bench.stats.bootstrap import cluster_bootstrap, comparison_seed
+from bench.stats.bootstrap import cluster_bootstrap, paired_seed
+from bench.stats.intervals import ACCURACY_INTERVAL_NOTE, DIFFERENCE_INTERVAL_NOTE, accuracy_interval
 from bench.stats.mcnemar import discordance, mcnemar_exact_p
 from bench.stats.paired import paired_differences, per_question_ci
 from bench.vocab import is_heldout
 
 BOOTSTRAP_DRAWS = 10_000
 BOOTSTRAP_NOTE = (
-    "conversation-cluster bootstrap (10,000 draws, G = number of conversations, numpy generator seeded "
-    "per comparison): may differ from the article's draws by up to 1.0 point"
+    "conversation-cluster bootstrap (10,000 draws, G = number of conversations, numpy generator seeded from the "
+    "two sides' arms and k, as `engram-bench compare` seeds it): may differ from the article's draws by up to 1.0 point"
 )
 
 
@@ -70,27 +71,44 @@ class HeldoutRow:
         return scored.set_index("question_id")["correct"].rename(self.row.name)
 
 
-def recorded_matched_k(rs: ResultSet) -> int | None:
-    """The k the held-out token-matching run chose, read from its result files' extras (not chosen again here:
-    choosing is `bench.stats.token_matched_k`, which the runner applies); None unless every file names the same k."""
-    ks = {
-        item.result.extras["token_match"]["k"]
+# Readable names of the held-out rows, for tables and figures alike.
+ROW_LABELS = {
+    "engram-k3": "engram",
+    "mem0-k3": "mem0",
+    "engram-reranking-off-k3": "engram, reranking off",
+    "mem0-token-matched": "mem0, token-matched",
+    "engram-k20": "engram",
+    "mem0-k20": "mem0",
+}
+# A token-matched run is recorded either under the mem0 arm at the chosen k (the v1 import) or under its own arm.
+TOKEN_MATCHED_ARMS = ("mem0", "mem0-token-matched")
+
+
+def recorded_matched_k(rs: ResultSet) -> tuple[str, int] | None:
+    """The arm and k of the held-out token-matching run, read from its result files' extras (not chosen again here:
+    choosing is `bench.stats.token_matched_k`, which the runner applies); None unless every file names the same."""
+    found = {
+        (arm, item.result.extras["token_match"]["k"])
         for (s, arm, _), item in rs.results.items()
-        if is_heldout(s) and arm == "mem0" and "token_match" in item.result.extras
+        if is_heldout(s) and arm in TOKEN_MATCHED_ARMS and "token_match" in item.result.extras
     }
-    return ks.pop() if len(ks) == 1 else None
+    return found.pop() if len(found) == 1 else None
 
 
 def heldout_rows(rs: ResultSet) -> dict[str, HeldoutRow]:
     candidates = [
-        HeldoutArm("engram-k3", "engram", "engram", 3),
-        HeldoutArm("mem0-k3", "mem0", "mem0", 3),
-        HeldoutArm("engram-reranking-off-k3", "engram, reranking off", "engram-reranking-off", 3),
+        HeldoutArm("engram-k3", ROW_LABELS["engram-k3"], "engram", 3),
+        HeldoutArm("mem0-k3", ROW_LABELS["mem0-k3"], "mem0", 3),
+        HeldoutArm("engram-reranking-off-k3", ROW_LABELS["engram-reranking-off-k3"], "engram-reranking-off", 3),
     ]
-    tm = recorded_matched_k(rs)
-    if tm is not None:
-        candidates.append(HeldoutArm("mem0-token-matched", "mem0, token-matched", "mem0", tm))
-    candidates += [HeldoutArm("engram-k20", "engram", "engram", 20), HeldoutArm("mem0-k20", "mem0", "mem0", 20)]
+    matched = recorded_matched_k(rs)
+    if matched is not None:
+        arm, k = matched
+        candidates.append(HeldoutArm("mem0-token-matched", ROW_LABELS["mem0-token-matched"], arm, k))
+    candidates += [
+        HeldoutArm("engram-k20", ROW_LABELS["engram-k20"], "engram", 20),
+        HeldoutArm("mem0-k20", ROW_LABELS["mem0-k20"], "mem0", 20),
+    ]
     rows: dict[str, HeldoutRow] = {}
     for row in candidates:
         files = rs.heldout(row.arm, row.k)
@@ -128,6 +146,7 @@ PER_CONVERSATION = [
     ("engram-k3", "mem0-token-matched"),
     ("engram-k20", "mem0-k20"),
     ("engram-k3", "engram-reranking-off-k3"),
+    ("engram-reranking-off-k3", "mem0-token-matched"),
 ]
 
 
@@ -186,19 +205,24 @@ def _register_rows(rows: dict[str, HeldoutRow], numbers: Numbers) -> None:
         )
         numbers.add(f"{stem}.accuracy", float(scored["correct"].mean()), "pct", src)
         numbers.add(f"{stem}.correct", (int(scored["correct"].sum()), int(scored.shape[0])), "frac", src)
-        ci = per_question_ci(scored["correct"].to_numpy())
-        numbers.add(f"{stem}.accuracy_ci_low", ci.low, "pct", src, note="per-question 95% CI of accuracy")
-        numbers.add(f"{stem}.accuracy_ci_high", ci.high, "pct", src, note="per-question 95% CI of accuracy")
+        _register_accuracy_interval(stem, scored["correct"], src, numbers)
         for cat in SCORED_CATEGORIES:
             in_cat = scored[scored["category"] == cat]
             if len(in_cat):
                 numbers.add(f"{stem}.category.{cat}.accuracy", float(in_cat["correct"].mean()), "pct", src)
                 numbers.add(f"{stem}.category.{cat}.n", int(in_cat.shape[0]), "int", src)
+                _register_accuracy_interval(f"{stem}.category.{cat}", in_cat["correct"], src, numbers)
         adv = hr.frame[hr.frame["category"] == "adversarial"]
         if len(adv):
             numbers.add(f"{stem}.adversarial_accuracy", float(adv["correct"].mean()), "pct", src)
             five = hr.frame[hr.frame["scored"] | (hr.frame["category"] == "adversarial")]
             numbers.add(f"{stem}.five_category_accuracy", float(five["correct"].mean()), "pct", src)
+
+
+def _register_accuracy_interval(stem: str, correct: pd.Series, src: list[SourceFile], numbers: Numbers) -> None:
+    ci = accuracy_interval(int(correct.sum()), int(correct.size))
+    numbers.add(f"{stem}.accuracy_ci_low", ci.low, "pct", src, note=ACCURACY_INTERVAL_NOTE)
+    numbers.add(f"{stem}.accuracy_ci_high", ci.high, "pct", src, note=ACCURACY_INTERVAL_NOTE)
 
 
 def _register_comparison(
@@ -212,16 +236,20 @@ def _register_comparison(
     if conversation is not None:
         src = [s for s in src if f"/{conversation}/" in s.path]
     numbers.add(f"{prefix}.delta", ci.estimate, "pp", src, note=f"{a.row.name} minus {b.row.name}, points")
-    numbers.add(f"{prefix}.ci_low", ci.low, "pp", src, note="per-question 95% CI, mean ± 1.96·sd/√n")
-    numbers.add(f"{prefix}.ci_high", ci.high, "pp", src, note="per-question 95% CI, mean ± 1.96·sd/√n")
+    numbers.add(f"{prefix}.ci_low", ci.low, "pp", src, note=DIFFERENCE_INTERVAL_NOTE)
+    numbers.add(f"{prefix}.ci_high", ci.high, "pp", src, note=DIFFERENCE_INTERVAL_NOTE)
     numbers.add(f"{prefix}.mcnemar_p", mcnemar_exact_p(table.only_a, table.only_b), "p", src)
     numbers.add(f"{prefix}.only_a", table.only_a, "int", src, note=f"questions only {a.row.name} answered correctly")
     numbers.add(f"{prefix}.only_b", table.only_b, "int", src, note=f"questions only {b.row.name} answered correctly")
     if bootstrap:
         clusters = a.scored().set_index("question_id")["conversation"].reindex(d.index).to_numpy()
-        boot = cluster_bootstrap(d.to_numpy(), clusters, draws=BOOTSTRAP_DRAWS, seed=comparison_seed(prefix))
+        boot = cluster_bootstrap(d.to_numpy(), clusters, draws=BOOTSTRAP_DRAWS, seed=_seed(a, b))
         numbers.add(f"{prefix}.bootstrap_low", boot.low, "pp", src, note=BOOTSTRAP_NOTE)
         numbers.add(f"{prefix}.bootstrap_high", boot.high, "pp", src, note=BOOTSTRAP_NOTE)
+
+
+def _seed(a: HeldoutRow, b: HeldoutRow) -> int:
+    return paired_seed(a.row.arm, a.row.k, b.row.arm, b.row.k)
 
 
 def _register_costs(rs: ResultSet, numbers: Numbers) -> None:
@@ -276,7 +304,7 @@ def _heldout_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) ->
             )
     t.note(
         "Δ is engram at the same budget (k=3 rows: engram k=3; k=20: engram k=20) minus the row; per-question "
-        "95% CI; exact McNemar test on the discordant questions."
+        "95% CI (Wald: mean d ± 1.96·sd/√n); exact McNemar test on the discordant questions."
     )
     if "heldout.mem0-token-matched.bootstrap_low" in numbers:
         t.note(
@@ -317,6 +345,10 @@ def _category_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) -
     return t.table
 
 
+def _shown(row: HeldoutRow) -> str:
+    return f"{row.row.label} (k={row.row.k})"
+
+
 def _perconv_table(rows: dict[str, HeldoutRow], convs: list[str], numbers: Numbers, label: str) -> Table:
     t = TableBuilder(
         numbers,
@@ -331,7 +363,7 @@ def _perconv_table(rows: dict[str, HeldoutRow], convs: list[str], numbers: Numbe
         for conv in convs:
             stem = f"compare.{a}_vs_{b}.conv.{conv}"
             t.row(
-                f"{a} vs {b}",
+                f"{_shown(rows[a])} − {_shown(rows[b])}",
                 conv,
                 t.num(f"{stem}.delta"),
                 t.interval(f"{stem}.ci_low", f"{stem}.ci_high"),

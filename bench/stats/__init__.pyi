@@ -8,6 +8,7 @@ from .bootstrap import (
     comparison_seed as comparison_seed,
     item_bootstrap as item_bootstrap,
     item_bootstrap_draws as item_bootstrap_draws,
+    paired_seed as paired_seed,
     percentile_interval as percentile_interval,
 )
 from .calibration import (
@@ -26,6 +27,7 @@ from .calibration import (
     with_temperature as with_temperature,
 )
 from .comparison import (
+    SMALL_GROUP_N as SMALL_GROUP_N,
     PairedComparison as PairedComparison,
     compare_by_group as compare_by_group,
     compare_paired as compare_paired,
@@ -37,6 +39,11 @@ from .escalation import (
     jev_alone_error as jev_alone_error,
 )
 from .intervals import (
+    ACCURACY_INTERVAL_NAME as ACCURACY_INTERVAL_NAME,
+    ACCURACY_INTERVAL_NOTE as ACCURACY_INTERVAL_NOTE,
+    DIFFERENCE_INTERVAL_METHOD as DIFFERENCE_INTERVAL_METHOD,
+    DIFFERENCE_INTERVAL_NOTE as DIFFERENCE_INTERVAL_NOTE,
+    accuracy_interval as accuracy_interval,
     minimum_detectable_effect as minimum_detectable_effect,
     observed_mde as observed_mde,
     wilson_interval as wilson_interval,

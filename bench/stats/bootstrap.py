@@ -54,6 +54,13 @@ def comparison_seed(label: str) -> int:
     return int.from_bytes(hashlib.sha256(label.encode("utf-8")).digest()[:4], "big")
 
 
+def paired_seed(a_arm: str, a_k: int | None, b_arm: str, b_k: int | None) -> int:
+    """The seed of the bootstrap of one paired comparison, A − B, named by each side's arm and k only: the paper
+    build and `engram-bench compare` both call this, so they publish the same interval for the same comparison
+    (the stack is left out because a comparison's files name their stack, and the two must agree on the key)."""
+    return comparison_seed(f"{a_arm} k={a_k} vs {b_arm} k={b_k}")
+
+
 def percentile_interval(draws: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """The original's order statistics: sorted draws [⌈α/2·(N−1)⌉] and [⌊(1−α/2)·(N−1)⌋] ([250], [9749] for 10,000)."""
     alpha = 1.0 - level

@@ -68,15 +68,23 @@ def compare_paired(
     )
 
 
+# Below this many questions a group's interval says little; `compare` flags such rows.
+SMALL_GROUP_N = 10
+
+
 def compare_by_group(a: pd.Series, b: pd.Series, groups: pd.Series) -> pd.DataFrame:
     """One row per group (e.g. category or conversation): n, accuracies, Δ with per-question CI, discordant counts
-    and McNemar p. Fractions, not points. The sides must already hold the same questions."""
+    and McNemar p. Fractions, not points. The sides must already hold the same questions.
+
+    A mean of 0/±1 differences lies in [−1, 1], but the normal interval of a small group can reach past it (24
+    questions at +0.6 give [+0.12, +1.08]): the bounds are clipped to that range, and ``clipped`` says where."""
     d = paired_differences(a, b)
     labels = groups.reindex(d.index)
     rows = []
     for group, ids in d.groupby(labels, sort=True).groups.items():
         side_a, side_b = a.loc[ids], b.loc[ids]
-        ci = per_question_ci(d.loc[ids])
+        raw = per_question_ci(d.loc[ids])
+        ci = raw.clipped(-1.0, 1.0)
         table = discordance(side_a, side_b)
         rows.append(
             {
@@ -87,6 +95,7 @@ def compare_by_group(a: pd.Series, b: pd.Series, groups: pd.Series) -> pd.DataFr
                 "delta": ci.estimate,
                 "ci_low": ci.low,
                 "ci_high": ci.high,
+                "clipped": ci != raw,
                 "only_a": table.only_a,
                 "only_b": table.only_b,
                 "mcnemar_p": mcnemar_exact_p(table.only_a, table.only_b),

@@ -20,6 +20,18 @@ from statsmodels.stats.proportion import proportion_confint
 from bench.errors import ResultError
 from bench.stats.paired import Interval
 
+# The one interval policy of every table, figure and `compare` line: one system's accuracy gets the Wilson interval;
+# a paired difference gets the per-question normal (Wald) interval mean d ± 1.96·sd/√n, as the article printed it.
+ACCURACY_INTERVAL_NAME = "Wilson 95% CI"
+ACCURACY_INTERVAL_NOTE = "Wilson 95% interval of accuracy"
+DIFFERENCE_INTERVAL_METHOD = "Wald: mean d ± 1.96·sd/√n"
+DIFFERENCE_INTERVAL_NOTE = f"per-question 95% CI ({DIFFERENCE_INTERVAL_METHOD})"
+
+
+def accuracy_interval(correct: int, n: int) -> Interval:
+    """The 95% interval printed for one system's accuracy, wherever it is printed (Wilson)."""
+    return wilson_interval(correct, n)
+
 
 def wilson_interval(correct: int, n: int, level: float = 0.95) -> Interval:
     """Accuracy correct/n with its Wilson score interval (fractions)."""

@@ -30,6 +30,10 @@ class Interval:
         """The same interval in percentage points, as tables print it."""
         return Interval(100 * self.estimate, 100 * self.low, 100 * self.high)
 
+    def clipped(self, lowest: float, highest: float) -> Interval:
+        """The interval with its bounds held inside [lowest, highest], the values the quantity can take."""
+        return Interval(self.estimate, max(self.low, lowest), min(self.high, highest))
+
 
 def _side_name(series: pd.Series, default: str) -> str:
     return str(series.name) if series.name is not None else default

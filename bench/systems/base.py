@@ -183,6 +183,10 @@ class System(ABC):
     #: Whether the system has a decision layer, so a result reports decision cost and decision p50 for it. None
     #: leaves it to the recorded figures: any write with decision latency or cost means yes.
     DECISION_LAYER: ClassVar[bool | None] = None
+    #: Model calls besides answering and judging, per message written, by role, when the system fixes them (an
+    #: empty mapping: none at all). None: they depend on what the models say (`engram-bench plan` then counts
+    #: them from the offline run of the arm).
+    MODEL_CALLS_PER_MESSAGE: ClassVar[Mapping[str, int] | None] = None
 
     def __init__(self, settings: Mapping[str, Any], context: SystemContext) -> None:
         self.settings = dict(settings)

@@ -33,6 +33,13 @@ if TYPE_CHECKING:
     from engram import DecisionBackend, Engram, Extractor
 
 PRESETS = ("E4_FROZEN", "E2", "ORIGINAL_FROZEN")
+# What each preset is, in one line (`engram-bench arms` prints the ones its arms use).
+PRESET_DESCRIPTIONS = {
+    "E4_FROZEN": "the frozen held-out system, the article's flags: belief, three gates, same_as links, reranking",
+    "E2": "the earlier write policy of the dev-table arms: no belief or gates, close on a confident superseding "
+    "answer, duplicates merged into the stored text",
+    "ORIGINAL_FROZEN": "E4_FROZEN with the original code's result-changing quirks, for replicating the v1 numbers",
+}
 RELATION_DECIDERS = ("typed", "llm_update")
 
 
@@ -200,8 +207,8 @@ TRACE_DIGITS = 4  # probabilities in a trace are for reading; four decimals keep
 
 def _decision_for_reading(decision: dict[str, Any]) -> dict[str, Any]:
     """A decision as the trace keeps it: question, every option with its probability (the keys of ``probs``), the
-    choice, its target, and only the fields that say something (a fallback, an error, a proposed text); latency
-    and nominal cost are in the result's figures already."""
+    choice, its target, and only the fields that say something (a fallback, an error, a proposed text, the tokens a
+    logprob decision was read from); latency and nominal cost are in the result's figures already."""
     kept = {
         "question": decision["question"],
         "probs": {o: round(float(p), TRACE_DIGITS) for o, p in decision["probs"].items()},
@@ -209,7 +216,7 @@ def _decision_for_reading(decision: dict[str, Any]) -> dict[str, Any]:
         "confidence": round(float(decision["confidence"]), TRACE_DIGITS),
         "model": decision["model"],
     }
-    for name in ("target", "fallback", "error", "text"):
+    for name in ("target", "fallback", "error", "text", "scored"):
         if decision.get(name):
             kept[name] = decision[name]
     return kept

@@ -8,7 +8,8 @@ nothing: no model is called.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bench.systems.base import RetrievedLines, System, WriteUsage, register_system, turn_store_stats
 
@@ -24,6 +25,8 @@ def render_turn(message: SliceMessage) -> str:
 @register_system("full-context")
 class FullContextSystem(System):
     """Keeps the transcript; shows all of it for every question."""
+
+    MODEL_CALLS_PER_MESSAGE: ClassVar[Mapping[str, int] | None] = {}  # writing keeps the turn: no model call
 
     def __init__(self, settings: dict[str, Any], context: Any) -> None:
         super().__init__(settings, context)

@@ -38,9 +38,9 @@ import logging
 import os
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bench.clients.wrappers import OfflineLLM
 from bench.errors import BenchError, ConfigError
@@ -251,6 +251,7 @@ class Mem0System(System):
     SETTINGS = (Setting("show_dates", bool, True, "prefix each memory with its session date (the article's lines)"),)
     # mem0 over-fetches max(4k, 60) candidates before hybrid re-scoring, so k=20 can rank differently from k=8.
     PREFIX_STABLE = False
+    MODEL_CALLS_PER_MESSAGE: ClassVar[Mapping[str, int] | None] = {"extract": 1}  # mem0 2.1.0: one LLM call per add()
 
     def __init__(self, settings: dict[str, Any], context: SystemContext) -> None:
         super().__init__(settings, context)

@@ -10,6 +10,7 @@ per text in batches; the batches depend only on the slice and its checkpoints, s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -26,6 +27,7 @@ class RawTurnRagSystem(System):
     SETTINGS: ClassVar[tuple[Setting, ...]] = (
         Setting("show_dates", bool, True, "prefix each shown turn with its session date"),
     )
+    MODEL_CALLS_PER_MESSAGE: ClassVar[Mapping[str, int] | None] = {}  # turns are embedded locally: no model call
 
     def __init__(self, settings: dict[str, Any], context: Any) -> None:
         super().__init__(settings, context)

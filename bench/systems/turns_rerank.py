@@ -51,6 +51,7 @@ class TurnsRerankSystem(RawTurnRagSystem):
         *RawTurnRagSystem.SETTINGS,
         Setting("shortlist", int, 30, "turns closest by cosine that the decide model judges for relevance"),
     )
+    MODEL_CALLS_PER_MESSAGE = None  # one rerank request per question, its size set by the shortlist
 
     def __init__(self, settings: dict[str, Any], context: Any) -> None:
         super().__init__(settings, context)

@@ -1,4 +1,5 @@
-"""Local stand-ins for the Anthropic Messages API and TypeSafe Jev: real HTTP on 127.0.0.1, ephemeral ports.
+"""Local stand-ins for the Anthropic Messages API, TypeSafe Jev and an OpenAI-compatible chat-completions server:
+real HTTP on 127.0.0.1, ephemeral ports.
 
 Tests talk to these through real sockets (no patched transports). Behaviour is scriptable per path with a queue of
 canned replies (status, JSON or raw bytes, headers, delay); once a path's queue is empty, the `responder` hook
@@ -10,8 +11,8 @@ Every request is counted, so a test can assert that no network was touched.
         ... os.environ["TYPESAFE_URL"] = server.url ...
         assert server.count("/v1/systemone") == 2
 
-Fixtures `fake_anthropic` and `fake_jev` (import them into a test module) start a server and point
-$ANTHROPIC_BASE_URL / $TYPESAFE_URL at it for the test.
+Fixtures `fake_anthropic`, `fake_jev` and `fake_openai` (import them into a test module) start a server and point
+$ANTHROPIC_BASE_URL / $TYPESAFE_URL / $OPENAI_BASE_URL (the server's /v1) at it for the test.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pytest
 
 Responder = Callable[[str, Any], tuple[int, dict[str, str], Any]]
 MESSAGES, COUNT_TOKENS, SYSTEMONE = "/v1/messages", "/v1/messages/count_tokens", "/v1/systemone"
+CHAT_COMPLETIONS = "/v1/chat/completions"
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,53 @@ def fake_jev_answer(payload: dict[str, Any]) -> dict[str, Any]:
     return {"probabilities": probabilities, "choice": options[0], "confidence": probabilities[options[0]]}
 
 
+def fake_chat_text(body: Any) -> str:
+    """A judge prompt (it asks for a JSON label) gets a verdict; anything else a short fixed answer."""
+    prompt = json.dumps(body.get("messages", []))
+    return '{"label": "CORRECT"}' if "CORRECT" in prompt and "WRONG" in prompt else "fake reply"
+
+
+def fake_logprobs(text: str, top: int) -> dict[str, Any]:
+    """Per word of the reply: the word at log-probability -0.1 and `top - 1` alternatives, each less likely."""
+    content = []
+    for word in text.split():
+        alternatives = [{"token": word, "logprob": -0.1, "bytes": list(word.encode())}]
+        alternatives += [
+            {"token": f"{word}~{i}", "logprob": -1.0 - i, "bytes": list(f"{word}~{i}".encode())} for i in range(1, top)
+        ]
+        content.append({"token": word, "logprob": -0.1, "bytes": list(word.encode()), "top_logprobs": alternatives})
+    return {"content": content, "refusal": None}
+
+
+def fake_chat_completion(body: Any, text: str | None = None) -> dict[str, Any]:
+    text = fake_chat_text(body) if text is None else text
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text, "refusal": None},
+        "finish_reason": "stop",
+        "logprobs": fake_logprobs(text, int(body.get("top_logprobs") or 1)) if body.get("logprobs") else None,
+    }
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": body.get("model", "unknown"),
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": approx_tokens(body.get("messages")),
+            "completion_tokens": len(text.split()),
+            "total_tokens": approx_tokens(body.get("messages")) + len(text.split()),
+        },
+    }
+
+
 def default_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
     if path == MESSAGES:
         return 200, {}, fake_message(body)
     if path == COUNT_TOKENS:
         return 200, {}, {"input_tokens": approx_tokens(body.get("messages"))}
+    if path == CHAT_COMPLETIONS:
+        return 200, {}, fake_chat_completion(body)
     if path == SYSTEMONE:
         answers = {key: fake_jev_answer(payload) for key, payload in body.get("questions", {}).items()}
         usage = {"input_tokens": approx_tokens(body)}
@@ -201,6 +245,13 @@ def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]
 def fake_jev(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
     with FakeModelServer() as server:
         monkeypatch.setenv("TYPESAFE_URL", server.url)
+        yield server
+
+
+@pytest.fixture
+def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
+    with FakeModelServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
         yield server
 
 

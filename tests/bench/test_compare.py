@@ -31,13 +31,16 @@ def write_set(
     stack: str = "offline",
     standins: tuple[str, ...] = ("answer", "judge"),
     unscored: dict[str, bool] | None = None,
+    slice_name: str = "dev",
+    categories: dict[str, str] | None = None,
 ) -> Path:
-    """A small result file: questions 'c1:0', 'c2:3'... with the given correctness (conversation = id prefix)."""
+    """A small result file: questions 'c1:0', 'c2:3'... with the given correctness (conversation = id prefix);
+    scored questions are single-hop unless `categories` names another."""
     answers = [
         Answer(
             question_id=qid,
             conversation=qid.split(":")[0],
-            category=category,
+            category=(categories or {}).get(qid, category),
             scored=scored,
             question="q?",
             gold="g",
@@ -52,7 +55,7 @@ def write_set(
         arm=arm,
         system=arm.split("-")[0],
         stack=stack,
-        slice="dev",
+        slice=slice_name,
         k=3,
         arm_hash=None,
         settings={},
@@ -122,10 +125,51 @@ def test_different_stacks_are_announced_loudly(tmp_path, capsys, monkeypatch) ->
     b = write_set(tmp_path / "b.json", "mem0", {"c1:0": False, "c2:0": False}, stack="paper")
     code, out, err = run_cli(["compare", str(a), str(b), "--draws", "100"], capsys, monkeypatch)
     assert code == 0
-    assert out.startswith("!! STACKS DIFFER: A runs on 'offline', B on 'paper'")
+    first, second = out.splitlines()[:2]
+    assert first.startswith("Δ = A − B, in percentage points")
+    assert second.startswith("!! STACKS DIFFER: A runs on 'offline', B on 'paper'")
     assert "MODELS DIFFER: answer: answer-standin-v1 vs claude-sonnet-4-6" in out
     assert "offline stand-ins: answer, judge" in out
-    assert "STACKS DIFFER" in err
+    # said once, where the reader starts: not again at the bottom, nor a third time on stderr
+    assert (out + err).count("STACKS DIFFER") == 1
+
+
+def test_json_output_keeps_the_warning_on_stderr_once(tmp_path, capsys, monkeypatch) -> None:
+    a = write_set(tmp_path / "a.json", "engram", {"c1:0": True, "c2:0": False}, stack="offline")
+    b = write_set(tmp_path / "b.json", "mem0", {"c1:0": False, "c2:0": False}, stack="paper")
+    code, out, err = run_cli(["compare", str(a), str(b), "--draws", "100", "--json"], capsys, monkeypatch)
+    assert code == 0 and err.count("STACKS DIFFER") == 1
+    assert json.loads(out)[0]["warnings"][0].startswith("STACKS DIFFER")
+
+
+def test_sides_that_ingested_different_slices_are_warned_about(tmp_path, capsys, monkeypatch) -> None:
+    a = write_set(tmp_path / "a.json", "engram", {"c1:0": True, "c2:0": False})
+    b = write_set(tmp_path / "b.json", "engram", {"c1:0": False, "c2:0": False}, slice_name="dev_updates")
+    code, out, _ = run_cli(["compare", str(a), str(b), "--draws", "100"], capsys, monkeypatch)
+    assert code == 0
+    assert "!! DATA DIFFERS: A ingested dev, B ingested dev_updates" in out
+    _, same, _ = run_cli(["compare", str(a), str(a), "--draws", "100"], capsys, monkeypatch)
+    assert "DATA DIFFERS" not in same
+
+
+def test_small_categories_get_clipped_intervals_and_a_flag(tmp_path, capsys, monkeypatch) -> None:
+    # 12 single-hop questions, A right on all, B on one: Δ = +91.7, whose normal interval would reach +108.7;
+    # two open-domain questions both sides got right
+    a_labels = {f"c1:{i}": True for i in range(14)}
+    b_labels = {f"c1:{i}": i < 3 for i in range(14)}
+    a = write_set(tmp_path / "a.json", "engram", a_labels, categories={"c1:0": "open-domain", "c1:1": "open-domain"})
+    b = write_set(tmp_path / "b.json", "mem0", b_labels, categories={"c1:0": "open-domain", "c1:1": "open-domain"})
+    code, out, _ = run_cli(["compare", str(a), str(b), "--draws", "100"], capsys, monkeypatch)
+    assert code == 0
+    table = out.split("per category:")[1].split("per conversation:")[0]
+    single = next(line for line in table.splitlines() if line.strip().startswith("single-hop"))
+    assert "+100.0]" in single and "clipped" in single
+    assert "+10" not in single.replace("+100.0]", "")  # nothing past the possible range
+    tiny = next(line for line in table.splitlines() if line.strip().startswith("open-domain"))
+    assert "[+0.0, +0.0]" in tiny and "n < 10: too few" in tiny
+    _, as_json, _ = run_cli(["compare", str(a), str(b), "--draws", "100", "--json"], capsys, monkeypatch)
+    rows = {r["group"]: r for r in json.loads(as_json)[0]["by_category"]}
+    assert rows["single-hop"]["ci_high"] == 1.0 and rows["single-hop"]["clipped"] is True
 
 
 def test_mismatched_question_sets_exit_2_naming_the_first_differing_id(tmp_path, capsys, monkeypatch) -> None:

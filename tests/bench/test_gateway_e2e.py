@@ -170,6 +170,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory):
         "cache_dir": cache_dir,
         "servers": (anthropic_server, jev_server),
         "tmp": tmp_path,
+        "export_output": out,
     }
 
 
@@ -186,6 +187,14 @@ def test_a_recorded_run_replays_identically_from_its_exported_subset_with_server
         counts = replay.counts()
         assert sum(c.misses for c in counts.values()) == 0 and replay.spent_usd == 0.0
     assert sum(server.count() for server in recorded["servers"]) == recorded["sent"]  # nothing sent on replay
+
+
+def test_the_export_says_which_files_it_wrote(recorded) -> None:
+    out = recorded["export_output"]
+    subset = recorded["subset"]
+    assert f"wrote {subset / 'calls.jsonl'}  (9 entries, sha256 " in out
+    assert f"wrote {subset / 'manifest.json'}" in out
+    assert out.startswith("cache export: the 9 calls listed in ")
 
 
 def test_re_exporting_the_same_run_is_byte_identical(recorded, tmp_path: Path) -> None:

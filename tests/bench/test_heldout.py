@@ -18,20 +18,6 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.fixture()
-def tagged_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    git(repo, "config", "user.email", "test@example.invalid")
-    git(repo, "config", "user.name", "test")
-    (repo / "engram.py").write_text("FROZEN = True\n")
-    git(repo, "add", "engram.py")
-    git(repo, "commit", "-qm", "frozen configuration")
-    git(repo, "tag", "frozen-v1")
-    return repo
-
-
 def test_a_clean_checkout_of_the_tag_is_accepted(tagged_repo: Path) -> None:
     assert frozen_commit(tagged_repo, "frozen-v1") == git(tagged_repo, "rev-parse", "HEAD")
 

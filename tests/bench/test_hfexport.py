@@ -78,16 +78,17 @@ def results_root(tmp_path: Path) -> Path:
 def test_export_round_trips_through_disk_offline(results_root, tmp_path, capsys, monkeypatch) -> None:
     out = tmp_path / "hf"
     code, stdout, _ = run_cli(["export", "--hf", str(out), "--results", str(results_root)], capsys, monkeypatch)
-    assert code == 0 and "answers 4" in stdout
+    assert code == 0 and "answers_paper 2" in stdout and "answers_offline 2" in stdout
 
     loaded = datasets.load_from_disk(str(out))
-    answers = loaded["answers"].to_pandas().set_index(["arm", "question_id"])
-    assert answers.loc[("engram", "conv-26:1"), "label"] == "CORRECT"
-    assert answers.loc[("mem0", "conv-26:1"), "label"] == "WRONG"
-    assert list(answers.loc[("engram", "conv-26:2"), "standins"]) == ["answer", "judge"]
-    assert answers.loc[("engram", "conv-26:2"), "stack"] == "offline"
-    assert list(answers.loc[("mem0", "conv-26:2"), "lines"]) == ["[2023-05-01] a line"]
-    assert loaded["runs"].num_rows == 2
+    offline = loaded["answers_offline"].to_pandas().set_index(["arm", "question_id"])
+    paper = loaded["answers_paper"].to_pandas().set_index(["arm", "question_id"])
+    assert offline.loc[("engram", "conv-26:1"), "label"] == "CORRECT"
+    assert paper.loc[("mem0", "conv-26:1"), "label"] == "WRONG"
+    assert list(offline.loc[("engram", "conv-26:2"), "standins"]) == ["answer", "judge"]
+    assert offline.loc[("engram", "conv-26:2"), "stack"] == "offline"
+    assert list(paper.loc[("mem0", "conv-26:2"), "lines"]) == ["[2023-05-01] a line"]
+    assert loaded["runs_offline"].num_rows == 1 and loaded["runs_paper"].num_rows == 1
     assert loaded["contradiction_pairs"].num_rows == 50
     assert loaded["update_set1_items"].num_rows == 30
     assert loaded["update_set2_messages"].num_rows == 28
@@ -101,19 +102,69 @@ def test_export_round_trips_through_disk_offline(results_root, tmp_path, capsys,
     # The parquet copies load on their own, as the Hub would serve them.
     parquet = datasets.load_dataset(
         "parquet",
-        data_files=str(out / "parquet" / "answers.parquet"),
+        data_files=str(out / "parquet" / "answers_offline.parquet"),
         split="train",
         cache_dir=str(tmp_path / "hf-cache"),
     )
-    assert parquet.num_rows == 4
+    assert parquet.num_rows == 2
 
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlicense: cc-by-nc-4.0\n")
-    assert "config_name: contradiction_pairs" in card
+    assert "config_name: contradiction_pairs" in card and "config_name: answers_offline" in card
     prose = " ".join(card.split())
-    assert 'Rows with `stack = "offline"` were produced by local offline stand-ins' in prose
+    assert "`answers_offline` and `runs_offline` hold the runs in which local offline stand-ins served" in prose
     assert "1 of the result files used stand-ins" in prose and "Stacks present: offline, paper" in prose
     assert "| `retrieved_tokens` | int32 |" in card
+
+
+def test_no_stand_in_row_is_in_a_paper_split_and_no_paper_row_in_an_offline_one(
+    results_root, tmp_path, capsys, monkeypatch
+) -> None:
+    out = tmp_path / "hf"
+    assert run_cli(["export", "--hf", str(out), "--results", str(results_root)], capsys, monkeypatch)[0] == 0
+    loaded = datasets.load_from_disk(str(out))
+    for split in ("answers_paper", "runs_paper"):
+        assert all(len(row["standins"]) == 0 and row["stack"] != "offline" for row in loaded[split]), split
+    for split in ("answers_offline", "runs_offline"):
+        assert all(len(row["standins"]) > 0 or row["stack"] == "offline" for row in loaded[split]), split
+
+
+def test_the_card_documents_the_origin_values_the_rows_really_hold(results_root, tmp_path, capsys, monkeypatch) -> None:
+    out = tmp_path / "hf"
+    assert run_cli(["export", "--hf", str(out), "--results", str(results_root)], capsys, monkeypatch)[0] == 0
+    loaded = datasets.load_from_disk(str(out))
+    card = (out / "README.md").read_text(encoding="utf-8")
+    origins = {row["origin"] for split in ("answers_paper", "answers_offline") for row in loaded[split]}
+    assert origins == {"run"}
+    for origin in origins:
+        assert f'`origin = "{origin}"`' in card  # the exact value a filter must use
+    assert "engram-eval v1 import" not in card  # the old card named a value no row held
+
+
+def test_the_real_results_card_names_the_imported_origin_exactly(tmp_path) -> None:
+    from bench.hfexport import build_dataset, dataset_card
+
+    root = tmp_path / "results"
+    shutil.copytree(REPO_ROOT / "results" / "v1" / "dev", root / "v1" / "dev")
+    tables, facts = build_dataset(root)
+    card = dataset_card(tables, facts)
+    assert '`origin = "engram-eval-v1 import"`' in card
+    assert {row["origin"] for row in tables["answers_paper"]} == {"engram-eval-v1 import"}
+
+
+def test_every_row_carries_a_readable_arm_label(results_root, tmp_path, capsys, monkeypatch) -> None:
+    out = tmp_path / "hf"
+    assert run_cli(["export", "--hf", str(out), "--results", str(results_root)], capsys, monkeypatch)[0] == 0
+    loaded = datasets.load_from_disk(str(out))
+    labels = {row["arm"]: row["arm_label"] for row in loaded["answers_offline"]} | {
+        row["arm"]: row["arm_label"] for row in loaded["runs_paper"]
+    }
+    assert labels == {
+        "engram": "engram, the frozen held-out system, k=3",
+        "mem0": "mem0 OSS 2.1.0, default configuration, k=3",
+    }
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "| offline | `engram` | 3 | engram, the frozen held-out system, k=3 |" in card
 
 
 def test_re_export_replaces_the_previous_export_and_leaves_no_temp_folders(
@@ -161,7 +212,8 @@ def test_push_without_a_token_fails_clearly_after_a_complete_export(
     assert code == 2
     assert "expected a Hugging Face token (HF_TOKEN or `hf auth login`), found none" in err
     assert "nothing was uploaded" in err and err.count("\n") == 1
-    assert datasets.load_from_disk(str(out))["answers"].num_rows == 4
+    loaded = datasets.load_from_disk(str(out))
+    assert loaded["answers_paper"].num_rows + loaded["answers_offline"].num_rows == 4
 
 
 def test_push_with_a_token_but_offline_says_so(tmp_path, monkeypatch) -> None:

@@ -121,7 +121,7 @@ def test_on_a_terminal_the_user_is_asked_and_a_no_sends_nothing(capsys: pytest.C
 
 
 def test_an_estimate_that_nothing_will_be_sent_needs_no_yes() -> None:
-    use_estimator(lambda _: SpendEstimate(0.0, 0, "plan"))
+    previous = use_estimator(lambda _: SpendEstimate(0.0, 0, "plan"))
     try:
         announce_and_confirm(
             preflight("paper", {"anthropic": "live", "jev": "live"}),
@@ -131,7 +131,7 @@ def test_an_estimate_that_nothing_will_be_sent_needs_no_yes() -> None:
             environ={},
         )
     finally:
-        use_estimator(lambda _: None)
+        use_estimator(previous)
 
 
 def test_an_unconfirmed_live_run_stops_before_any_call_or_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,7 +82,10 @@ def test_a_flipped_label_behind_a_stale_summary_is_refused(tmp_path: Path) -> No
     [
         (lambda d: d.update(schema_version=2), "field schema_version: expected 1"),
         (lambda d: d.pop("arm"), "field arm is missing"),
-        (lambda d: d.update(stack="cloud"), "field stack: expected imported or offline or paper or paper-v3"),
+        (
+            lambda d: d.update(stack="cloud"),
+            "field stack: expected imported or local or offline or openai or paper or paper-v3",
+        ),
         (lambda d: d["answers"][0].update(label="RIGHT"), r"field answers\[0\]\.label: expected CORRECT or WRONG"),
         (lambda d: d["answers"][0].update(category="5"), r"field answers\[0\]\.category: expected one of"),
         (lambda d: d.update(surprise=1), "field surprise is not in schema v1"),
@@ -103,6 +106,18 @@ def test_malformed_files_name_the_field(tmp_path: Path, mutate, message: str) ->
 def test_the_paper_stack_cannot_carry_standins_and_nothing_is_written(tmp_path: Path) -> None:
     bad = replace(_result([_answer(0, "CORRECT")]), stack="paper")
     path = tmp_path / "paper.json"
-    with pytest.raises(ResultError, match="standins: expected an empty list on the paper stack"):
+    with pytest.raises(ResultError, match=r"standins: expected the roles served by offline/\* models on the paper"):
         write_result(path, bad)
     assert not path.exists()
+
+
+def test_a_mixed_stack_lists_exactly_the_roles_its_stand_ins_served(tmp_path: Path) -> None:
+    base = _result([_answer(0, "CORRECT")])
+    models = {role: "openai/gpt-4o-mini" for role in base.models} | {"decide": "offline/rules-standin-v5"}
+    honest = replace(base, stack="openai", models=models, standins=["decide"])
+    write_result(tmp_path / "honest.json", honest)
+    for claimed in ([], ["decide", "answer"]):
+        hidden = replace(honest, standins=claimed)
+        with pytest.raises(ResultError, match="standins: expected the roles served by offline"):
+            write_result(tmp_path / "hidden.json", hidden)
+    assert not (tmp_path / "hidden.json").exists()

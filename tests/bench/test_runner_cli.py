@@ -13,7 +13,10 @@ from bench.cli import main
     ("argv", "fragment"),
     [
         (["run", "no-such-arm", "--slice", "dev", "--stack", "offline"], "arm 'no-such-arm'"),
-        (["run", "raw-turn-rag", "--slice", "dev", "--stack", "cloud"], "--stack: expected one of offline, paper"),
+        (
+            ["run", "raw-turn-rag", "--slice", "dev", "--stack", "cloud"],
+            "--stack: expected one of local, offline, openai, paper",
+        ),
         (["run", "raw-turn-rag", "--slice", "nowhere", "--stack", "offline"], "slice 'nowhere'"),
         (["run", "raw-turn-rag", "--slice", "dev", "--stack", "offline", "--k", "x"], "--k: expected integers"),
     ],

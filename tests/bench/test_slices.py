@@ -122,6 +122,7 @@ def test_cli_prints_every_slice_count_as_json() -> None:
         "unscored": 0,
         "by_category": {"multi-hop": 5, "open-domain": 2, "single-hop": 19, "temporal": 9},
         "checkpoints": [4],
+        "description": "conv-26, first 4 sessions: the development slice (the article's first table)",
     }
     assert (rows["stress"]["messages"], rows["stress"]["questions"], rows["stress"]["checkpoints"]) == (
         215,

@@ -172,3 +172,28 @@ def test_routing_is_a_registry_lookup_and_records_the_version_that_ran(tmp_path:
     assert models.ran == {"decide": f"offline/{RulesDecider.model}", "escalate": f"offline/{RulesDecider.model}"}
     assert decider.model == RulesDecider.model
     models.close()
+
+
+def test_engram_bench_stacks_lists_every_file_with_its_description(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from bench.commands.stacks import stacks
+
+    stacks(as_json=False)
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["stack", "runs", "description"]
+    rows = {line.split()[0]: line for line in table[1:]}
+    assert set(rows) == set(RESULT_STACK_NAMES)
+    assert "import only" in rows["paper-v3"] and " yes " in rows["offline"]
+    assert load_stack_spec("openai").description in rows["openai"]
+
+    stacks(as_json=True)
+    listing = {item["name"]: item for item in json.loads(capsys.readouterr().out)}
+    assert listing["paper"]["roles"]["decide"] == "jev/jev-1.13.0"
+    assert listing["paper"]["providers"]["anthropic"]["prices_per_mtok"]["claude-sonnet-4-6"] == {
+        "input": 3.0,
+        "output": 15.0,
+    }
+    assert listing["local"]["providers"]["openai"]["paid"] is False
+    assert listing["offline"]["providers"]["offline"]["paid"] is False
+    assert listing["imported"]["runnable"] is False

@@ -17,7 +17,7 @@ def test_a_figure_rebuilds_byte_identically_in_every_format(paper_v1: Paper, tmp
     for a, b in zip(first, second):
         assert a.read_bytes() == b.read_bytes(), a.name
     svg = first[0].read_text()
-    assert "paper v1, Claude + Jev" in svg and "engram k=3" in svg
+    assert "paper v1, Claude + Jev" in svg and "engram (k=3)" in svg
     # the plotted values are registered numbers
     assert "heldout.engram-k3.accuracy" in spec.number_ids and "heldout.mem0-k20.tokens" in spec.number_ids
 

@@ -1,0 +1,210 @@
+"""What a reader sees in each figure: every plotted point inside its axes, tick labels apart, legends off the data,
+every name defined, and the interval each caption names."""
+
+from __future__ import annotations
+
+import itertools
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.transforms import Bbox
+
+from bench.report.build import compute
+from bench.report.figures import FigureContext, FigureSpec, log_ticks
+from bench.report.paper import Paper
+from bench.vocab import RESULTS_DIR
+
+
+@pytest.fixture(scope="module")
+def paper_offline() -> Paper:
+    return compute(RESULTS_DIR, "offline")
+
+
+def _draw(paper: Paper, name: str) -> Figure:
+    spec = next(f for f in paper.figures if f.name == name)
+    fig = spec.draw(FigureContext(paper.numbers, paper.results.label, paper.calibration))
+    fig.canvas.draw()
+    return fig
+
+
+def _spec(paper: Paper, name: str) -> FigureSpec:
+    return next(f for f in paper.figures if f.name == name)
+
+
+def _data_points(ax: Axes) -> np.ndarray:
+    """Every point drawn in data coordinates: line vertices, error-bar segment ends and bar corners."""
+    points = []
+    for line in ax.get_lines():
+        if line.get_transform() == ax.transData:
+            points.append(np.asarray(line.get_xydata(), dtype=float))
+    for collection in ax.collections:
+        if isinstance(collection, LineCollection):
+            points += [np.asarray(s, dtype=float) for s in collection.get_segments()]
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_transform() == ax.transData:
+            x, y, w, h = patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()
+            points.append(np.array([[x, y], [x + w, y + h]], dtype=float))
+    stacked = np.vstack(points) if points else np.empty((0, 2))
+    return stacked[~np.isnan(stacked).any(axis=1)]
+
+
+def _inside(ax: Axes, points: np.ndarray) -> bool:
+    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    eps = 1e-9
+    return bool(
+        (
+            (points[:, 0] >= x0 - eps)
+            & (points[:, 0] <= x1 + eps)
+            & (points[:, 1] >= y0 - eps)
+            & (points[:, 1] <= y1 + eps)
+        ).all()
+    )
+
+
+def _papers(request: pytest.FixtureRequest) -> list[Paper]:
+    return [request.getfixturevalue("paper_v1"), request.getfixturevalue("paper_offline")]
+
+
+def test_every_plotted_point_of_every_figure_lies_inside_its_axes(request: pytest.FixtureRequest) -> None:
+    for paper in _papers(request):
+        for spec in paper.figures:
+            fig = _draw(paper, spec.name)
+            for ax in fig.axes:
+                points = _data_points(ax)
+                assert _inside(ax, points), f"{paper.results.stack_dir}/{spec.name}: a point falls outside its axes"
+            plt.close(fig)
+
+
+def test_the_offline_accuracy_figure_shows_mem0_at_k3_and_the_token_matched_row(paper_offline: Paper) -> None:
+    # mem0 at k=3 retrieves about 88 tokens per question offline: a fixed x range starting at 120 dropped it.
+    assert paper_offline.numbers["heldout.mem0-k3.tokens"].value < 120
+    assert "heldout.mem0-token-matched.accuracy" in paper_offline.numbers
+    fig = _draw(paper_offline, "acc_vs_tokens")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.texts]
+    assert "mem0 (k=3)" in labels and any(label.startswith("mem0, token-matched") for label in labels)
+    rows = [n.id for n in paper_offline.numbers if n.id.startswith("heldout.") and n.id.endswith(".tokens")]
+    markers = [line for line in ax.get_lines() if line.get_marker() in ("o", "s")]
+    assert len(markers) == len(rows)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    frame = ax.get_window_extent(renderer)
+    for text in ax.texts:  # the point labels stay inside the frame too
+        box = text.get_window_extent(renderer)
+        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, text.get_text()
+    plt.close(fig)
+
+
+def _overlapping(boxes: list[tuple[str, Bbox]]) -> list[tuple[str, str]]:
+    return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
+
+
+def _too_close(labels: list[tuple[str, Bbox]], horizontal: bool) -> list[tuple[str, str, float]]:
+    """Neighbouring tick labels closer than half a label's height (so "1,000" and "1,500" do not run together)."""
+    ordered = sorted(labels, key=lambda item: item[1].x0 if horizontal else item[1].y0)
+    close = []
+    for (a, box_a), (b, box_b) in itertools.pairwise(ordered):
+        gap = box_b.x0 - box_a.x1 if horizontal else box_b.y0 - box_a.y1
+        if gap < 0.5 * min(box_a.height, box_b.height) / (2 if "\n" in a + b else 1):
+            close.append((a, b, float(gap)))
+    return close
+
+
+def test_no_two_tick_labels_of_any_axis_run_together(request: pytest.FixtureRequest) -> None:
+    for paper in _papers(request):
+        for spec in paper.figures:
+            fig = _draw(paper, spec.name)
+            renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+            for ax in fig.axes:
+                for axis, horizontal in ((ax.xaxis, True), (ax.yaxis, False)):
+                    labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+                    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+                    assert not _overlapping(boxes), f"{spec.name}: tick labels {_overlapping(boxes)} collide"
+                    assert not _too_close(boxes, horizontal), f"{spec.name}: {_too_close(boxes, horizontal)}"
+            plt.close(fig)
+
+
+def test_log_ticks_are_few_and_far_apart() -> None:
+    ticks = log_ticks(60, 2500)
+    assert 2 <= len(ticks) <= 5
+    assert all(b / a >= 2 for a, b in itertools.pairwise(ticks))  # at least 0.3 decades between neighbours
+    assert log_ticks(100, 3200) == [100, 200, 500, 1000, 2000]
+
+
+def test_the_legends_cover_no_data_axes(paper_v1: Paper) -> None:
+    for name in ("perconv_diffs", "reliability", "per_category", "tradeoff"):
+        fig = _draw(paper_v1, name)
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends)
+        assert legends, name
+        for legend, ax in itertools.product(legends, fig.axes):
+            assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer)), name
+        plt.close(fig)
+
+
+def test_the_reliability_diagram_counts_its_bins_and_names_its_models_in_words(paper_v1: Paper) -> None:
+    fig = _draw(paper_v1, "reliability")
+    count_axes = [ax for ax in fig.axes if ax.get_ylabel() == "items in bin" or ax.get_subplotspec().rowspan.start == 1]
+    assert len(count_axes) == len({(c.set_name, c.question) for c in paper_v1.calibration})
+    # the bars of one panel add up to the items of its label set, per model
+    first = paper_v1.calibration[0]
+    heights = sum(p.get_height() for p in count_axes[0].patches)
+    same_panel = [c for c in paper_v1.calibration if (c.set_name, c.question) == (first.set_name, first.question)]
+    assert heights == sum(len(c.table.labels) for c in same_panel)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles and not any("_" in t for t in titles), titles  # words, not code identifiers
+    legend_texts = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert any("laya" in t and "zero-shot" in t for t in legend_texts), legend_texts
+    assert "zero-shot" in _spec(paper_v1, "reliability").caption
+    plt.close(fig)
+
+
+def test_per_category_shows_each_category_size_and_an_interval_per_bar(paper_v1: Paper) -> None:
+    fig = _draw(paper_v1, "per_category")
+    ax = fig.axes[0]
+    assert all("n = " in t.get_text() for t in ax.get_xticklabels())
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert bars and all(c.errorbar is not None for c in bars)
+    assert "heldout.engram-k3.category.multi-hop.accuracy_ci_low" in paper_v1.numbers
+    plt.close(fig)
+
+
+def test_the_tradeoff_figure_labels_every_line_and_defines_both_error_rates(paper_v1: Paper) -> None:
+    fig = _draw(paper_v1, "tradeoff")
+    labelled = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if line.get_transform() == ax.transData:
+                assert line.get_label() in labelled, line.get_label()
+    caption = _spec(paper_v1, "tradeoff").caption
+    assert "ε_J(θ), Jev's error on the decisions it keeps" in caption
+    assert "ε_L, the LLM's error on the escalated decisions" in caption
+    plt.close(fig)
+
+
+def test_the_cost_labels_stay_inside_the_frame_and_the_small_decision_slice_is_named(paper_v1: Paper) -> None:
+    fig = _draw(paper_v1, "cost_breakdown")
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    frame = ax.get_window_extent(renderer)
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1, text.get_text()
+    jev_decision = paper_v1.numbers["dev.engram-jev.decision_cost_per_1k"].display
+    assert jev_decision == "$0.125"
+    assert any(jev_decision in t.get_text() for t in ax.texts)
+    plt.close(fig)
+
+
+def test_each_caption_names_the_interval_it_draws(paper_v1: Paper) -> None:
+    captions = {f.name: f.caption for f in paper_v1.figures}
+    assert "Wilson" in captions["acc_vs_tokens"] and "Wilson" in captions["per_category"]
+    assert "Wald" in captions["perconv_diffs"]
+    # the numbers behind them say the same
+    assert "Wilson" in (paper_v1.numbers["heldout.engram-k3.accuracy_ci_low"].note or "")
+    assert "Wald" in (paper_v1.numbers["heldout.mem0-k3.ci_low"].note or "")
