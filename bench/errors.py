@@ -18,7 +18,8 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │   ├── AnthropicUnavailable  the Anthropic call failed after its retries (also engram's LLMError)
     │   ├── AnthropicRefused    the API refused the key or the request
     │   ├── OpenAIUnavailable   an OpenAI-compatible call failed after its retries (also engram's LLMError)
-    │   └── OpenAIRefused       an OpenAI-compatible server refused the key or the request
+    │   ├── OpenAIRefused       an OpenAI-compatible server refused the key or the request
+    │   └── LogprobsUnavailable the logprob decider's endpoint returns no log-probabilities (the run stops)
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
@@ -54,6 +55,7 @@ __all__ = [
     "HeldoutRefused",
     "JevRefused",
     "JevUnavailable",
+    "LogprobsUnavailable",
     "NumberError",
     "OpenAIRefused",
     "OpenAIUnavailable",
@@ -128,6 +130,12 @@ class OpenAIUnavailable(ProviderError, LLMError):
 
 class OpenAIRefused(ProviderError):
     """An OpenAI-compatible server refused the key or the request (401/403/400/404...): the run stops."""
+
+
+class LogprobsUnavailable(ProviderError):
+    """The endpoint behind the logprob decider returns no log-probabilities, so no typed question can be answered:
+    a configuration problem that stops the run before anything is cached (not a DecisionError: degrading every
+    decision to its default would be a run of defaults, not of the model)."""
 
 
 class ResultError(BenchError):

@@ -91,6 +91,10 @@ class Decision:
     fallback: bool = False  # True: a degraded answer holding the question's safe default
     error: str | None = None
     text: str | None = None  # the merged text an LLM proposed with a "rewrite" (mem0 UPDATE) answer
+    # How the distribution was read, for a backend that reads it off a model's tokens (the logprob decider: the
+    # endpoint, every top token with its log-probability and the option it named). None for every other backend,
+    # and then absent from `to_json`, so the stored records of those backends stay as they were.
+    scored: Mapping[str, Any] | None = None
 
     def p(self, option: str) -> float:
         return float(self.probs.get(option, 0.0))
@@ -161,7 +165,7 @@ class Decision:
         return replace(self, target=target)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "question": self.question,
             "options": list(self.options),
             "probs": dict(self.probs),
@@ -176,6 +180,9 @@ class Decision:
             "error": self.error,
             "text": self.text,
         }
+        if self.scored is not None:
+            record["scored"] = self.scored
+        return record
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Decision:
@@ -193,6 +200,7 @@ class Decision:
             fallback=bool(data.get("fallback", False)),
             error=data.get("error"),
             text=data.get("text"),
+            scored=data.get("scored"),
         )
 
 

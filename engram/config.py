@@ -39,3 +39,6 @@ PINNED_CURRENT_DATE = "2026-09-23"  # the "current date" in extraction prompts, 
 # The mem0 update prompt call as the original made it (escalation and the LLM decider).
 UPDATE_MAX_TOKENS = 2000
 UPDATE_TEMPERATURE = 0.1
+
+# The logprob decider (typed decisions read from an OpenAI-compatible endpoint's log-probabilities).
+LOGPROB_TOP_TOKENS = 20  # alternatives asked for at the answer's position: the most OpenAI's chat API returns

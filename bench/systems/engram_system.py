@@ -207,8 +207,8 @@ TRACE_DIGITS = 4  # probabilities in a trace are for reading; four decimals keep
 
 def _decision_for_reading(decision: dict[str, Any]) -> dict[str, Any]:
     """A decision as the trace keeps it: question, every option with its probability (the keys of ``probs``), the
-    choice, its target, and only the fields that say something (a fallback, an error, a proposed text); latency
-    and nominal cost are in the result's figures already."""
+    choice, its target, and only the fields that say something (a fallback, an error, a proposed text, the tokens a
+    logprob decision was read from); latency and nominal cost are in the result's figures already."""
     kept = {
         "question": decision["question"],
         "probs": {o: round(float(p), TRACE_DIGITS) for o, p in decision["probs"].items()},
@@ -216,7 +216,7 @@ def _decision_for_reading(decision: dict[str, Any]) -> dict[str, Any]:
         "confidence": round(float(decision["confidence"]), TRACE_DIGITS),
         "model": decision["model"],
     }
-    for name in ("target", "fallback", "error", "text"):
+    for name in ("target", "fallback", "error", "text", "scored"):
         if decision.get(name):
             kept[name] = decision[name]
     return kept

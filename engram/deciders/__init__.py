@@ -4,6 +4,9 @@ LLM-decider arm, `engram.RelationDecider`):
 - `ScriptedDecider`: answers written down by a test (unit tests of each gate); `Raw` passes a raw wire answer.
 - `RulesDecider`: an offline, deterministic STAND-IN decision model (lexical rules + MiniLM cosine), labelled as a
   stand-in in its name and model.
+- the `logprob` backend's pure half (`logprob_prompt`, `logprob_request`, `logprob_top_tokens`,
+  `logprob_decision`): a prompt listing every option under a letter, and the options' probabilities read from an
+  endpoint's log-probabilities; the harness sends the request through its gateway (`bench.clients.logprob`).
 - `LLMRelationDecider`: the LLM-decider arm (mem0's update prompt on an LLM, one call per extracted fact), and
   `RulesUpdateLLM`, an offline STAND-IN for the chat model that answers that prompt.
 
@@ -11,7 +14,25 @@ The Jev backend lives in `bench.clients` because every Jev call goes through the
 """
 
 from engram.deciders._llm import LLMRelationDecider, RulesUpdateLLM
+from engram.deciders._logprob import (
+    LOGPROB_BACKEND,
+    logprob_decision,
+    logprob_prompt,
+    logprob_request,
+    logprob_top_tokens,
+)
 from engram.deciders._rules import RulesDecider
 from engram.deciders._scripted import Raw, ScriptedDecider
 
-__all__ = ["LLMRelationDecider", "Raw", "RulesDecider", "RulesUpdateLLM", "ScriptedDecider"]
+__all__ = [
+    "LLMRelationDecider",
+    "LOGPROB_BACKEND",
+    "Raw",
+    "RulesDecider",
+    "RulesUpdateLLM",
+    "ScriptedDecider",
+    "logprob_decision",
+    "logprob_prompt",
+    "logprob_request",
+    "logprob_top_tokens",
+]

@@ -60,7 +60,18 @@ PINNED = {
         "decision_from_answer",
         "validate_answer",
     ],
-    "engram.deciders": ["LLMRelationDecider", "Raw", "RulesDecider", "RulesUpdateLLM", "ScriptedDecider"],
+    "engram.deciders": [
+        "LLMRelationDecider",
+        "LOGPROB_BACKEND",
+        "Raw",
+        "RulesDecider",
+        "RulesUpdateLLM",
+        "ScriptedDecider",
+        "logprob_decision",
+        "logprob_prompt",
+        "logprob_request",
+        "logprob_top_tokens",
+    ],
     "engram.testing": ["HashEmbedder"],
 }
 PUBLIC_MODULES = {"engram", "engram.config", "engram.questions", "engram.deciders", "engram.testing"}
