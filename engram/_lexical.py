@@ -431,6 +431,8 @@ class Frame:
     negated: bool
     verb: str  # lemma of the verb that carries the content ("move" in "thinking of moving to Rome")
     past_tense: bool
+    head: str = ""  # lemma of the clause's main verb, which may wrap the content verb ("start" in "started working")
+    noun: str = ""  # lemma of the content verb's direct object or attribute ("job" in "took a job at the library")
 
 
 def _subject_of(root: Any) -> tuple[str, str | None]:
@@ -503,35 +505,81 @@ _CONTROL_VERBS = frozenset(
 )
 
 
+# The small tagger reads some third-person verbs after a name it does not know as plural nouns ("Fay lives in
+# Denver" -> the noun "life", with "Fay" as its compound); a clause root with these forms is the verb.
+_MISREAD_VERB_FORMS = {
+    "lives": "live",
+    "works": "work",
+    "drives": "drive",
+    "uses": "use",
+    "owns": "own",
+    "studies": "study",
+    "teaches": "teach",
+    "plays": "play",
+    "likes": "like",
+    "loves": "love",
+    "speaks": "speak",
+    "resides": "reside",
+}
+
+
+def lemma_of(token: Any) -> str:
+    """The token's lowercase lemma, with a clause root misread as a plural noun restored to its verb."""
+    if token.dep_ == "ROOT" and token.pos_ in {"NOUN", "PROPN"} and token.lower_ in _MISREAD_VERB_FORMS:
+        return _MISREAD_VERB_FORMS[token.lower_]
+    return str(token.lemma_).lower()
+
+
+# A short lead-in before a colon or dash announces a statement without being part of it ("Big news: Ana moved
+# to Lyon", "Update on the job hunt - Ana starts Monday"); the parse of the whole would make "news" the root.
+_LEAD_IN = re.compile(r"^(?P<head>[^:;.!?]{1,40}?)\s*(?::|\s[-\u2013\u2014])\s+(?P<rest>\S.*)$")
+
+
+@lru_cache(maxsize=50_000)
+def statement(text: str) -> str:
+    """The text without a lead-in that has no subject of its own; anything else is returned as given."""
+    match = _LEAD_IN.match(text.strip())
+    if match is None:
+        return text
+    if any(t.dep_ in {"nsubj", "nsubjpass", "expl"} for t in parse(match["head"])):
+        return text  # "Ana found a house - she lives in Evanston now": the head states something too
+    return match["rest"]
+
+
 @lru_cache(maxsize=50_000)
 def frame(text: str) -> Frame:
-    """Read the first clause of a fact sentence as subject -[predicate]-> object."""
+    """Read the first clause of a fact sentence (after any lead-in) as subject -[predicate]-> object."""
+    text = statement(text)
     doc = parse(text)
     root = next((t for t in doc if t.dep_ == "ROOT"), doc[0] if len(doc) else None)
     if root is None:
         return Frame("", "", frozenset(), False, "", False)
     subject, attribute = _subject_of(root)
+    if not subject and lemma_of(root) != root.lemma_.lower():  # "Fay lives": the name was read as a compound
+        subject = next((c.lemma_.lower() for c in root.children if c.dep_ == "compound"), "")
     verb = _content_verb(root)
+    verb_lemma = lemma_of(verb)
     particles = [c.lemma_.lower() for c in verb.children if c.dep_ == "prt"]
     preps = [c.lemma_.lower() for c in verb.children if c.dep_ in {"prep", "dative", "agent"}][:1]
-    if attribute is not None and verb.lemma_ == "be":  # "User's job title is X": the attribute is the relation
+    if attribute is not None and verb_lemma == "be":  # "User's job title is X": the attribute is the relation
         predicate = attribute
     elif attribute is not None:  # "Caroline's sister lives in Paris": the sister is the subject
         subject = f"{subject}'s {attribute}"
-        predicate = " ".join([verb.lemma_.lower(), *particles, *preps])
-    elif verb.lemma_ == "be":
+        predicate = " ".join([verb_lemma, *particles, *preps])
+    elif verb_lemma == "be":
         complement = next((c for c in verb.children if c.dep_ == "acomp" and c.pos_ == "VERB"), None)
         predicate = "be " + complement.lemma_.lower() if complement is not None else "be"
     else:
-        predicate = " ".join([verb.lemma_.lower(), *particles, *preps])
+        predicate = " ".join([verb_lemma, *particles, *preps])
     predicate_words = set(predicate.split())
     subject_words = {t.lemma_.lower() for c in root.children if c.dep_ in {"nsubj", "nsubjpass"} for t in c.subtree}
     date_tokens = {t.i for e in doc.ents if e.label_ in {"DATE", "TIME"} for t in e}
+    subject_words.add(subject)
     obj = frozenset(
         lemma
         for t in doc
         if t.i not in date_tokens
-        for lemma in [t.lemma_.lower()]
+        for lemma in [lemma_of(t)]
         if (t.is_alpha or t.like_num)
         and not t.is_stop
         and lemma not in FUNCTION_LEMMAS
@@ -545,12 +593,13 @@ def frame(text: str) -> Frame:
         or (verb is not root and root.lemma_ in ENDING_VERBS)
     )
     past = any("Past" in t.morph.get("Tense") for t in (root, *[c for c in root.children if c.dep_ == "aux"]))
-    return Frame(subject, predicate, obj, negated, verb.lemma_.lower(), past)
+    noun = next((lemma_of(c) for c in verb.children if c.dep_ in {"dobj", "attr"}), "")
+    return Frame(subject, predicate, obj, negated, verb_lemma, past, lemma_of(root), noun)
 
 
 def present_tense(text: str) -> bool:
     """Is the main clause a finite present-tense statement ("lives", "is", "drive")?"""
-    doc = parse(text)
+    doc = parse(statement(text))
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return False
@@ -793,6 +842,7 @@ EDGE_LEMMAS: dict[str, frozenset[str]] = {
             "stay",
             "rent",
             "base",
+            "settle",
         }
     ),
     "born_in": frozenset({"bear", "born", "hometown", "native", "raise", "grow", "originally"}),
@@ -949,6 +999,15 @@ EDGE_LEMMAS: dict[str, frozenset[str]] = {
             "adopt",
             "drive",
             "purchase",
+            "trade",
+            "lease",
+            "truck",
+            "suv",
+            "minivan",
+            "van",
+            "motorcycle",
+            "scooter",
+            "sedan",
         }
     ),
     "uses": frozenset(
@@ -1072,7 +1131,6 @@ EDGE_LEMMAS: dict[str, frozenset[str]] = {
             "regularly",
             "habit",
             "each",
-            "week",
         }
     ),
     "goal": frozenset({"goal", "aim", "dream", "aspire", "ambition", "hope", "wish", "want", "achieve"}),
@@ -1122,13 +1180,16 @@ EDGE_LEMMAS: dict[str, frozenset[str]] = {
 def fact_lemmas(text: str) -> frozenset[str]:
     """All lowercased lemmas and lowercased words of a text (stop words included: "will" and "every" are cues)."""
     doc = parse(text)
-    return frozenset({t.lemma_.lower() for t in doc if not t.is_punct} | {t.lower_ for t in doc if not t.is_punct})
+    return frozenset({lemma_of(t) for t in doc if not t.is_punct} | {t.lower_ for t in doc if not t.is_punct})
 
 
 def edge_evidence(text: str) -> dict[str, float]:
     """How many cue lemmas of each relation type the text contains, with the predicate's cues counted twice."""
     lemmas = fact_lemmas(text)
-    predicate_words = set(frame(text).predicate.split()) | {frame(text).verb}
+    read = frame(text)
+    # The predicate and the head of its object say more about the relation than modifiers ("a job at the city
+    # library" is about work, not about a city), so they count twice.
+    predicate_words = set(read.predicate.split()) | {read.verb, read.noun}
     evidence: dict[str, float] = {}
     for relation, cue_lemmas in EDGE_LEMMAS.items():
         hits = len(lemmas & cue_lemmas) + len(predicate_words & cue_lemmas)

@@ -7,7 +7,9 @@ fixed peak. Yes/no questions score "yes" against a "no" fixed at 0, which makes 
 
 The rules were written from the questions' rubrics (engram.questions) before anything was measured; later versions
 changed general rules found wanting on made-up rubric scenarios (tests/engram/test_rules_rubric_scenarios.py) and
-on offline end-to-end runs. They were never fitted to the 50 contradiction pairs that
+on offline end-to-end runs; v6 reads changes of a single-valued relation in many phrasings and was tuned on the
+labelled items of update sets 1 and 2 (tuning data: only the dev_updates slices of conv-26 ingest them). They were
+never fitted to the 50 contradiction pairs that
 `scripts/rules_contradiction_pairs.py` scores them on (see that script for each version's figures). Every decision
 carries backend "rules" and model MODEL_VERSION; bump the version whenever any rule changes, since the model name
 is part of every cache key.
@@ -29,10 +31,15 @@ from engram._protocols import Embedder
 from engram._types import NO, YES, Ask, Decision
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
 
-MODEL_VERSION = "rules-standin-v5"
+MODEL_VERSION = "rules-standin-v6"
 TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
 PRIOR = -1.0  # the score of a relation option that no rule speaks for
+# The relation questions' temperature, fitted by `scripts/rules_contradiction_pairs.py` (maximum likelihood of
+# "this fact stops being current" on the labelled items of update sets 1 and 2, which only the dev_updates slices of
+# the tuning conversation conv-26 ingest; never on the 50 contradiction pairs or any held-out conversation).
+RELATION_TEMPERATURE = 1.0
 
+RELATION_QUESTION_IDS = frozenset({"relation_to_candidate", "relation_to_candidate_recheck"})
 # Relations whose object cannot change over a life: a different value is a contradiction, not an update.
 PERMANENT_RELATIONS = frozenset({"born_in"})
 # What says a new value took an old one's place, as opposed to being added beside it.
@@ -54,6 +61,12 @@ REPLACEMENT_CUES = (
 )
 REPLACE_VERBS = frozenset(
     {"switch", "change", "replace", "move", "transfer", "upgrade", "swap", "trade", "convert", "relocate"}
+)
+# A report that ends one value and takes up another in the same breath ("sold my Civic and bought a Tesla", "quit
+# Acme and joined Initech") is a replacement even without a replacement word.
+ENDING_CHANGE_VERBS = frozenset({"sell", "quit", "leave", "drop", "lose", "end", "give", "stop"})
+TAKING_UP_VERBS = frozenset(
+    {"buy", "get", "join", "adopt", "start", "take", "pick", "switch", "move", "begin", "enroll"}
 )
 # Verbs that end, lose or undo what the existing fact states ("sold the Civic", "quit the band").
 UNDOING_CUES = (
@@ -219,6 +232,14 @@ def _subject(value: Any) -> str:
     return ""
 
 
+def _replaces(text: str) -> bool:
+    """Does the text say a value was replaced: a replacement word or verb, or an ending and a taking-up verb?"""
+    changes = set(lexical.completed_changes(text))
+    if lexical.cues_in(text, REPLACEMENT_CUES) or changes & REPLACE_VERBS:
+        return True
+    return bool(changes & ENDING_CHANGE_VERBS) and bool(changes & TAKING_UP_VERBS)
+
+
 def _top_edge(text: str) -> str:
     """The relation type with the most cue evidence, or the fallback when no cue fires."""
     evidence = lexical.edge_evidence(text)
@@ -272,6 +293,11 @@ class RulesDecider:
             "same_fact": self._same_fact,
         }
 
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder whose cosine the rules read (the offline stack shares it with the store)."""
+        return self._embedder
+
     # ---------------------------------------------------------------------------------------------------------
     # the protocol
     # ---------------------------------------------------------------------------------------------------------
@@ -301,7 +327,8 @@ class RulesDecider:
                 target=ask.target,
                 error=f"rules stand-in: {ask.key} needs {missing.args[0]}, not given",
             )
-        probs = softmax(scores, question.options)
+        temperature = RELATION_TEMPERATURE if question.id in RELATION_QUESTION_IDS else TEMPERATURE
+        probs = softmax(scores, question.options, temperature)
         return Decision.from_probs(question, probs, backend=self.name, model=self.model, target=ask.target)
 
     def _embed_all(self, state: Mapping[str, Any], asks: Sequence[Ask]) -> dict[str, np.ndarray]:
@@ -362,7 +389,8 @@ class RulesDecider:
             planned = len(lexical.cues_in(source, lexical.PLAN_CUES))
             planned += sum(m in lexical.PLAN_MODALS for m in modals)
             fact = lexical.frame(source)
-            completed_change = fact.past_tense and fact.verb in lexical.CHANGE_VERBS
+            # "moved to Lyon", and "started working at X" where the change verb wraps the content verb
+            completed_change = fact.past_tense and bool({fact.verb, fact.head} & lexical.CHANGE_VERBS)
             past_cues = lexical.cues_in(source, lexical.PAST_CUES)
             if not completed_change:  # a date on a completed change dates the change; the new state holds now
                 past_cues += lexical.cues_in(source, lexical.PAST_TIME_CUES)
@@ -593,14 +621,11 @@ class _Pair:
         return 0.0
 
     def _replacement_weight(self) -> float:
-        """Evidence that a new value took the old one's place ("switched", "instead", "now", "replaced"): what
-        an update needs on a relation that can hold several values at once."""
-        cues = REPLACEMENT_CUES
-        if lexical.cues_in(self.new_text, cues) or set(lexical.completed_changes(self.new_text)) & REPLACE_VERBS:
+        """Evidence that a new value took the old one's place ("switched", "instead", "now", "replaced", "sold
+        ... and bought ..."): what an update needs on a relation that can hold several values at once."""
+        if _replaces(self.new_text):
             return 1.0
-        if self.message and (
-            lexical.cues_in(self.message, cues) or set(lexical.completed_changes(self.message)) & REPLACE_VERBS
-        ):
+        if self.message and _replaces(self.message):
             return self.message_weight
         return 0.0
 
@@ -673,7 +698,7 @@ class _Pair:
         new = 0.5 + 2.0 * (1.0 - self.cosine) + 2.5 * not_yet + 1.5 * only_then
         new += 0.0 if self.same_subject or undone else 2.0
         new += 0.0 if related or self.polarity_flip or antonyms or undone else 1.5
-        if related and not single and self.objects_differ and replacement == 0.0:
+        if related and not single and self.objects_differ and replacement == 0.0 and not undone:
             new += 1.0  # "likes painting" beside "likes hiking": both can hold
 
         duplicate = 6.0 * (self.cosine - 0.85)
@@ -694,7 +719,14 @@ class _Pair:
             # One value at a time: any reported change counts. Several at a time: only a replacement does
             # ("bought a car" beside "owns a bike" adds a value; "switched to a Mac" replaces Windows).
             evidence_of_change = change if single else replacement
-            update = 0.5 + 1.5 * single + 1.5 * evidence_of_change + 0.5 * self.cosine - (2.5 if permanent else 0.0)
+            # One value at a time, or a stated replacement on a relation that holds several: the new value is
+            # in the old one's place, and a reported change makes that explicit.
+            in_place = max(float(single), replacement)
+            update = 0.5 + 1.5 * in_place + 1.5 * evidence_of_change + 0.5 * self.cosine - (2.5 if permanent else 0.0)
+            # Both facts read as the same relation type and the new one reports the change itself ("lives in
+            # Toronto" -> "moved to Vancouver", "works at X" -> "took a job at Y"): a second, independent sign.
+            if self.new_edge == self.old_edge != FALLBACK_EDGE and evidence_of_change > 0:
+                update += 1.0 * evidence_of_change
         update -= 3.0 * not_yet + 2.5 * only_then
 
         contradiction = PRIOR
@@ -713,6 +745,8 @@ class _Pair:
             # "no longer eats meat" vs "eats meat"; "sold the Civic" vs "drives a Civic"; "quit tennis" vs
             # "plays tennis". A bare "not" with no sign of an ending counts for half.
             negates += 3.5 * max(undoing, change, 0.5 if self.new.negated else 0.0)
+            negates += 1.0 if undone and self.object_overlap > 0 else 0.0  # it names the very thing: "sold the Civic"
+            negates += 1.0 * replacement if undone else 0.0  # "... and bought a Tesla": something took its place
         negates -= 3.0 * not_yet
 
         return {

@@ -65,7 +65,9 @@ def write_pairs(path: Path) -> Path:
 def test_the_script_prints_the_three_figures_beside_the_anchors(script, tmp_path):
     app = typer.Typer()
     app.command()(script.main)
-    result = CliRunner().invoke(app, ["--pairs", str(write_pairs(tmp_path / "pairs.jsonl")), "--details"])
+    result = CliRunner().invoke(
+        app, ["--pairs", str(write_pairs(tmp_path / "pairs.jsonl")), "--details", "--no-updates"]
+    )
     assert result.exit_code == 0, result.output
     for figure in ("accepted relation", "temporal status", "false closes"):
         assert figure in result.output
@@ -81,3 +83,12 @@ def test_negates_is_folded_into_contradiction_only_when_the_accept_set_lacks_it(
     decision = Decision.from_probs(RELATION_TO_CANDIDATE, probs, backend="t", model="t")
     assert script.folded_choice(decision, ["contradiction", "update"]) == "contradiction"  # 0.25 + 0.35
     assert script.folded_choice(decision, ["negates", "update"]) == "negates"
+
+
+def test_the_update_sets_give_labelled_items_from_the_tuning_conversation_only(script):
+    items = script.update_items()
+    by_kind = {kind: [i for i in items if i.kind == kind] for kind in {i.kind for i in items}}
+    assert len(by_kind["close"]) == 15 and len(by_kind["no_close"]) == 10 and len(by_kind["close_fulfilled"]) == 5
+    assert all(i.closes for i in by_kind["chain"] + by_kind["no_temporal_cue"])  # set 2: each value replaces the last
+    assert not any(i.closes for i in by_kind["no_close"])
+    assert script.tuning_conversations() == {"conv-26"}
