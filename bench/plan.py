@@ -431,10 +431,12 @@ def _update_prompt_tokens() -> float:
 def estimate_for(preflight: Preflight) -> SpendEstimate | None:
     """The banner's estimate for a run on a stack that bills (None on free stacks: nothing to estimate)."""
     arm = preflight.arm_spec
-    if not preflight.stack.paid_providers or (arm is not None and arm.token_match is not None):
+    if arm is None or not preflight.stack.paid_providers:
+        return None  # a grid's banner summarises many units (no one arm and slice to plan); a free stack costs $0
+    if arm.token_match is not None:
         return None  # a token-matched arm re-answers its sweep's lines: its stages before it carry the estimate
     plan = make_plan(
-        preflight.arm,
+        arm.name,
         preflight.slice_name,
         preflight.stack.name,
         ks=preflight.ks,

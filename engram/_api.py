@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,15 @@ class Engram:
     def retrieve(self, query: str) -> Retrieval:
         """The whole read path with its decisions and usage (the harness records the read cost from it)."""
         return self._read.retrieve(query)
+
+    def retrieve_many(self, queries: Sequence[str]) -> list[Retrieval]:
+        """`retrieve` for questions asked together (say, at a checkpoint): one embedding call and one pass over
+        the stored vectors for all of them, with the same rankings `retrieve` gives one by one."""
+        return self._read.retrieve_many(queries)
+
+    def search_many(self, queries: Sequence[str], k: int | None = None) -> list[list[Line]]:
+        """`search` for questions asked together: the first k lines for each query, in query order."""
+        return [r.lines if k is None else r.lines[:k] for r in self.retrieve_many(queries)]
 
     def search(self, query: str, k: int | None = None) -> list[Line]:
         """The first k rendered lines of K+(q) (all of them when k is None)."""

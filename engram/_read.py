@@ -13,6 +13,7 @@ the position of its first member. The caller cuts the first k lines.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,16 +54,33 @@ class ReadPath:
         self.flags = flags
 
     def retrieve(self, query: str) -> Retrieval:
-        result = Retrieval(query)
         if not len(self.store):
-            return result
-        scores = self.store.scores(self.embedder.embed([query])[0])
+            return Retrieval(query)
+        vector = self.embedder.embed([query])[0]
+        return self._retrieve_scored(query, self.store.scores(vector), None)
+
+    def retrieve_many(self, queries: Sequence[str]) -> list[Retrieval]:
+        """The read path for questions asked together: one embedding call and one matrix product for all of them,
+        then each query's own path. Every ranking is the one `retrieve` gives (the rows that decide it are made
+        exact, see `Store.make_exact`)."""
+        if not len(self.store) or not queries:
+            return [Retrieval(q) for q in queries]
+        vectors = self.embedder.embed(list(queries))
+        scores = self.store.scores_many(vectors)
+        return [self._retrieve_scored(q, scores[j], vectors[j]) for j, q in enumerate(queries)]
+
+    def _retrieve_scored(self, query: str, scores: np.ndarray, batch_vector: np.ndarray | None) -> Retrieval:
+        """K+(q) from s_cos(q, .); `batch_vector` is the query's vector when the scores came from a batch."""
+        result = Retrieval(query)
+        if batch_vector is not None:
+            self.store.make_exact(scores, batch_vector, config.SHORTLIST_K)
         shortlist = self.store.top(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .)
+        self.store.prefetch([i for i, _ in shortlist])
         picked: list[tuple[str, LineSource, float]] = []
         if not self.flags.retrieval_rerank:
             picked = [(i, "cosine", s) for i, s in shortlist]
         else:
-            picked = self._reranked(query, shortlist, scores, result)
+            picked = self._reranked(query, shortlist, scores, batch_vector, result)
         if self.flags.retrieval_history:
             picked = self._with_history(picked)
         result.lines = self._render(picked)
@@ -73,6 +91,7 @@ class ReadPath:
         query: str,
         shortlist: list[tuple[str, float]],
         scores: np.ndarray,
+        batch_vector: np.ndarray | None,
         result: Retrieval,
     ) -> list[tuple[str, LineSource, float]]:
         asks = [
@@ -122,12 +141,12 @@ class ReadPath:
             and relation.confidence >= config.THETA_ACT
         ):
             result.query_relation = relation.chosen
-            pulled = [self.store.get(i) for i in self.store.with_predicate(relation.chosen) if i not in present]
-            pulled = [f for f in pulled if f.is_open]
-            pulled.sort(key=lambda f: (-self.store.score_of(scores, f.id), f.text, f.id))
-            for fact in pulled[: config.RELATION_PULL_K]:
-                kept.append((fact.id, "relation", self.store.score_of(scores, fact.id)))
-                present.add(fact.id)
+            pulled = self.store.top_open_with_predicate(
+                scores, relation.chosen, config.RELATION_PULL_K, present, exact_for=batch_vector
+            )
+            for fact_id in pulled:  # the valid facts of the named relation, closest first
+                kept.append((fact_id, "relation", self.store.score_of(scores, fact_id)))
+                present.add(fact_id)
         return kept
 
     def _memory_ref(self, fact_id: str) -> dict[str, str | None]:

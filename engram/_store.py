@@ -1,8 +1,15 @@
 """The store M_t = (F_t, V_t, I_t): facts as edges between entity nodes, and an exact vector index over fact texts.
 
-Persistence is one SQLite file (stdlib). The working copy of facts and vectors lives in memory: the vectors are a
-float32 numpy matrix searched by exact brute force (a dot product of L2-normalised rows is the cosine), with ties
-broken by fact text and then id so two runs rank identically.
+Persistence is one SQLite file (stdlib) and, beside it, `<file>.vectors`: every fact's vector as raw float32 rows in
+fact order, so opening reads them into memory in one call. SQLite says which rows exist (a fact's row is its seq
+- 1): a message's new vectors are written to the file before its transaction commits, so a crash leaves at most
+rows beyond the last committed fact, which the next write overwrites and the next open ignores. A rewritten vector
+is also kept in SQLite (`vector_rewrites`, inside the transaction) and laid over the file's row on open.
+
+In memory, the vectors are one float32 matrix grown by doubling, searched by exact brute force (a dot product of
+L2-normalised rows is the cosine), with ties broken by fact text and then id so two runs rank identically. A Fact
+object is built from its row the first time it is asked for, and the graph's lookups (facts by subject and
+relation, by relation, by entity) are read from SQLite's indexes the first time each key is asked for.
 
 Nothing is deleted. Closing sets valid_until, reopening clears it, a rewrite keeps the old text in the event log,
 and duplicates are reversible same_as links. Every change is an event row, which is the fact's history for
@@ -40,8 +47,13 @@ CREATE TABLE IF NOT EXISTS facts (
     sensitivity TEXT NOT NULL, temporal_status TEXT NOT NULL, valid_from TEXT NOT NULL, valid_until TEXT,
     belief REAL NOT NULL, tentative INTEGER NOT NULL, confidence REAL NOT NULL, closed_reason TEXT,
     closed_by TEXT, source_message_id TEXT NOT NULL, source_text TEXT, said_at TEXT NOT NULL, refines TEXT,
-    disputed INTEGER NOT NULL DEFAULT 0, against_count INTEGER NOT NULL DEFAULT 0, embedding BLOB NOT NULL);
+    disputed INTEGER NOT NULL DEFAULT 0, against_count INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS facts_subject ON facts(subject, predicate);
+CREATE INDEX IF NOT EXISTS facts_predicate ON facts(predicate);
+CREATE INDEX IF NOT EXISTS facts_closed ON facts(seq) WHERE valid_until IS NOT NULL;
+CREATE TABLE IF NOT EXISTS fact_entities (entity TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS fact_entities_entity ON fact_entities(entity);
+CREATE TABLE IF NOT EXISTS vector_rewrites (seq INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, fact_id TEXT NOT NULL, message_id TEXT NOT NULL, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS decisions_fact ON decisions(fact_id);
@@ -55,6 +67,11 @@ CREATE TABLE IF NOT EXISTS same_as (
 # One BLAS thread per search: a matrix-vector product is memory-bound, and on a shared 2-core machine a
 # multi-threaded BLAS was measured 6x slower (27 ms vs 4 ms at 10k facts) from oversubscription.
 _BLAS = ThreadpoolController()
+
+_GATHER_MIN_ROWS = 64
+# Below this many facts a batch of queries is searched one query at a time: a pass is cheap there, and BLAS may
+# sum a short matrix's rows in another order than a gathered block's.
+BATCH_MIN_ROWS = 1024
 
 _FIRST_PERSON = {"i", "me", "my", "myself", "mine", "user", "the user"}
 _ENTITY_PATTERN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
@@ -171,6 +188,10 @@ _FACT_COLUMNS = (
 )
 
 
+# What a stored fact's life changes (belief, closing and reopening, disputes, a rewrite); the rest never does.
+_MUTABLE_COLUMNS = ("text", "valid_until", "belief", "closed_reason", "closed_by", "disputed", "against_count")
+
+
 def _fact_row(fact: Fact) -> tuple[Any, ...]:
     return (
         fact.seq,
@@ -228,8 +249,38 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
     )
 
 
+class _Rows:
+    """A growing list of row numbers kept in a numpy buffer (doubling), read as an array without a copy."""
+
+    def __init__(self, rows: Sequence[int]) -> None:
+        self._buffer = np.array(rows, dtype=np.int64).reshape(-1)
+        self._count = self._buffer.size
+
+    def append(self, row: int) -> None:
+        if self._count == self._buffer.size:
+            grown = np.zeros(max(16, 2 * self._buffer.size), dtype=np.int64)
+            grown[: self._count] = self._buffer[: self._count]
+            self._buffer = grown
+        self._buffer[self._count] = row
+        self._count += 1
+
+    def remove(self, row: int) -> None:
+        kept = self.array()[self.array() != row]
+        self._buffer, self._count = kept.copy(), kept.size
+
+    def array(self) -> np.ndarray:
+        return self._buffer[: self._count]
+
+    def __len__(self) -> int:
+        return self._count
+
+
 class Store:
-    """SQLite-backed facts with an in-memory exact vector index. Not thread-safe: engram writes sequentially."""
+    """SQLite-backed facts with an in-memory exact vector index. Not thread-safe: engram writes sequentially.
+
+    Opening reads only what search and the graph need (ids, subject and relation, entities, open/closed, and the
+    vectors into one contiguous float32 matrix); a `Fact` is built from its row the first time it is asked for.
+    """
 
     def __init__(self, path: str | Path, dim: int) -> None:
         self.path = Path(path)
@@ -239,23 +290,56 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         # WAL + NORMAL: a commit survives a crash of the process (not of the machine) and costs no fsync.
         self._db.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoint the WAL every ~40 MB rather than every 4 MB: each message rewrites the same few right-edge
+        # pages, so a rarer checkpoint copies far fewer pages per message into the database file.
+        self._db.execute("PRAGMA wal_autocheckpoint=10000")
         self._db.executescript(_SCHEMA)
         self._check_dim()
-        self._facts: dict[str, Fact] = {}
+        self.vectors_path = self.path.with_name(self.path.name + ".vectors")
+        self._facts: dict[str, Fact] = {}  # the facts built so far (every change goes to the row and here)
         self._ids: list[str] = []  # row of the vector matrix -> fact id
         self._row: dict[str, int] = {}
         self._matrix = np.zeros((0, dim), dtype=np.float32)
         self._candidate_mask = np.zeros(0, dtype=bool)  # open, or closed by belief (so it can reopen)
-        self._by_subject_predicate: dict[tuple[str, str], list[str]] = defaultdict(list)
-        self._by_predicate: dict[str, list[str]] = defaultdict(list)
-        self._by_entity: dict[str, set[str]] = defaultdict(set)
-        self._entities_of: dict[str, frozenset[str]] = {}
+        self._open_mask = np.zeros(0, dtype=bool)
+        self._max_norm = 0.0  # the largest stored vector norm, for the rounding margin of batched search
+        # Graph lookups, filled per key on first use from SQLite's indexes, then kept up to date (rows).
+        self._by_subject_predicate: dict[tuple[str, str], _Rows] = {}
+        self._by_predicate: dict[str, _Rows] = {}
+        self._by_entity: dict[str, _Rows] = {}
         self._closed_by: dict[str, list[str]] = defaultdict(list)
         self._same_as: dict[str, set[str]] = defaultdict(set)
         self._in_transaction = False
+        # Inside a transaction, event and decision rows and changed facts wait here and are written with one
+        # statement per table at commit (a message's write touches dozens of rows; one execute each was most
+        # of the SQLite time). Every read of those tables flushes first.
+        self._pending_events: list[tuple[str | None, str, str | None, str]] = []
+        self._pending_decisions: list[tuple[str, str, str]] = []
+        self._pending_rewrites: dict[int, bytes] = {}
+        self._dirty: set[str] = set()
+        self._legacy_blobs = "embedding" in {row[1] for row in self._db.execute("PRAGMA table_info(facts)")}
+        if self._legacy_blobs:
+            self._upgrade_legacy()
+        self._vectors = open(self.vectors_path, "r+b" if self.vectors_path.exists() else "w+b")
         self._load()
 
     # ---- lifecycle -------------------------------------------------------------------------------------------
+
+    def _upgrade_legacy(self) -> None:
+        """A store written when vectors were BLOBs in the facts table: write its vectors file and entity rows once
+        (new rows then leave that column empty)."""
+        if self._db.execute("SELECT 1 FROM meta WHERE key = 'vectors_file'").fetchone() is not None:
+            return
+        with self.transaction():
+            with open(self.vectors_path, "wb") as out:
+                for (blob,) in self._db.execute("SELECT embedding FROM facts ORDER BY seq"):
+                    out.write(blob)
+            rows = self._db.execute("SELECT seq, text FROM facts ORDER BY seq").fetchall()
+            self._db.executemany(
+                "INSERT INTO fact_entities (entity, seq) VALUES (?, ?)",
+                [(e, seq) for seq, text in rows for e in sorted(named_entities(text))],
+            )
+            self._db.execute("INSERT INTO meta VALUES ('vectors_file', '1')")
 
     def _check_dim(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
@@ -265,46 +349,71 @@ class Store:
             raise InvalidInput(f"{self.path}: store holds {row[0]}-dim vectors, the embedder makes {self.dim}")
 
     def _load(self) -> None:
-        rows = self._db.execute(f"SELECT {', '.join(_FACT_COLUMNS)}, embedding FROM facts ORDER BY seq").fetchall()
-        vectors = [np.frombuffer(r[-1], dtype=np.float32) for r in rows]
-        facts = [_fact_from_row(r[:-1]) for r in rows]
-        self._index(facts, np.vstack(vectors) if vectors else np.zeros((0, self.dim), dtype=np.float32))
+        self._ids = [fact_id for (fact_id,) in self._db.execute("SELECT id FROM facts ORDER BY seq")]
+        n = len(self._ids)
+        self._row = dict(zip(self._ids, range(n)))
+        self._grow(n)
+        self._read_vectors(n)
+        for seq, blob in self._db.execute("SELECT seq, embedding FROM vector_rewrites"):
+            self._matrix[seq - 1] = np.frombuffer(blob, dtype=np.float32)
+        self._note_norms(self._matrix[:n])
+        self._open_mask[:n] = True
+        self._candidate_mask[:n] = True
+        closed = "SELECT seq, id, closed_reason, closed_by FROM facts WHERE valid_until IS NOT NULL ORDER BY seq"
+        for seq, fact_id, reason, closed_by in self._db.execute(closed):
+            self._open_mask[seq - 1] = False
+            self._candidate_mask[seq - 1] = reason == "belief"
+            if closed_by:
+                self._closed_by[closed_by].append(fact_id)
         for a, b in self._db.execute("SELECT a, b FROM same_as"):
             self._same_as[a].add(b)
             self._same_as[b].add(a)
 
-    def _index(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
-        start = len(self._ids)
-        needed = start + len(facts)
-        if needed > self._matrix.shape[0]:
-            capacity = max(needed, 2 * self._matrix.shape[0], 64)
-            grown = np.zeros((capacity, self.dim), dtype=np.float32)
-            grown[:start] = self._matrix[:start]
-            self._matrix = grown
+    def _read_vectors(self, n: int) -> None:
+        """The first n rows of the vectors file, straight into the matrix (rows past n were never committed)."""
+        row_bytes = 4 * self.dim
+        size = self.vectors_path.stat().st_size
+        if size < n * row_bytes:
+            raise InvalidInput(
+                f"{self.vectors_path}: holds {size // row_bytes} vectors; expected one per stored fact, {n}"
+            )
+        if n:
+            self._vectors.seek(0)
+            flat = self._matrix[:n].reshape(-1).view(np.uint8)  # the matrix's own memory: no copy
+            self._vectors.readinto(memoryview(flat))  # type: ignore[arg-type]
+
+    def _write_vectors(self, start: int, vectors: np.ndarray) -> None:
+        """Rows from `start` on, flushed to the OS before the transaction that adds their facts commits."""
+        self._vectors.seek(start * 4 * self.dim)
+        self._vectors.write(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+        self._vectors.flush()
+
+    def _grow(self, needed: int) -> None:
+        """Room for `needed` rows: the matrix and masks double, so appending stays amortised O(1) per row."""
+        if needed <= self._matrix.shape[0]:
+            return
+        start = min(len(self._ids), self._matrix.shape[0])  # the rows filled so far
+        capacity = max(needed, 2 * self._matrix.shape[0], 64)
+        grown = np.zeros((capacity, self.dim), dtype=np.float32)
+        grown[:start] = self._matrix[:start]
+        self._matrix = grown
+        for name in ("_candidate_mask", "_open_mask"):
             mask = np.zeros(capacity, dtype=bool)
-            mask[:start] = self._candidate_mask[:start]
-            self._candidate_mask = mask
-        self._matrix[start:needed] = vectors
-        for offset, fact in enumerate(facts):
-            self._facts[fact.id] = fact
-            self._row[fact.id] = start + offset
-            self._ids.append(fact.id)
-            self._candidate_mask[start + offset] = self._is_candidate(fact)
-            self._by_subject_predicate[(fact.subject, fact.predicate)].append(fact.id)
-            self._by_predicate[fact.predicate].append(fact.id)
-            entities = named_entities(fact.text)
-            self._entities_of[fact.id] = entities
-            for entity in entities:
-                self._by_entity[entity].add(fact.id)
-            if fact.closed_by:
-                self._closed_by[fact.closed_by].append(fact.id)
+            mask[:start] = getattr(self, name)[:start]
+            setattr(self, name, mask)
+
+    def _note_norms(self, vectors: np.ndarray) -> None:
+        if len(vectors):
+            self._max_norm = max(self._max_norm, float(np.sqrt(np.einsum("ij,ij->i", vectors, vectors).max())))
 
     @staticmethod
     def _is_candidate(fact: Fact) -> bool:
         return fact.valid_until is None or fact.closed_reason == "belief"
 
     def close_db(self) -> None:
+        self.flush()
         self._db.close()
+        self._vectors.close()
 
     def transaction(self) -> _Transaction:
         """All writes of one message commit together, so a crash never leaves a half-written message."""
@@ -336,52 +445,105 @@ class Store:
         return len(self._ids)
 
     def __contains__(self, fact_id: str) -> bool:
-        return fact_id in self._facts
+        return fact_id in self._row
 
     def get(self, fact_id: str) -> Fact:
-        return self._facts[fact_id]
+        fact = self._facts.get(fact_id)
+        if fact is None:
+            if fact_id not in self._row:
+                raise KeyError(fact_id)
+            self._build([fact_id])
+            fact = self._facts[fact_id]
+        return fact
+
+    def _build(self, fact_ids: Sequence[str]) -> None:
+        """Build the Facts of these ids from their rows, in one query per 500 ids."""
+        missing = [i for i in fact_ids if i not in self._facts]
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            query = f"SELECT {', '.join(_FACT_COLUMNS)} FROM facts WHERE seq IN ({marks})"
+            for row in self._db.execute(query, [self._row[i] + 1 for i in chunk]):
+                fact = _fact_from_row(row)
+                self._facts[fact.id] = fact
 
     def next_seq(self) -> int:
         return len(self._ids) + 1
 
     def all_facts(self) -> list[Fact]:
+        if len(self._facts) < len(self._ids):
+            query = f"SELECT {', '.join(_FACT_COLUMNS)} FROM facts ORDER BY seq"
+            for row in self._db.execute(query):
+                if row[1] not in self._facts:
+                    self._facts[row[1]] = _fact_from_row(row)
         return [self._facts[i] for i in self._ids]
 
     def add_facts(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
-        """Insert facts with their vectors (rows L2-normalised); entities become nodes."""
+        """Insert facts with their vectors (rows L2-normalised); entities become nodes. Each fact's seq must be
+        `next_seq()` in turn: its row in the vector matrix is seq - 1."""
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(facts), self.dim)
+        start = len(self._ids)
+        for offset, fact in enumerate(facts):
+            if fact.seq != start + offset + 1:
+                raise ValueError(f"fact {fact.id}: seq {fact.seq}; expected {start + offset + 1} (next_seq())")
+        self._write_vectors(start, vectors)
         entity_rows = {(f.subject,) for f in facts} | {(f.object,) for f in facts}
         self._db.executemany(
             "INSERT OR IGNORE INTO entities (id, label) VALUES (?, ?)", [(e[0], e[0]) for e in sorted(entity_rows)]
         )
-        placeholders = ", ".join("?" for _ in range(len(_FACT_COLUMNS) + 1))
+        columns = list(_FACT_COLUMNS) + (["embedding"] if self._legacy_blobs else [])
+        extra = (b"",) if self._legacy_blobs else ()
         self._db.executemany(
-            f"INSERT INTO facts ({', '.join(_FACT_COLUMNS)}, embedding) VALUES ({placeholders})",
-            [(*_fact_row(f), v.tobytes()) for f, v in zip(facts, vectors)],
+            f"INSERT INTO facts ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+            [(*_fact_row(f), *extra) for f in facts],
         )
-        self._index(facts, vectors)
+        found = [named_entities(f.text) for f in facts]
+        self._db.executemany(
+            "INSERT INTO fact_entities (entity, seq) VALUES (?, ?)",
+            [(e, f.seq) for f, es in zip(facts, found) for e in sorted(es)],
+        )
+        self._grow(start + len(facts))
+        self._matrix[start : start + len(facts)] = vectors
+        self._note_norms(vectors)
+        for offset, (fact, entities) in enumerate(zip(facts, found)):
+            row = start + offset
+            self._facts[fact.id] = fact
+            self._row[fact.id] = row
+            self._ids.append(fact.id)
+            self._open_mask[row] = fact.valid_until is None
+            self._candidate_mask[row] = self._is_candidate(fact)
+            if (fact.subject, fact.predicate) in self._by_subject_predicate:
+                self._by_subject_predicate[(fact.subject, fact.predicate)].append(row)
+            if fact.predicate in self._by_predicate:
+                self._by_predicate[fact.predicate].append(row)
+            for entity in entities:
+                if entity in self._by_entity:
+                    self._by_entity[entity].append(row)
+            if fact.closed_by:
+                self._closed_by[fact.closed_by].append(fact.id)
 
     def _replace(self, fact: Fact, **changes: Any) -> Fact:
+        if not set(changes) <= set(_MUTABLE_COLUMNS):
+            raise ValueError(f"fact {fact.id}: {sorted(set(changes) - set(_MUTABLE_COLUMNS))} never change")
         updated = replace(fact, **changes)
-        assignments = ", ".join(f"{name} = ?" for name in changes)
-        values = [
-            _iso(v) if isinstance(v, datetime) else (int(v) if isinstance(v, bool) else v) for v in changes.values()
-        ]
-        self._db.execute(f"UPDATE facts SET {assignments} WHERE id = ?", (*values, fact.id))
         self._facts[fact.id] = updated
-        self._candidate_mask[self._row[fact.id]] = self._is_candidate(updated)
+        self._dirty.add(fact.id)
+        self._write_through()
+        row = self._row[fact.id]
+        self._candidate_mask[row] = self._is_candidate(updated)
+        self._open_mask[row] = updated.is_open
         return updated
 
     def set_belief(self, fact_id: str, belief: float, *, against_pieces: int = 0) -> Fact:
-        fact = self._facts[fact_id]
+        fact = self.get(fact_id)
         return self._replace(fact, belief=belief, against_count=fact.against_count + against_pieces)
 
     def mark_disputed(self, fact_id: str) -> Fact:
-        return self._replace(self._facts[fact_id], disputed=True)
+        return self._replace(self.get(fact_id), disputed=True)
 
     def close(self, fact_id: str, when: datetime, reason: str, by: str | None) -> bool:
         """Set valid_until (conversation time); only an open fact closes. Returns whether it closed."""
-        fact = self._facts[fact_id]
+        fact = self.get(fact_id)
         if fact.valid_until is not None:
             return False
         self._replace(fact, valid_until=when, closed_reason=reason, closed_by=by)
@@ -390,7 +552,7 @@ class Store:
         return True
 
     def reopen(self, fact_id: str) -> bool:
-        fact = self._facts[fact_id]
+        fact = self.get(fact_id)
         if fact.valid_until is None:
             return False
         if fact.closed_by and fact_id in self._closed_by.get(fact.closed_by, []):
@@ -400,16 +562,36 @@ class Store:
 
     def rewrite(self, fact_id: str, text: str, vector: np.ndarray) -> Fact:
         """Replace a fact's text (a mem0 UPDATE); the caller logs the old text as an event, so nothing is lost."""
-        fact = self._replace(self._facts[fact_id], text=text)
+        old = self.get(fact_id)
+        fact = self._replace(old, text=text)
         row = self._row[fact_id]
         self._matrix[row] = np.asarray(vector, dtype=np.float32).reshape(self.dim)
-        self._db.execute("UPDATE facts SET embedding = ? WHERE id = ?", (self._matrix[row].tobytes(), fact_id))
-        for entity in self._entities_of[fact_id]:
-            self._by_entity[entity].discard(fact_id)
-        self._entities_of[fact_id] = named_entities(text)
-        for entity in self._entities_of[fact_id]:
-            self._by_entity[entity].add(fact_id)
+        self._note_norms(self._matrix[row : row + 1])
+        blob = self._matrix[row].tobytes()
+        self._db.execute("INSERT OR REPLACE INTO vector_rewrites (seq, embedding) VALUES (?, ?)", (row + 1, blob))
+        self._pending_rewrites[row] = blob  # the file's row follows once this commits
+        before, after = named_entities(old.text), named_entities(text)
+        self._db.execute("DELETE FROM fact_entities WHERE seq = ?", (row + 1,))
+        self._db.executemany(
+            "INSERT INTO fact_entities (entity, seq) VALUES (?, ?)", [(e, row + 1) for e in sorted(after)]
+        )
+        for entity in before:
+            if entity in self._by_entity:
+                self._by_entity[entity].remove(row)
+        for entity in after:
+            if entity in self._by_entity:
+                self._by_entity[entity].append(row)
+        if not self._in_transaction:
+            self._apply_rewrites()
         return fact
+
+    def _apply_rewrites(self) -> None:
+        for row, blob in self._pending_rewrites.items():
+            self._vectors.seek(row * 4 * self.dim)
+            self._vectors.write(blob)
+        if self._pending_rewrites:
+            self._vectors.flush()
+        self._pending_rewrites = {}
 
     def superseded_by(self, fact_id: str) -> list[str]:
         """Facts this fact closed (belief, superseded or fulfilled), in closing order."""
@@ -418,24 +600,76 @@ class Store:
     # ---- vector search ---------------------------------------------------------------------------------------
 
     def scores(self, vector: np.ndarray) -> np.ndarray:
-        """s_cos(v, u) for every stored fact u, by row."""
+        """s_cos(v, u) for every stored fact u, by row: one exact float32 matrix-vector pass."""
         n = len(self._ids)
         with _BLAS.limit(limits=1, user_api="blas"):
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
-    def top(
-        self, scores: np.ndarray, k: int, *, candidates_only: bool = False, exclude: Iterable[str] = ()
-    ) -> list[tuple[str, float]]:
-        """The k best rows of `scores`, exact, ties broken by fact text then id."""
+    def scores_many(self, vectors: np.ndarray) -> np.ndarray:
+        """s_cos for several vectors at once, one row per vector: one matrix product, which reads the stored
+        vectors once for all of them (the pass is memory-bound, so this costs about one pass, not one per vector).
+        Its float32 sums may differ from `scores` in the last bits; `make_exact` redoes the rows where that matters.
+        A small store is searched one vector at a time (already exact)."""
         n = len(self._ids)
+        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        if n < BATCH_MIN_ROWS:
+            return np.stack([self.scores(q) for q in queries]) if len(queries) else np.zeros((0, n), np.float32)
+        with _BLAS.limit(limits=1, user_api="blas"):
+            return np.ascontiguousarray((self._matrix[:n] @ queries.T).T)
+
+    def make_exact(self, scores: np.ndarray, vector: np.ndarray, k: int, rows: np.ndarray | None = None) -> None:
+        """In place: the scores of the k best `rows` (all rows when None), and of every row that could be among them,
+        become exactly what `scores(vector)` gives. A matrix product sums in another order than the one-vector
+        pass, so its float32 scores may differ in the last bits; a row further than twice the worst-case rounding
+        error below the k-th cannot be among the k best either way, so only the rows above that line are redone,
+        by the same one-vector pass over just those rows."""
+        n = len(self._ids)
+        rows = np.arange(n) if rows is None else rows
+        if n < BATCH_MIN_ROWS or rows.size == 0 or k <= 0:
+            return
+        values = scores[rows]
+        if rows.size > k:
+            kth = np.partition(values, rows.size - k)[rows.size - k]
+            rows = rows[values >= kth - self._rounding_margin(vector)]
+        scores[rows] = self._pass_over(rows, vector)
+
+    def _rounding_margin(self, vector: np.ndarray) -> float:
+        """2 gamma_d |v| max_u |u|: twice the bound on the rounding error of a d-term float32 dot product summed in
+        any order (gamma_d = d u / (1 - d u), u = 2^-24)."""
+        unit = 2.0**-24
+        gamma = self.dim * unit / (1 - self.dim * unit)
+        return 2 * gamma * float(np.linalg.norm(vector)) * self._max_norm * (1 + 1e-6)
+
+    def _pass_over(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        """The one-vector pass over some rows, gathered into a block of at least `_GATHER_MIN_ROWS` rows: BLAS sums
+        each row of a block that size in the same order as in the whole-matrix pass (a test checks it)."""
+        block = np.zeros((max(_GATHER_MIN_ROWS, rows.size), self.dim), dtype=np.float32)
+        block[: rows.size] = self._matrix[rows]
+        with _BLAS.limit(limits=1, user_api="blas"):
+            return (block @ np.asarray(vector, dtype=np.float32).reshape(self.dim))[: rows.size]
+
+    def top(
+        self,
+        scores: np.ndarray,
+        k: int,
+        *,
+        candidates_only: bool = False,
+        exclude: Iterable[str] = (),
+        candidates: np.ndarray | None = None,
+    ) -> list[tuple[str, float]]:
+        """The k best rows of `scores` (its first rows, when the store has grown since), exact, ties broken by fact
+        text then id. `candidates`: a mask saved by `candidate_mask` to use instead of today's."""
+        n = scores.shape[0]
         if n == 0 or k <= 0:
             return []
         masked = scores.astype(np.float32, copy=True)
-        if candidates_only:
+        if candidates is not None:
+            masked[~candidates[:n]] = -np.inf
+        elif candidates_only:
             masked[~self._candidate_mask[:n]] = -np.inf
         for fact_id in exclude:
             row = self._row.get(fact_id)
-            if row is not None:
+            if row is not None and row < n:
                 masked[row] = -np.inf
         if k < n:
             part = np.argpartition(-masked, k - 1)[:k]
@@ -443,45 +677,114 @@ class Store:
             rows = np.nonzero(masked >= kth)[0]  # every row tied with the k-th stays in the running
         else:
             rows = np.arange(n)
-        finite = [int(r) for r in rows if np.isfinite(masked[r])]
-        finite.sort(key=lambda r: (-float(masked[r]), self._facts[self._ids[r]].text, self._ids[r]))
-        return [(self._ids[r], float(masked[r])) for r in finite[:k]]
+        rows = rows[np.isfinite(masked[rows])]
+        return [(self._ids[r], float(masked[r])) for r in self._ranked(masked, rows)[:k]]
+
+    def _ranked(self, values: np.ndarray, rows: np.ndarray) -> list[int]:
+        """`rows` by descending value, ties by fact text then id (Facts are built only for rows that tie)."""
+        ordered = sorted((int(r) for r in rows), key=lambda r: -float(values[r]))
+        tied = {r for a, b in zip(ordered, ordered[1:]) if values[a] == values[b] for r in (a, b)}
+        if tied:
+            self._build([self._ids[r] for r in tied])
+        return sorted(ordered, key=lambda r: (-float(values[r]), self._tie_key(r) if r in tied else ("", "")))
+
+    def _tie_key(self, row: int) -> tuple[str, str]:
+        fact_id = self._ids[row]
+        return self.get(fact_id).text, fact_id
 
     def top_among(self, scores: np.ndarray, fact_ids: Iterable[str], k: int) -> list[str]:
         """The k best of the given facts by score, ties by text then id (numpy selection: G(f) can be large)."""
         rows = np.fromiter((self._row[i] for i in fact_ids), dtype=np.int64)
+        return [self._ids[r] for r in self._top_rows(scores, rows, k)]
+
+    def _top_rows(self, scores: np.ndarray, rows: np.ndarray, k: int) -> list[int]:
         if rows.size == 0 or k <= 0:
             return []
         values = scores[rows]
         if rows.size > k:
             kth = np.partition(values, rows.size - k)[rows.size - k]
-            keep = values >= kth  # every row tied with the k-th stays in the running
-            rows, values = rows[keep], values[keep]
-        order = sorted(
-            range(rows.size),
-            key=lambda j: (-float(values[j]), self._facts[self._ids[rows[j]]].text, self._ids[rows[j]]),
-        )
-        return [self._ids[rows[j]] for j in order[:k]]
+            rows = rows[values >= kth]  # every row tied with the k-th stays in the running
+        return self._ranked(scores, rows)[:k]
+
+    def top_candidates_in(
+        self, scores: np.ndarray, groups: Sequence[np.ndarray], k: int, exclude: Iterable[str]
+    ) -> list[str]:
+        """The k best candidate facts (open, or closed by belief) among the union of row groups, minus `exclude`."""
+        if not any(len(g) for g in groups):
+            return []
+        n = len(self._ids)
+        chosen = np.zeros(n, dtype=bool)
+        for group in groups:
+            chosen[group] = True
+        chosen &= self._candidate_mask[:n]
+        for fact_id in exclude:
+            if fact_id in self._row:
+                chosen[self._row[fact_id]] = False
+        return [self._ids[r] for r in self._top_rows(scores, np.flatnonzero(chosen), k)]
+
+    def top_open_with_predicate(
+        self, scores: np.ndarray, predicate: str, k: int, exclude: Iterable[str], exact_for: np.ndarray | None = None
+    ) -> list[str]:
+        """The k best valid (open) facts of a relation, minus `exclude`, ties by text then id. `exact_for`: the
+        vector of batched `scores`, whose rows that decide the pick are first made exact (`make_exact`)."""
+        rows = self.predicate_rows(predicate)
+        rows = rows[self._open_mask[rows]]
+        drop = np.fromiter((self._row[i] for i in exclude if i in self._row), dtype=np.int64)
+        if drop.size:
+            rows = rows[~np.isin(rows, drop)]
+        if exact_for is not None:
+            self.make_exact(scores, exact_for, k, rows)
+        return [self._ids[r] for r in self._top_rows(scores, rows, k)]
+
+    def prefetch(self, fact_ids: Sequence[str]) -> None:
+        """Build these facts' objects in one query (instead of one query each on first `get`)."""
+        self._build(fact_ids)
 
     def score_of(self, scores: np.ndarray, fact_id: str) -> float:
         return float(scores[self._row[fact_id]])
 
     # ---- graph -----------------------------------------------------------------------------------------------
 
+    def sibling_rows(self, subject: str, predicate: str) -> np.ndarray:
+        """Rows of the facts with this subject and relation."""
+        key = (subject, predicate)
+        if key not in self._by_subject_predicate:
+            query = "SELECT seq - 1 FROM facts WHERE subject = ? AND predicate = ?"
+            self._by_subject_predicate[key] = _Rows([r for (r,) in self._db.execute(query, key)])
+        return self._by_subject_predicate[key].array()
+
+    def predicate_rows(self, predicate: str) -> np.ndarray:
+        """Rows of the facts with this relation."""
+        if predicate not in self._by_predicate:
+            query = "SELECT seq - 1 FROM facts WHERE predicate = ?"
+            self._by_predicate[predicate] = _Rows([r for (r,) in self._db.execute(query, (predicate,))])
+        return self._by_predicate[predicate].array()
+
+    def entity_rows(self, entity: str) -> np.ndarray:
+        """Rows of the facts whose text names this entity."""
+        if entity not in self._by_entity:
+            query = "SELECT seq - 1 FROM fact_entities WHERE entity = ?"
+            self._by_entity[entity] = _Rows([r for (r,) in self._db.execute(query, (entity,))])
+        return self._by_entity[entity].array()
+
     def siblings(self, subject: str, predicate: str) -> list[str]:
-        return list(self._by_subject_predicate.get((subject, predicate), []))
+        return [self._ids[r] for r in self.sibling_rows(subject, predicate)]
 
     def with_predicate(self, predicate: str) -> list[str]:
-        return list(self._by_predicate.get(predicate, []))
+        return [self._ids[r] for r in self.predicate_rows(predicate)]
 
     def entities_of(self, fact_id: str) -> frozenset[str]:
-        return self._entities_of.get(fact_id, frozenset())
+        return named_entities(self.get(fact_id).text)
 
     def facts_with_entity(self, entity: str) -> set[str]:
-        return self._by_entity.get(entity, set())
+        return {self._ids[r] for r in self.entity_rows(entity)}
 
     def is_candidate(self, fact_id: str) -> bool:
         return bool(self._candidate_mask[self._row[fact_id]])
+
+    def candidate_mask(self) -> np.ndarray:
+        """A copy of which rows are candidates now (open, or closed by belief), one bool per stored fact."""
+        return self._candidate_mask[: len(self._ids)].copy()
 
     def candidate_count(self) -> int:
         return int(self._candidate_mask[: len(self._ids)].sum())
@@ -510,7 +813,7 @@ class Store:
                 if other not in seen:
                     seen.add(other)
                     frontier.append(other)
-        return sorted(seen, key=lambda i: self._facts[i].seq)
+        return sorted(seen, key=lambda i: self._row[i])
 
     def same_as_count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM same_as").fetchone()[0]
@@ -518,31 +821,60 @@ class Store:
     # ---- audit trail -----------------------------------------------------------------------------------------
 
     def add_decisions(self, fact_id: str, message_id: str, decisions: Iterable[Decision]) -> None:
-        self._db.executemany(
-            "INSERT INTO decisions (fact_id, message_id, body) VALUES (?, ?, ?)",
-            [(fact_id, message_id, json.dumps(d.to_json(), sort_keys=True)) for d in decisions],
-        )
+        self._pending_decisions += [(fact_id, message_id, json.dumps(d.to_json(), sort_keys=True)) for d in decisions]
+        self._write_through()
 
     def decisions(self, fact_id: str) -> list[Decision]:
+        self.flush()
         rows = self._db.execute("SELECT body FROM decisions WHERE fact_id = ? ORDER BY seq", (fact_id,))
         return [Decision.from_json(json.loads(r[0])) for r in rows]
 
     def log(self, kind: str, fact_id: str | None, message_id: str | None, **detail: Any) -> None:
-        self._db.execute(
-            "INSERT INTO events (fact_id, kind, message_id, detail) VALUES (?, ?, ?, ?)",
-            (fact_id, kind, message_id, json.dumps(detail, sort_keys=True, default=str)),
-        )
+        self._pending_events.append((fact_id, kind, message_id, json.dumps(detail, sort_keys=True, default=str)))
+        self._write_through()
+
+    def _write_through(self) -> None:
+        if not self._in_transaction:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the waiting event and decision rows and the changed facts."""
+        if self._pending_events:
+            self._db.executemany(
+                "INSERT INTO events (fact_id, kind, message_id, detail) VALUES (?, ?, ?, ?)", self._pending_events
+            )
+            self._pending_events = []
+        if self._pending_decisions:
+            self._db.executemany(
+                "INSERT INTO decisions (fact_id, message_id, body) VALUES (?, ?, ?)", self._pending_decisions
+            )
+            self._pending_decisions = []
+        if self._dirty:
+            assignments = ", ".join(f"{name} = ?" for name in _MUTABLE_COLUMNS)
+            positions = [_FACT_COLUMNS.index(name) for name in _MUTABLE_COLUMNS]
+            rows = [_fact_row(self._facts[i]) for i in sorted(self._dirty)]
+            self._db.executemany(
+                f"UPDATE facts SET {assignments} WHERE seq = ?", [(*(r[p] for p in positions), r[0]) for r in rows]
+            )
+            self._dirty = set()
+
+    def discard_pending(self) -> None:
+        self._pending_events, self._pending_decisions, self._dirty = [], [], set()
+        self._pending_rewrites = {}
 
     def events(self, fact_id: str) -> list[dict[str, Any]]:
+        self.flush()
         rows = self._db.execute(
             "SELECT kind, message_id, detail FROM events WHERE fact_id = ? ORDER BY seq", (fact_id,)
         )
         return [{"event": kind, "message_id": mid, **json.loads(detail)} for kind, mid, detail in rows]
 
     def event_counts(self) -> dict[str, int]:
+        self.flush()
         return dict(self._db.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
 
     def close_counts(self) -> dict[str, int]:
+        self.flush()
         rows = self._db.execute(
             "SELECT json_extract(detail, '$.reason'), COUNT(*) FROM events WHERE kind = 'close' GROUP BY 1"
         )
@@ -563,7 +895,10 @@ class _Transaction:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.store._in_transaction = False
         if exc_type is None:
+            self.store.flush()
             self.store._db.execute("COMMIT")
+            self.store._apply_rewrites()
         else:
+            self.store.discard_pending()
             # The in-memory copy may now be ahead of the file; the caller must reopen the store.
             self.store._db.execute("ROLLBACK")

@@ -28,9 +28,9 @@ replays that).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -104,6 +104,39 @@ class Gated:
     support: bool
     agreement: bool = False  # g_A applies
     recheck: bool = False  # r'(f, u) is asked
+
+
+class SimilarFacts(Sequence[str]):
+    """The extraction context's similar facts, found on first use during `extract`: the search is a pass over
+    every stored vector (and an embedding of the message), which an extractor that never reads them (the rules
+    stand-in) should not pay for."""
+
+    def __init__(self, find: Callable[[], list[str]]) -> None:
+        self._find = find
+        self._texts: list[str] | None = None
+
+    def _found(self) -> list[str]:
+        if self._texts is None:
+            self._texts = self._find()
+        return self._texts
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._found()[index]
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._found())
 
 
 Evidence = tuple[str, float, int, str]  # (u, e(f, u), pieces of evidence against u, relation)
@@ -187,14 +220,9 @@ class WritePath:
 
     def _extract(self, message: Message) -> tuple[list[ExtractedFact], list[Usage]]:
         """F_t^new = X(m_t, m_{t-10}, ..., m_{t-1}, Top_10 s_cos(m_t, .)); empty and repeated texts are dropped."""
-        similar: list[str] = []
-        if len(self.store):
-            scores = self.store.scores(self.embedder.embed([message.text])[0])
-            top = self.store.top(scores, config.EXTRACT_SIMILAR_FACTS, candidates_only=True)
-            similar = [self.store.get(i).text for i, _ in top]
         context = ExtractionContext(
             previous=self.store.recent_messages(config.EXTRACT_PREVIOUS_MESSAGES),
-            similar_facts=similar,
+            similar_facts=SimilarFacts(self._similar_facts(message)),
             current_date=config.PINNED_CURRENT_DATE,
         )
         extraction = self.extractor.extract(message, context)
@@ -205,6 +233,20 @@ class WritePath:
                 seen.add(key)
                 drafts.append(draft)
         return drafts, list(extraction.usage)
+
+    def _similar_facts(self, message: Message) -> Callable[[], list[str]]:
+        """Top_10 s_cos(m_t, .) among facts that can still change, as the store is now, found when first read:
+        the rows and the candidate mask are kept, so a later read sees the store as extraction did."""
+        candidates = self.store.candidate_mask()
+
+        def find() -> list[str]:
+            if not candidates.size:
+                return []
+            scores = self.store.scores(self.embedder.embed([message.text])[0])[: candidates.size]
+            top = self.store.top(scores, config.EXTRACT_SIMILAR_FACTS, candidates=candidates)
+            return [self.store.get(i).text for i, _ in top]
+
+        return find
 
     # ---- candidates ------------------------------------------------------------------------------------------
 
@@ -235,18 +277,18 @@ class WritePath:
                 self._collect(run, fact.cands, second)
 
     def _graph_candidates(self, fact: NewFact, exclude: set[str]) -> list[str]:
-        """G(f) = {u : subj(u) = subj(f) and rel(u) = rel(f)} ∪ {u : ent(u) ∩ ent(f) ≠ ∅}, rare entities only."""
-        hits: set[str] = set()
+        """G(f) = {u : subj(u) = subj(f) and rel(u) = rel(f)} ∪ {u : ent(u) ∩ ent(f) ≠ ∅}, rare entities only;
+        Top_10 of it by cosine, among facts that can still change (open, or closed by belief)."""
+        groups: list[np.ndarray] = []
         if fact.relation != FALLBACK_EDGE:  # "related_to" says nothing about which value replaces which
-            hits.update(i for i in self.store.siblings(fact.subject, fact.relation) if self.store.is_candidate(i))
+            groups.append(self.store.sibling_rows(fact.subject, fact.relation))
         pool = max(0, self.store.candidate_count() - len(exclude))
         common_bar = max(config.RARE_ENTITY_MIN_COMMON, config.RARE_ENTITY_COMMON_SHARE * pool)
         for entity in named_entities(fact.draft.text) - {fact.subject}:
-            holders = self.store.facts_with_entity(entity)
+            holders = self.store.entity_rows(entity)
             if len(holders) < common_bar:
-                hits.update(i for i in holders if self.store.is_candidate(i))
-        hits -= exclude
-        return self.store.top_among(fact.scores, hits, config.GRAPH_CANDIDATE_K)  # Top_10 G(f), by cosine
+                groups.append(holders)
+        return self.store.top_candidates_in(fact.scores, groups, config.GRAPH_CANDIDATE_K, exclude)
 
     # ---- zones -----------------------------------------------------------------------------------------------
 
@@ -577,6 +619,7 @@ class WritePath:
     def _candidate_asks(self, cands: Candidates, new_ids: Sequence[str]) -> list[Ask]:
         """Q_rel for each new candidate (unless the LLM decider judges relations), plan_fulfilled for open plans."""
         asks = []
+        self.store.prefetch(new_ids)
         for fact_id in new_ids:
             i = cands.add(fact_id)
             old = self.store.get(fact_id)

@@ -41,7 +41,7 @@ def jsonable(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         return [jsonable(v) for v in value]
     return value
 

@@ -1,0 +1,160 @@
+"""The store's search is exact: its rankings are the brute-force float32 order, ties by fact text then id, whether
+one query is asked or many together, and a store reopened from disk ranks as the one that wrote it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram import Engram, Fact, Flags
+from engram._store import BATCH_MIN_ROWS, Store
+from engram.deciders import ScriptedDecider
+from engram.testing import HashEmbedder
+
+START = datetime(2023, 5, 1, 9, 0)
+
+
+def fact(i: int, text: str, closed: bool = False) -> Fact:
+    when = START + timedelta(minutes=i)
+    return Fact(
+        id=f"m{i}#0",
+        text=text,
+        subject="user",
+        predicate="hobby",
+        object="unspecified",
+        kind="bio",
+        durability="long_term",
+        sensitivity="none",
+        temporal_status="current",
+        valid_from=when,
+        valid_until=when if closed else None,
+        belief=0.9,
+        tentative=False,
+        confidence=0.9,
+        closed_reason="superseded" if closed else None,
+        closed_by=None,
+        source_message_id=f"m{i}",
+        source_text=text,
+        said_at=when,
+        seq=i + 1,
+    )
+
+
+def filled(path, vectors: np.ndarray, texts: list[str], closed: list[bool]) -> Store:
+    store = Store(path, vectors.shape[1])
+    with store.transaction():
+        store.add_facts([fact(i, t, c) for i, (t, c) in enumerate(zip(texts, closed))], vectors)
+    return store
+
+
+def brute_force(vectors: np.ndarray, texts: list[str], query: np.ndarray, k: int, allowed: list[bool]) -> list[str]:
+    """Every row scored, the allowed ones sorted by (-score, text, id): the order the store must give."""
+    scores = vectors @ query
+    rows = [r for r in range(len(texts)) if allowed[r]]
+    rows.sort(key=lambda r: (-float(scores[r]), texts[r], f"m{r}#0"))
+    return [f"m{r}#0" for r in rows[:k]]
+
+
+def assert_agrees_with_exact_scores(rows: list[int], exact: np.ndarray, k: int) -> None:
+    """The rows are the k best by the exact (float64) scores, in their order, except that two scores closer than
+    float32's rounding error of a 384-term sum may come either way (float32 sums themselves disagree there)."""
+    margin = 2 * 384 * 2.0**-24
+    kth = np.sort(exact)[-k]
+    assert len(rows) == k
+    assert all(exact[r] >= kth - margin for r in rows)
+    assert all(exact[a] >= exact[b] - margin for a, b in zip(rows, rows[1:]))
+    assert {r for r in range(len(exact)) if exact[r] > kth + margin} <= set(rows)
+
+
+small_ints = st.integers(min_value=-2, max_value=2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    n=st.integers(min_value=1, max_value=60),
+    k=st.integers(min_value=1, max_value=70),
+    candidates_only=st.booleans(),
+)
+def test_rankings_follow_the_brute_force_order_with_ties_by_text(tmp_path_factory, data, n, k, candidates_only):
+    # Small integer vectors make every score exact and produce many ties, so the tie-break is exercised.
+    dim = 6
+    vectors = np.array(data.draw(st.lists(st.lists(small_ints, min_size=dim, max_size=dim), min_size=n, max_size=n)))
+    vectors = vectors.astype(np.float32)
+    texts = data.draw(st.lists(st.sampled_from(["Ana hikes", "Ana cooks", "Ben hikes"]), min_size=n, max_size=n))
+    closed = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    query = np.array(data.draw(st.lists(small_ints, min_size=dim, max_size=dim)), dtype=np.float32)
+    store = filled(tmp_path_factory.mktemp("exact") / "e.db", vectors, texts, closed)
+
+    allowed = [not c for c in closed] if candidates_only else [True] * n
+    got = [i for i, _ in store.top(store.scores(query), k, candidates_only=candidates_only)]
+    assert got == brute_force(vectors, texts, query, k, allowed)
+
+    store.close_db()
+    reopened = Store(store.path, dim)
+    assert [i for i, _ in reopened.top(reopened.scores(query), k, candidates_only=candidates_only)] == got
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1), near_ties=st.integers(min_value=0, max_value=40))
+def test_questions_asked_together_rank_exactly_as_one_by_one(tmp_path_factory, seed, near_ties):
+    # Enough facts for the batched matrix product to be used; some rows are copies nudged by one float32 step, so
+    # scores meet at the last bit, where a matrix product and a matrix-vector pass can disagree. Asked together,
+    # the answers must be exactly those of one by one (ids and scores); both must be the brute-force order.
+    rng = np.random.default_rng(seed)
+    n, dim = BATCH_MIN_ROWS + 500, 384
+    vectors = rng.standard_normal((n, dim), dtype=np.float32)
+    queries = rng.standard_normal((12, dim), dtype=np.float32)
+    for j in range(near_ties):
+        target = rng.integers(n)
+        vectors[target] = queries[j % len(queries)] + rng.standard_normal(dim, dtype=np.float32) * 1e-3
+        vectors[(target + 1) % n] = np.nextafter(vectors[target], np.float32(np.inf))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    texts = [f"fact {i % 97}" for i in range(n)]
+    store = filled(tmp_path_factory.mktemp("batch") / "e.db", vectors, texts, [False] * n)
+
+    together = store.scores_many(queries)
+    for j, query in enumerate(queries):
+        alone = store.scores(query)
+        store.make_exact(together[j], query, 30)
+        assert store.top(together[j], 30) == store.top(alone, 30)  # the same ids and the same scores
+        exact = vectors.astype(np.float64) @ query.astype(np.float64)
+        assert_agrees_with_exact_scores([int(i[1:-2]) for i, _ in store.top(alone, 30)], exact, 30)
+
+
+def test_a_checkpoint_asks_all_its_questions_at_once_and_gets_the_answers_of_one_by_one(tmp_path):
+    memory = Engram(
+        tmp_path / "e.db",
+        extractor=_Sentences(),
+        decider=ScriptedDecider(),
+        embedder=HashEmbedder(),
+        flags=Flags(retrieval_rerank=False),
+    )
+    said = [
+        "I moved to Lisbon in spring",
+        "My sister Ana plays the cello",
+        "I adopted a grey cat called Miso",
+        "Work at the bakery starts at six",
+        "Ana's cello teacher lives in Porto",
+    ]
+    for n, text in enumerate(said):
+        memory.add(text, speaker="Maria", when=START + timedelta(days=n))
+    checkpoint = ["Where does Maria live?", "What does Ana play?", "what is the cat called", "when does work start"]
+
+    together = memory.search_many(checkpoint, k=3)
+    assert together == [memory.search(q, k=3) for q in checkpoint]
+    assert [r.lines for r in memory.retrieve_many(checkpoint)] == [memory.retrieve(q).lines for q in checkpoint]
+    assert memory.search_many([], k=3) == []
+
+
+class _Sentences:
+    name, model = "sentences", "test"
+
+    def extract(self, message, context):
+        from engram import ExtractedFact, Extraction
+
+        return Extraction(facts=[ExtractedFact(text=message.text, subject=message.speaker)])
