@@ -188,6 +188,10 @@ _FACT_COLUMNS = (
 )
 
 
+# What a stored fact's life changes (belief, closing and reopening, disputes, a rewrite); the rest never does.
+_MUTABLE_COLUMNS = ("text", "valid_until", "belief", "closed_reason", "closed_by", "disputed", "against_count")
+
+
 def _fact_row(fact: Fact) -> tuple[Any, ...]:
     return (
         fact.seq,
@@ -245,6 +249,32 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
     )
 
 
+class _Rows:
+    """A growing list of row numbers kept in a numpy buffer (doubling), read as an array without a copy."""
+
+    def __init__(self, rows: Sequence[int]) -> None:
+        self._buffer = np.array(rows, dtype=np.int64).reshape(-1)
+        self._count = self._buffer.size
+
+    def append(self, row: int) -> None:
+        if self._count == self._buffer.size:
+            grown = np.zeros(max(16, 2 * self._buffer.size), dtype=np.int64)
+            grown[: self._count] = self._buffer[: self._count]
+            self._buffer = grown
+        self._buffer[self._count] = row
+        self._count += 1
+
+    def remove(self, row: int) -> None:
+        kept = self.array()[self.array() != row]
+        self._buffer, self._count = kept.copy(), kept.size
+
+    def array(self) -> np.ndarray:
+        return self._buffer[: self._count]
+
+    def __len__(self) -> int:
+        return self._count
+
+
 class Store:
     """SQLite-backed facts with an in-memory exact vector index. Not thread-safe: engram writes sequentially.
 
@@ -260,6 +290,9 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         # WAL + NORMAL: a commit survives a crash of the process (not of the machine) and costs no fsync.
         self._db.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoint the WAL every ~40 MB rather than every 4 MB: each message rewrites the same few right-edge
+        # pages, so a rarer checkpoint copies far fewer pages per message into the database file.
+        self._db.execute("PRAGMA wal_autocheckpoint=10000")
         self._db.executescript(_SCHEMA)
         self._check_dim()
         self.vectors_path = self.path.with_name(self.path.name + ".vectors")
@@ -271,9 +304,9 @@ class Store:
         self._open_mask = np.zeros(0, dtype=bool)
         self._max_norm = 0.0  # the largest stored vector norm, for the rounding margin of batched search
         # Graph lookups, filled per key on first use from SQLite's indexes, then kept up to date (rows).
-        self._by_subject_predicate: dict[tuple[str, str], list[int]] = {}
-        self._by_predicate: dict[str, list[int]] = {}
-        self._by_entity: dict[str, list[int]] = {}
+        self._by_subject_predicate: dict[tuple[str, str], _Rows] = {}
+        self._by_predicate: dict[str, _Rows] = {}
+        self._by_entity: dict[str, _Rows] = {}
         self._closed_by: dict[str, list[str]] = defaultdict(list)
         self._same_as: dict[str, set[str]] = defaultdict(set)
         self._in_transaction = False
@@ -490,6 +523,8 @@ class Store:
                 self._closed_by[fact.closed_by].append(fact.id)
 
     def _replace(self, fact: Fact, **changes: Any) -> Fact:
+        if not set(changes) <= set(_MUTABLE_COLUMNS):
+            raise ValueError(f"fact {fact.id}: {sorted(set(changes) - set(_MUTABLE_COLUMNS))} never change")
         updated = replace(fact, **changes)
         self._facts[fact.id] = updated
         self._dirty.add(fact.id)
@@ -672,25 +707,27 @@ class Store:
         return self._ranked(scores, rows)[:k]
 
     def top_candidates_in(
-        self, scores: np.ndarray, groups: Sequence[Sequence[int]], k: int, exclude: Iterable[str]
+        self, scores: np.ndarray, groups: Sequence[np.ndarray], k: int, exclude: Iterable[str]
     ) -> list[str]:
         """The k best candidate facts (open, or closed by belief) among the union of row groups, minus `exclude`."""
-        parts = [np.asarray(g, dtype=np.int64) for g in groups if len(g)]
-        if not parts:
+        if not any(len(g) for g in groups):
             return []
-        rows = np.unique(np.concatenate(parts))
-        rows = rows[self._candidate_mask[rows]]
-        drop = np.fromiter((self._row[i] for i in exclude if i in self._row), dtype=np.int64)
-        if drop.size:
-            rows = rows[~np.isin(rows, drop)]
-        return [self._ids[r] for r in self._top_rows(scores, rows, k)]
+        n = len(self._ids)
+        chosen = np.zeros(n, dtype=bool)
+        for group in groups:
+            chosen[group] = True
+        chosen &= self._candidate_mask[:n]
+        for fact_id in exclude:
+            if fact_id in self._row:
+                chosen[self._row[fact_id]] = False
+        return [self._ids[r] for r in self._top_rows(scores, np.flatnonzero(chosen), k)]
 
     def top_open_with_predicate(
         self, scores: np.ndarray, predicate: str, k: int, exclude: Iterable[str], exact_for: np.ndarray | None = None
     ) -> list[str]:
         """The k best valid (open) facts of a relation, minus `exclude`, ties by text then id. `exact_for`: the
         vector of batched `scores`, whose rows that decide the pick are first made exact (`make_exact`)."""
-        rows = np.asarray(self.predicate_rows(predicate), dtype=np.int64)
+        rows = self.predicate_rows(predicate)
         rows = rows[self._open_mask[rows]]
         drop = np.fromiter((self._row[i] for i in exclude if i in self._row), dtype=np.int64)
         if drop.size:
@@ -708,27 +745,27 @@ class Store:
 
     # ---- graph -----------------------------------------------------------------------------------------------
 
-    def sibling_rows(self, subject: str, predicate: str) -> list[int]:
+    def sibling_rows(self, subject: str, predicate: str) -> np.ndarray:
         """Rows of the facts with this subject and relation."""
         key = (subject, predicate)
         if key not in self._by_subject_predicate:
-            query = "SELECT seq FROM facts WHERE subject = ? AND predicate = ?"
-            self._by_subject_predicate[key] = [seq - 1 for (seq,) in self._db.execute(query, key)]
-        return self._by_subject_predicate[key]
+            query = "SELECT seq - 1 FROM facts WHERE subject = ? AND predicate = ?"
+            self._by_subject_predicate[key] = _Rows([r for (r,) in self._db.execute(query, key)])
+        return self._by_subject_predicate[key].array()
 
-    def predicate_rows(self, predicate: str) -> list[int]:
+    def predicate_rows(self, predicate: str) -> np.ndarray:
         """Rows of the facts with this relation."""
         if predicate not in self._by_predicate:
-            query = "SELECT seq FROM facts WHERE predicate = ?"
-            self._by_predicate[predicate] = [seq - 1 for (seq,) in self._db.execute(query, (predicate,))]
-        return self._by_predicate[predicate]
+            query = "SELECT seq - 1 FROM facts WHERE predicate = ?"
+            self._by_predicate[predicate] = _Rows([r for (r,) in self._db.execute(query, (predicate,))])
+        return self._by_predicate[predicate].array()
 
-    def entity_rows(self, entity: str) -> list[int]:
+    def entity_rows(self, entity: str) -> np.ndarray:
         """Rows of the facts whose text names this entity."""
         if entity not in self._by_entity:
-            query = "SELECT seq FROM fact_entities WHERE entity = ?"
-            self._by_entity[entity] = [seq - 1 for (seq,) in self._db.execute(query, (entity,))]
-        return self._by_entity[entity]
+            query = "SELECT seq - 1 FROM fact_entities WHERE entity = ?"
+            self._by_entity[entity] = _Rows([r for (r,) in self._db.execute(query, (entity,))])
+        return self._by_entity[entity].array()
 
     def siblings(self, subject: str, predicate: str) -> list[str]:
         return [self._ids[r] for r in self.sibling_rows(subject, predicate)]
@@ -813,10 +850,11 @@ class Store:
             )
             self._pending_decisions = []
         if self._dirty:
-            assignments = ", ".join(f"{name} = ?" for name in _FACT_COLUMNS[2:])
+            assignments = ", ".join(f"{name} = ?" for name in _MUTABLE_COLUMNS)
+            positions = [_FACT_COLUMNS.index(name) for name in _MUTABLE_COLUMNS]
+            rows = [_fact_row(self._facts[i]) for i in sorted(self._dirty)]
             self._db.executemany(
-                f"UPDATE facts SET {assignments} WHERE id = ?",
-                [(*_fact_row(self._facts[i])[2:], i) for i in sorted(self._dirty)],
+                f"UPDATE facts SET {assignments} WHERE seq = ?", [(*(r[p] for p in positions), r[0]) for r in rows]
             )
             self._dirty = set()
 

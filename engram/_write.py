@@ -279,7 +279,7 @@ class WritePath:
     def _graph_candidates(self, fact: NewFact, exclude: set[str]) -> list[str]:
         """G(f) = {u : subj(u) = subj(f) and rel(u) = rel(f)} ∪ {u : ent(u) ∩ ent(f) ≠ ∅}, rare entities only;
         Top_10 of it by cosine, among facts that can still change (open, or closed by belief)."""
-        groups: list[Sequence[int]] = []
+        groups: list[np.ndarray] = []
         if fact.relation != FALLBACK_EDGE:  # "related_to" says nothing about which value replaces which
             groups.append(self.store.sibling_rows(fact.subject, fact.relation))
         pool = max(0, self.store.candidate_count() - len(exclude))

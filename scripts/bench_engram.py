@@ -20,7 +20,7 @@ searches with. Dense vectors only: mem0's BM25 leg and its LLM calls are not in 
 Goals: write at 100k within 1.3x of one pass, at 10k within 3x; a single read within 1.1x; a batched read well under
 one pass per query; opening a 100k store under 1 s.
 Usage: nice -n 10 .venv/bin/python scripts/bench_engram.py [--sizes 10000,100000] [--writes 60] [--queries 60]
-       [--mem0 / --no-mem0]
+       [--mem0 / --no-mem0] [--mem0-ops 20]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import platform
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -111,21 +111,24 @@ class TimedDecider(ScriptedDecider):
 # ---- the anchor ----------------------------------------------------------------------------------------------
 
 
-def anchor_ms(n: int, repeats: int) -> list[float]:
-    """One brute-force top-30 pass over n x 384 float32 unit vectors in memory, `repeats` times (ms each)."""
-    rng = np.random.default_rng(n)
-    matrix = rng.standard_normal((n, DIM), dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    times = []
-    with threadpool_limits(1, user_api="blas"):
-        for r in range(repeats):
-            query = matrix[r % n] + np.float32(0.01)
+class Anchor:
+    """One brute-force top-30 pass over n x 384 float32 unit vectors in memory. It is run right before every timed
+    operation, so the pass and the operation see the same load on a shared machine."""
+
+    def __init__(self, n: int) -> None:
+        rng = np.random.default_rng(n)
+        self.matrix = rng.standard_normal((n, DIM), dtype=np.float32)
+        self.matrix /= np.linalg.norm(self.matrix, axis=1, keepdims=True)
+        self.times: list[float] = []
+
+    def once(self) -> None:
+        query = self.matrix[len(self.times) % self.matrix.shape[0]] + np.float32(0.01)
+        with threadpool_limits(1, user_api="blas"):
             began = time.perf_counter()
-            scores = matrix @ query
+            scores = self.matrix @ query
             best = np.argpartition(-scores, TOP - 1)[:TOP]
             best[np.argsort(-scores[best])]
-            times.append(1000 * (time.perf_counter() - began))
-    return times
+            self.times.append(1000 * (time.perf_counter() - began))
 
 
 # ---- engram --------------------------------------------------------------------------------------------------
@@ -185,7 +188,9 @@ def question(n: int) -> str:
     return f"what does {SPEAKERS[n % 7]} think about {TOPICS[n % len(TOPICS)]} ({n})?"
 
 
-def measure_engram(path: Path, writes: int, queries: int, reads_context: bool, tag: str) -> dict[str, float]:
+def measure_engram(
+    path: Path, writes: int, queries: int, reads_context: bool, tag: str, anchor: Anchor
+) -> dict[str, float]:
     embedder, extractor, decider = PrecomputedEmbedder(), OneFactExtractor(reads_context), TimedDecider()
     memory = Engram(path, extractor=extractor, decider=decider, embedder=embedder, flags=Flags())
 
@@ -196,17 +201,21 @@ def measure_engram(path: Path, writes: int, queries: int, reads_context: bool, t
     for n in range(writes):
         topic = TOPICS[n % len(TOPICS)]
         text = f"{SPEAKERS[n % 7]} likes {topic}, detail {n}" if n % 2 else f"{SPEAKERS[n % 7]} talked about {topic}"
+        anchor.once()
         before, began = outside(), time.perf_counter()
         memory.add(text, speaker=SPEAKERS[n % 7], when=START + timedelta(days=400, minutes=n), message_id=f"{tag}{n}")
         per_fact.append(1000 * (time.perf_counter() - began - (outside() - before)))
 
     per_query = []
     for n in range(queries):
+        anchor.once()
         before, began = outside(), time.perf_counter()
         memory.search(question(n), k=3)
         per_query.append(1000 * (time.perf_counter() - began - (outside() - before)))
 
     batch = [question(n) for n in range(queries)]
+    for _ in range(3):
+        anchor.once()
     before, began = outside(), time.perf_counter()
     batched = memory.search_many(batch, k=3)
     batched_ms = 1000 * (time.perf_counter() - began - (outside() - before)) / len(batch)
@@ -226,7 +235,7 @@ def measure_engram(path: Path, writes: int, queries: int, reads_context: bool, t
 # ---- mem0's store --------------------------------------------------------------------------------------------
 
 
-def measure_mem0_store(folder: Path, size: int, writes: int, queries: int) -> dict[str, float]:
+def measure_mem0_store(folder: Path, size: int, writes: int, queries: int, anchor: Anchor) -> dict[str, float]:
     """mem0's Qdrant wrapper in local mode, as the mem0 arm configures it, through the same write/search loop."""
     os.environ["MEM0_TELEMETRY"] = "False"
     from mem0.vector_stores.qdrant import Qdrant
@@ -242,6 +251,7 @@ def measure_mem0_store(folder: Path, size: int, writes: int, queries: int) -> di
     for n in range(writes):
         text = f"{SPEAKERS[n % 7]} likes {TOPICS[n % len(TOPICS)]}, detail {n}"
         vector = unit_vector(text).tolist()
+        anchor.once()
         began = time.perf_counter()
         store.search(text, vector, top_k=10, filters=user)
         store.insert([vector], [{"data": text, **user}], [size + n])
@@ -249,6 +259,7 @@ def measure_mem0_store(folder: Path, size: int, writes: int, queries: int) -> di
     per_read = []
     for n in range(queries):
         vector = unit_vector(question(n)).tolist()
+        anchor.once()
         began = time.perf_counter()
         store.search(question(n), vector, top_k=TOP, filters=user)
         per_read.append(1000 * (time.perf_counter() - began))
@@ -259,19 +270,13 @@ def measure_mem0_store(folder: Path, size: int, writes: int, queries: int) -> di
 # ---- report --------------------------------------------------------------------------------------------------
 
 
-def timed_anchor(n: int, repeats: int, pool: list[float]) -> Callable[[], None]:
-    def run() -> None:
-        pool.extend(anchor_ms(n, repeats))
-
-    return run
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--writes", type=int, default=60)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--mem0", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--mem0-ops", type=int, default=20, help="writes and reads through mem0's store")
     args = parser.parse_args()
     print(
         f"engram's store vs one brute-force top-{TOP} pass (numpy anchor, same run); {platform.machine()}, "
@@ -280,19 +285,17 @@ def main() -> None:
     )
     loads = [os.getloadavg()[0]]
     for size in (int(s) for s in args.sizes.split(",")):
-        pool: list[float] = []
-        anchor = timed_anchor(size, 40, pool)
+        anchor = Anchor(size)
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "engram.db"
             build(path, size)
-            anchor()
             opened = open_seconds(path, 3)
-            plain = measure_engram(path, args.writes, args.queries, reads_context=False, tag="plain")
-            anchor()
-            context = measure_engram(path, args.writes, args.queries, reads_context=True, tag="context")
-            anchor()
-            mem0 = measure_mem0_store(Path(folder), size, args.writes, args.queries) if args.mem0 else None
-            anchor()
+            plain = measure_engram(path, args.writes, args.queries, False, "plain", anchor)
+            context = measure_engram(path, args.writes, args.queries, True, "context", anchor)
+            mem0 = None
+            if args.mem0:
+                mem0 = measure_mem0_store(Path(folder), size, args.mem0_ops, args.mem0_ops, anchor)
+        pool = anchor.times
         loads.append(os.getloadavg()[0])
         one_pass = statistics.median(pool)
         print(
