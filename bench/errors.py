@@ -19,7 +19,8 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │   ├── AnthropicRefused    the API refused the key or the request
     │   ├── OpenAIUnavailable   an OpenAI-compatible call failed after its retries (also engram's LLMError)
     │   ├── OpenAIRefused       an OpenAI-compatible server refused the key or the request
-    │   └── LogprobsUnavailable the logprob decider's endpoint returns no log-probabilities (the run stops)
+    │   ├── LogprobsUnavailable the logprob decider's endpoint returns no log-probabilities (the run stops)
+    │   └── LogprobDecisionFailed a logprob decision call failed after its retries (also engram's DecisionError)
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
@@ -55,6 +56,7 @@ __all__ = [
     "HeldoutRefused",
     "JevRefused",
     "JevUnavailable",
+    "LogprobDecisionFailed",
     "LogprobsUnavailable",
     "NumberError",
     "OpenAIRefused",
@@ -136,6 +138,10 @@ class LogprobsUnavailable(ProviderError):
     """The endpoint behind the logprob decider returns no log-probabilities, so no typed question can be answered:
     a configuration problem that stops the run before anything is cached (not a DecisionError: degrading every
     decision to its default would be a run of defaults, not of the model)."""
+
+
+class LogprobDecisionFailed(ProviderError, DecisionError):
+    """A logprob decider's call failed after its retries: like Jev's, the write path degrades the fact."""
 
 
 class ResultError(BenchError):

@@ -72,5 +72,5 @@ def test_tests_and_scripts_need_only_declared_packages_and_the_test_extra() -> N
 
 
 def test_every_declared_package_is_pinned_in_the_lock() -> None:
-    unpinned = sorted((_declared() | _declared("test") | _declared("ray")) - _locked())
+    unpinned = sorted((_declared() | _declared("test") | _declared("ray") | _declared("local")) - _locked())
     assert unpinned == [], f"requirements.lock: expected a pin for {unpinned}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,6 +40,8 @@ ENDPOINT = "chat.completions"
 KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 SENT_AS_PARAMETERS = ("model", "messages")
+# Sees a fresh reply body before the gateway caches it; raises to refuse it (e.g. a reply without log-probabilities).
+ReplyCheck = Callable[[Mapping[str, Any]], None]
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 # Sent to a local server only: the SDK will not build a client without some key, and local servers ignore it.
 LOCAL_PLACEHOLDER_KEY = "local-server-needs-no-key"
@@ -183,17 +185,49 @@ class OpenAIChat:
         top_logprobs: int | None = None,
         extra: Mapping[str, Any] | None = None,
         replicate: int = 0,
+        check: ReplyCheck | None = None,
     ) -> ChatReply:
         """One chat completion; with `logprobs=True` (and `top_logprobs=n`) the reply carries each generated
         token's log-probability and its n most likely alternatives. `extra` adds body fields as sent (e.g. vLLM's
-        `guided_choice`); every field is part of the cache key."""
+        `guided_choice`); every field is part of the cache key. `check` sees every fresh reply before it is
+        cached and may refuse it by raising."""
+        return self._loop.run(
+            self.aask(
+                model,
+                messages,
+                purpose=purpose,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                logprobs=logprobs,
+                top_logprobs=top_logprobs,
+                extra=extra,
+                replicate=replicate,
+                check=check,
+            )
+        )
+
+    async def aask(
+        self,
+        model: str,
+        messages: list[dict],
+        *,
+        purpose: str,
+        max_tokens: int,
+        temperature: float | None = 0.0,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+        extra: Mapping[str, Any] | None = None,
+        replicate: int = 0,
+        check: ReplyCheck | None = None,
+    ) -> ChatReply:
+        """`ask` from any event loop (concurrent asks share the client's semaphore)."""
         body = chat_body(model, None, messages, max_tokens, temperature)
         if logprobs:
             body["logprobs"] = True
         if top_logprobs is not None:
             body["top_logprobs"] = top_logprobs
         body.update(extra or {})
-        result = self.chat(body, purpose=purpose, replicate=replicate)
+        result = await self.achat(body, purpose=purpose, replicate=replicate, check=check)
         return ChatReply(text=reply_text(result.body), logprobs=token_logprobs(result.body), result=result)
 
     # -- raw calls (any chat-completions body) -----------------------------------------------------------------
@@ -201,9 +235,18 @@ class OpenAIChat:
     def chat(self, body: Mapping[str, Any], purpose: str, replicate: int = 0) -> CallResult:
         return self._loop.run(self.achat(body, purpose, replicate))
 
-    async def achat(self, body: Mapping[str, Any], purpose: str, replicate: int = 0) -> CallResult:
+    async def achat(
+        self, body: Mapping[str, Any], purpose: str, replicate: int = 0, check: ReplyCheck | None = None
+    ) -> CallResult:
         request = CallRequest(PROVIDER, ENDPOINT, str(body["model"]), dict(body), purpose, replicate, self.target)
-        return await self.gateway.acall(request, lambda r: self._loop.run_async(self._send(r)))
+
+        async def live(missing: CallRequest) -> LiveResponse:
+            response = await self._loop.run_async(self._send(missing))
+            if check is not None:
+                check(response.body)  # raising here keeps the reply out of the cache
+            return response
+
+        return await self.gateway.acall(request, live)
 
     # -- the wire ----------------------------------------------------------------------------------------------
 

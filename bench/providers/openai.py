@@ -4,7 +4,8 @@ through the official `openai` SDK (`bench.clients.openai`).
 Base URL: $OPENAI_BASE_URL, else the stack's `base_url` (one of them is required). Key: $OPENAI_API_KEY; a server on
 127.0.0.1/localhost is called without one (the SDK gets a placeholder). Retries: the harness's one policy with the
 stack's `retries` / `max_retry_after_s`. Token counts (`count_tokens`): tiktoken for the named model when it is
-installed and knows it, else a declared approximate counter (`bench.tokens.counter_for_model`).
+installed and knows it, else a declared approximate counter (`bench.tokens.counter_for_model`). Typed decisions
+(`decide`): the logprob decider (`bench.clients.logprob`) on the same client.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from bench.providers._settings import retry_policy
 from bench.stacks import ProviderSettings
 
 if TYPE_CHECKING:
-    from engram import LLM
+    from engram import LLM, DecisionBackend
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
 # Model ids as OpenAI, Hugging Face (org/name), ollama (name:tag) and GGUF file names spell them.
@@ -73,6 +74,19 @@ class OpenAIProvider(Provider):
                 options["max_concurrency"] = self.settings.concurrency
             self._llm = self.keep(OpenAIChat(self.gateway, base_url, **options))
         return self._llm
+
+    def decider(self, model: str) -> DecisionBackend:
+        """`decide = "openai/<model>"`: the logprob decider, the one way an OpenAI-compatible endpoint answers typed
+        questions (each option's probability read from the endpoint's log-probabilities). Built with one probe
+        question, so an endpoint without log-probabilities stops the run before anything else is sent or cached."""
+        from bench.clients.logprob import LogprobDecider
+        from bench.clients.openai import OpenAIChat
+
+        chat = self.chat(model)
+        assert isinstance(chat, OpenAIChat)
+        decider = self.keep(LogprobDecider(chat, model))
+        decider.probe()
+        return decider
 
     def token_counter(self, model: str) -> Any:
         from bench.tokens import counter_for_model

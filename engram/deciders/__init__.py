@@ -4,9 +4,9 @@ LLM-decider arm, `engram.RelationDecider`):
 - `ScriptedDecider`: answers written down by a test (unit tests of each gate); `Raw` passes a raw wire answer.
 - `RulesDecider`: an offline, deterministic STAND-IN decision model (lexical rules + MiniLM cosine), labelled as a
   stand-in in its name and model.
-- the `logprob` backend's pure half (`logprob_prompt`, `logprob_request`, `logprob_top_tokens`,
-  `logprob_decision`): a prompt listing every option under a letter, and the options' probabilities read from an
-  endpoint's log-probabilities; the harness sends the request through its gateway (`bench.clients.logprob`).
+- the `logprob` backend's pure half (`logprob_prompt`, `logprob_decision`): a prompt listing every option under a
+  letter, and the options' probabilities read from the model's top tokens; the harness sends the request through
+  its gateway (`bench.clients.logprob`).
 - `LLMRelationDecider`: the LLM-decider arm (mem0's update prompt on an LLM, one call per extracted fact), and
   `RulesUpdateLLM`, an offline STAND-IN for the chat model that answers that prompt.
 
@@ -18,8 +18,6 @@ from engram.deciders._logprob import (
     LOGPROB_BACKEND,
     logprob_decision,
     logprob_prompt,
-    logprob_request,
-    logprob_top_tokens,
 )
 from engram.deciders._rules import RulesDecider
 from engram.deciders._scripted import Raw, ScriptedDecider
@@ -33,6 +31,4 @@ __all__ = [
     "ScriptedDecider",
     "logprob_decision",
     "logprob_prompt",
-    "logprob_request",
-    "logprob_top_tokens",
 ]

@@ -1,13 +1,14 @@
 """Typed decisions read from a language model's log-probabilities: the pure half of the `logprob` backend.
 
 Any model served behind an OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp's server, ollama) can answer
-engram's typed questions this way: the question goes out as one prompt that lists every option under a one-letter label with
-its rubric, the model is asked for one token, and the probability of each option is the probability the model gave
-its label at that position, renormalised over the options. A sampled answer would give one option at p = 1; the
-log-probabilities give the whole distribution P_D(o | s, Q) that engram's gates read.
+engram's typed questions this way: the question goes out as one prompt that lists every option under a one-letter
+label with its rubric, the model is asked for one token, and the probability of each option is the probability the
+model gave its label at that position, renormalised over the options. A sampled answer would give one option at
+p = 1; the log-probabilities give the whole distribution P_D(o | s, Q) that engram's gates read.
 
-This module builds the prompt and the request body, reads the top tokens out of a chat-completions reply (its
-`logprobs.content[0].top_logprobs`) and turns them into a `Decision`; sending the request (through the harness's gateway, with its cache) is the caller's.
+This module builds the prompt and turns the top tokens of the reply's first position into a `Decision`; sending the
+request and reading the tokens out of the wire format (through the harness's gateway, with its cache) is the
+caller's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engram import config
 from engram._exceptions import InvalidInput
 from engram._types import Ask, Decision, Question
 
@@ -73,33 +73,6 @@ def logprob_prompt(state: Mapping[str, Any], ask: Ask) -> str:
 
 def _rubrics(question: Question) -> dict[str, str]:
     return {option: question.criteria[option] for option in question.options}
-
-
-def logprob_request(model: str, prompt: str, top: int = config.LOGPROB_TOP_TOKENS) -> dict[str, Any]:
-    """The exact chat-completions body sent (and keyed in the cache): one greedy token, with the `top` most likely
-    tokens at that position and their log-probabilities."""
-    return {
-        "model": model,
-        "messages": [{"role": "user", "content": prompt}],
-        "max_tokens": 1,
-        "temperature": 0.0,
-        "logprobs": True,
-        "top_logprobs": top,
-    }
-
-
-def logprob_top_tokens(body: Any) -> list[tuple[str, float]] | None:
-    """The first generated position's top tokens with their log-probabilities, or None when the reply carries no
-    log-probabilities at all (the endpoint does not offer them, or its server was started without them)."""
-    try:
-        logprobs = body["choices"][0].get("logprobs")
-        content = (logprobs or {}).get("content") or []
-        top = content[0].get("top_logprobs") if content else None
-        if not top:
-            return None
-        return [(str(t["token"]), float(t["logprob"])) for t in top]
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-        return None
 
 
 def label_of(token: str) -> str | None:

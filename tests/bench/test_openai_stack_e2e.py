@@ -66,9 +66,9 @@ def test_full_context_on_the_openai_stack_records_then_replays_with_the_server_g
     assert sent == 2 * len(first.answers) > 0  # one answer and one judge call per question
     assert first.models["answer"] == "openai/gpt-4o-mini" and first.models["judge"] == "openai/gpt-4o-mini"
     assert first.models["count_tokens"] in ("openai/approx-wordpiece-v1", "openai/tiktoken-o200k_base")
-    assert first.standins == ["decide"]  # the one role no OpenAI-compatible backend serves yet, said so
+    assert first.standins == []  # every role is the OpenAI-compatible model, typed decisions included
     assert {a.answer for a in first.answers} == {"fake reply"} and all(a.label == "CORRECT" for a in first.answers)
-    assert "gpt-4o-mini" in out and "stand-ins for decide" in out
+    assert "gpt-4o-mini" in out and "stand-ins for" not in out
     banner = next(line for line in out.splitlines() if line.startswith("run full-context on dev"))
     assert "estimate: up to $" in banner and f"uncached of {sent + len(first.answers) + 1} calls" in banner
 

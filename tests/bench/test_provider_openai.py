@@ -20,13 +20,11 @@ from bench.preflight import Preflight, announce_and_confirm
 from bench.providers import Models
 from bench.stacks import ROLES, build_stack, load_stack_spec
 
-OPENAI_ROLES = [role for role in ROLES if role != "decide"]
 
-
-def test_the_openai_stack_is_gpt_4o_mini_for_every_llm_role_with_its_price() -> None:
+def test_the_openai_stack_is_gpt_4o_mini_for_every_role_with_its_price() -> None:
     stack = build_stack("openai")
-    assert {role: str(stack.ref(role)) for role in OPENAI_ROLES} == dict.fromkeys(OPENAI_ROLES, "openai/gpt-4o-mini")
-    assert stack.standins == ["decide"]  # typed decisions stay with the labelled rules stand-in
+    assert {role: str(stack.ref(role)) for role in ROLES} == dict.fromkeys(ROLES, "openai/gpt-4o-mini")
+    assert stack.standins == []  # typed decisions too: the logprob decider reads gpt-4o-mini's log-probabilities
     price = stack.settings("openai").prices["gpt-4o-mini"]
     assert (price.input_per_mtok, price.output_per_mtok) == (0.15, 0.6)
     assert stack.paid_providers == ["openai"]
@@ -36,7 +34,7 @@ def test_the_openai_stack_is_gpt_4o_mini_for_every_llm_role_with_its_price() -> 
 
 def test_the_local_stack_is_one_free_model_on_this_machine() -> None:
     stack = build_stack("local")
-    assert {str(stack.ref(role)) for role in OPENAI_ROLES} == {"openai/local-model"}
+    assert {str(stack.ref(role)) for role in ROLES} == {"openai/local-model"}
     settings = stack.settings("openai")
     assert settings.base_url == "http://127.0.0.1:8000/v1" and settings.paid is False
     assert settings.prices["local-model"].cost_usd(1e6, 1e6) == 0.0

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from engram import Ask, Decision, InvalidInput, Question
-from engram.deciders import logprob_decision, logprob_prompt, logprob_request, logprob_top_tokens
+from engram.deciders import logprob_decision, logprob_prompt
 from engram.deciders._logprob import label_of, option_labels, score_options
 from engram.questions import ALL_QUESTIONS, FACT_KIND, RELATION_TO_CANDIDATE, SAME_FACT, WORTH_REMEMBERING
 
@@ -55,17 +55,6 @@ def test_the_prompt_shows_the_inputs_the_question_and_every_option_with_its_rubr
 def test_a_yes_no_question_lists_yes_and_no_with_their_rubrics():
     text = logprob_prompt({"fact_a": "Ana likes tea", "fact_b": "Ana enjoys tea"}, Ask("same_fact", SAME_FACT))
     assert f"A. yes: {SAME_FACT.criteria['yes']}" in text and f"B. no: {SAME_FACT.criteria['no']}" in text
-
-
-def test_the_chat_body_asks_for_one_greedy_token_and_its_top_alternatives():
-    assert logprob_request("smollm2", "the prompt", top=20) == {
-        "model": "smollm2",
-        "messages": [{"role": "user", "content": "the prompt"}],
-        "max_tokens": 1,
-        "temperature": 0.0,
-        "logprobs": True,
-        "top_logprobs": 20,
-    }
 
 
 @pytest.mark.parametrize("token", ["A", " A", "A.", "(A", "A)", "**A", "\u2581A", "\nA"])
@@ -120,40 +109,3 @@ def test_the_scored_tokens_survive_the_store_round_trip_and_other_backends_recor
     assert Decision.from_json(json.loads(json.dumps(decision.to_json()))) == decision
     plain = Decision.from_probs(SAME_FACT, {"yes": 0.2, "no": 0.8}, backend="jev", model="jev-1.13.0")
     assert "scored" not in plain.to_json()
-
-
-CHAT_REPLY = {
-    "choices": [
-        {
-            "message": {"role": "assistant", "content": "A"},
-            "logprobs": {
-                "content": [
-                    {
-                        "token": "A",
-                        "logprob": -0.1,
-                        "top_logprobs": [{"token": "A", "logprob": -0.1}, {"token": "B", "logprob": -2.5}],
-                    }
-                ]
-            },
-        }
-    ]
-}
-
-
-def test_the_top_tokens_are_read_from_the_first_generated_position():
-    assert logprob_top_tokens(CHAT_REPLY) == [("A", -0.1), ("B", -2.5)]
-
-
-@pytest.mark.parametrize(
-    "reply",
-    [
-        {"choices": [{"message": {"content": "A"}, "logprobs": None}]},
-        {"choices": [{"message": {"content": "A"}}]},
-        {"choices": [{"logprobs": {"content": []}}]},
-        {"choices": []},
-        {"error": "no"},
-        "not even an object",
-    ],
-)
-def test_a_reply_without_log_probabilities_is_told_apart_from_one_naming_no_option(reply):
-    assert logprob_top_tokens(reply) is None

@@ -69,8 +69,6 @@ PINNED = {
         "ScriptedDecider",
         "logprob_decision",
         "logprob_prompt",
-        "logprob_request",
-        "logprob_top_tokens",
     ],
     "engram.testing": ["HashEmbedder"],
 }
