@@ -389,6 +389,15 @@ def content_lemmas(text: str) -> frozenset[str]:
     )
 
 
+def stem(lemma: str) -> str:
+    """A gerund noun's verb ("painting" -> "paint", "running" -> "run"), so an activity and its verb compare equal;
+    other lemmas as given."""
+    if len(lemma) > 5 and lemma.endswith("ing"):
+        base = lemma[:-3]
+        return base[:-1] if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "ls" else base
+    return lemma
+
+
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     """|a ∩ b| / |a ∪ b|, 0 for two empty sets."""
     set_a, set_b = set(a), set(b)
@@ -595,6 +604,52 @@ def frame(text: str) -> Frame:
     past = any("Past" in t.morph.get("Tense") for t in (root, *[c for c in root.children if c.dep_ == "aux"]))
     noun = next((lemma_of(c) for c in verb.children if c.dep_ in {"dobj", "attr"}), "")
     return Frame(subject, predicate, obj, negated, verb_lemma, past, lemma_of(root), noun)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A copula that names one attribute of someone and its value: "Ana's phone is a Pixel", "Pottery is Ana's main
+    outlet now". A singular attribute holds one value at a time; a plural one ("Ana's hobbies are") does not."""
+
+    owner: str
+    head: str
+    attribute: frozenset[str]
+    value: frozenset[str]
+
+
+@lru_cache(maxsize=50_000)
+def slot(text: str) -> Slot | None:
+    """The first singular possessed attribute on either side of a "be" in the text, with the other side's content
+    lemmas as its value; None when there is none."""
+    doc = parse(statement(text))
+    for token in doc:
+        possessor = next((c for c in token.children if c.dep_ == "poss"), None)
+        copula = token.head
+        if possessor is None or token.dep_ not in {"nsubj", "attr"} or copula.lemma_ != "be":
+            continue
+        if token.tag_ in {"NNS", "NNPS"}:
+            return None  # "Ana's hobbies are chess and golf": several values at once
+        # The other side; the small parser sometimes hangs a long subject on the copula as a clause ("The piece
+        # Ana finished is her favorite" -> ccomp).
+        sides = {"nsubj", "attr", "ccomp", "csubj"}
+        other = next((c for c in copula.children if c.dep_ in sides and c.i != token.i), None)
+        if other is None:
+            return None
+        owner = "i" if possessor.lower_ in FIRST_PERSON else possessor.lemma_.lower()
+        attribute = frozenset(lemma_of(c) for c in token.children if c.dep_ in {"amod", "compound"} and c.is_alpha) | {
+            lemma_of(token)
+        }
+        value = frozenset(
+            lemma_of(t)
+            for t in other.subtree
+            if (t.is_alpha or t.like_num)
+            and not t.is_stop
+            and t.lower_ not in FIRST_PERSON
+            and t.pos_ != "VERB"
+            and t.lemma_.lower() != owner
+        )
+        return Slot(owner, lemma_of(token), attribute, value)
+    return None
 
 
 def present_tense(text: str) -> bool:
