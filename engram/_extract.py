@@ -177,7 +177,7 @@ class RulesExtractor:
     """
 
     name = "rules"
-    model = "rules-extractor-standin-v2"
+    model = "rules-extractor-standin-v3"  # v3: the relation hints of rules-standin-v6/v7's lexicon
 
     def extract(self, message: Message, context: ExtractionContext) -> Extraction:
         drafts: list[ExtractedFact] = []

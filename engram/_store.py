@@ -18,12 +18,12 @@ and duplicates are reversible same_as links. Every change is an event row, which
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -525,7 +525,9 @@ class Store:
     def _replace(self, fact: Fact, **changes: Any) -> Fact:
         if not set(changes) <= set(_MUTABLE_COLUMNS):
             raise ValueError(f"fact {fact.id}: {sorted(set(changes) - set(_MUTABLE_COLUMNS))} never change")
-        updated = replace(fact, **changes)
+        updated = copy.copy(fact)  # dataclasses.replace re-runs __init__ over every field; only these change
+        for name, value in changes.items():
+            object.__setattr__(updated, name, value)
         self._facts[fact.id] = updated
         self._dirty.add(fact.id)
         self._write_through()
@@ -662,11 +664,11 @@ class Store:
         n = scores.shape[0]
         if n == 0 or k <= 0:
             return []
-        masked = scores.astype(np.float32, copy=True)
-        if candidates is not None:
-            masked[~candidates[:n]] = -np.inf
-        elif candidates_only:
-            masked[~self._candidate_mask[:n]] = -np.inf
+        keep = candidates if candidates is not None else (self._candidate_mask if candidates_only else None)
+        if keep is None:
+            masked = scores.astype(np.float32, copy=True)
+        else:
+            masked = np.where(keep[:n], scores, np.float32(-np.inf)).astype(np.float32, copy=False)
         for fact_id in exclude:
             row = self._row.get(fact_id)
             if row is not None and row < n:

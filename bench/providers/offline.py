@@ -36,7 +36,8 @@ class RulesUpdateStandin(OfflineLLM):
     """OFFLINE STAND-IN for the chat model that answers mem0's update prompt (escalation, LLM decider): engram's
     `RulesUpdateLLM` over the rules decider. Its model id is the rules decider's own."""
 
-    key_names = ("rules-update-standin-v1", "rules-standin-v1")  # as cache/dev was recorded
+    # Keyed under the rules decider's own version (no fixed key names): a revised decider must not replay the
+    # answers an earlier version recorded.
 
     def __init__(self, gateway: Any, decider: DecisionBackend) -> None:
         super().__init__(gateway)

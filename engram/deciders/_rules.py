@@ -7,7 +7,8 @@ fixed peak. Yes/no questions score "yes" against a "no" fixed at 0, which makes 
 
 The rules were written from the questions' rubrics (engram.questions) before anything was measured; later versions
 changed general rules found wanting on made-up rubric scenarios (tests/engram/test_rules_rubric_scenarios.py) and
-on offline end-to-end runs; v6 reads changes of a single-valued relation in many phrasings and was tuned on the
+on offline end-to-end runs; v6 reads changes of a single-valued relation in many phrasings, and v7 adds singular
+attributes, swaps that name the old value and a relation temperature, both tuned on the
 labelled items of update sets 1 and 2 (tuning data: only the dev_updates slices of conv-26 ingest them). They were
 never fitted to the 50 contradiction pairs that
 `scripts/rules_contradiction_pairs.py` scores them on (see that script for each version's figures). Every decision
@@ -31,7 +32,7 @@ from engram._protocols import Embedder
 from engram._types import NO, YES, Ask, Decision
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
 
-MODEL_VERSION = "rules-standin-v6"
+MODEL_VERSION = "rules-standin-v7"
 TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
 PRIOR = -1.0  # the score of a relation option that no rule speaks for
 # The relation questions' temperature, fitted by `scripts/rules_contradiction_pairs.py` on the labelled items of

@@ -6,10 +6,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram import Engram, Fact, Flags
+from engram import Engram, Fact, Flags, InvalidInput
 from engram._store import BATCH_MIN_ROWS, Store
 from engram.deciders import ScriptedDecider
 from engram.testing import HashEmbedder
@@ -158,3 +159,50 @@ class _Sentences:
         from engram import ExtractedFact, Extraction
 
         return Extraction(facts=[ExtractedFact(text=message.text, subject=message.speaker)])
+
+
+def test_vectors_of_a_message_that_never_committed_are_ignored_and_overwritten(tmp_path):
+    class Crash(Exception):
+        pass
+
+    def memory() -> Engram:
+        return Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
+
+    first = memory()
+    first.add("Ana plays the cello", speaker="Ana", when=START)
+    original = first._store._db
+
+    class DiesAtCommit:  # the message's vectors reach the file, then the process dies before COMMIT
+        def __getattr__(self, name):
+            return getattr(original, name)
+
+        def execute(self, sql, *args):
+            if sql == "COMMIT":
+                raise Crash()
+            return original.execute(sql, *args)
+
+    first._store._db = DiesAtCommit()
+    with pytest.raises(Crash):
+        first.add("Ana moved to Porto", speaker="Ana", when=START + timedelta(days=1))
+    first.close()
+    assert (tmp_path / "e.db.vectors").stat().st_size == 2 * 4 * HashEmbedder().dim  # the lost message's row
+
+    reopened = memory()
+    assert [f.text for f in reopened.facts()] == ["Ana plays the cello"]
+    reopened.add("Ana adopted a cat", speaker="Ana", when=START + timedelta(days=2))
+    again = memory()
+    assert [f.text for f in again.facts()] == ["Ana plays the cello", "Ana adopted a cat"]
+    cat = HashEmbedder().embed(["Ana adopted a cat"])[0]
+    assert again.search("Ana adopted a cat", k=1)[0].score == pytest.approx(1.0)  # its own vector, not the lost one
+    assert np.array_equal(again._store._matrix[1], cat)
+
+
+def test_a_store_whose_vectors_file_lost_rows_refuses_to_open(tmp_path):
+    memory = Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
+    memory.add("Ana plays the cello", speaker="Ana", when=START)
+    memory.add("Ana moved to Porto", speaker="Ana", when=START + timedelta(days=1))
+    memory.close()
+    vectors = tmp_path / "e.db.vectors"
+    vectors.write_bytes(vectors.read_bytes()[: 4 * HashEmbedder().dim])
+    with pytest.raises(InvalidInput, match=r"e\.db\.vectors: holds 1 vectors; expected one per stored fact, 2"):
+        Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
