@@ -42,13 +42,6 @@ PRIOR = -1.0  # the score of a relation option that no rule speaks for
 # right at T = 1, whose mean P was lower: the rules' change answers were under-confident).
 RELATION_TEMPERATURE = 0.49
 
-# relevant_to_query: the score of the closest memory of a request, how fast it falls per unit of cosine below that
-# memory's, and what strong lexical evidence adds (scores are log-odds: a memory 0.1 below the closest is at
-# 2.0 - 2.0 = 0, P = 0.5; at 0.15 below it needs the lexical evidence to stay above 0.5).
-RELEVANCE_CLOSEST = 2.0
-RELEVANCE_SLOPE = 20.0
-RELEVANCE_LEXICAL = 1.5
-RELEVANCE_MIN_COSINE = 0.2  # below this cosine a memory loses score even when it is the closest one
 RELATION_QUESTION_IDS = frozenset({"relation_to_candidate", "relation_to_candidate_recheck"})
 # Verbs that put one thing in another's place, naming both ("swapped X for Y").
 SWAP_VERBS = frozenset({"swap", "replace", "trade", "switch", "exchange", "substitute"})
@@ -271,17 +264,11 @@ class _Request:
 
     state: Mapping[str, Any]
     vectors: dict[str, np.ndarray]
-    memories: tuple[str, ...] = ()  # the memories this request asks relevance about
 
     def cosine(self, a: str, b: str) -> float:
         if not a or not b:
             return 0.0
         return float(self.vectors[a] @ self.vectors[b])
-
-    @cached_property
-    def closest_memory_cosine(self) -> float:
-        query = str(self.state.get("query", "") or "")
-        return max((self.cosine(query, m) for m in self.memories), default=0.0)
 
     @cached_property
     def message(self) -> str:
@@ -325,8 +312,7 @@ class RulesDecider:
     # ---------------------------------------------------------------------------------------------------------
 
     def ask(self, state: dict, asks: Sequence[Ask]) -> dict[str, Decision]:
-        memories = tuple(_text(a.refs.get("memory")) for a in asks if a.question.id == "relevant_to_query")
-        request = _Request(state=state, vectors=self._embed_all(state, asks), memories=memories)
+        request = _Request(state=state, vectors=self._embed_all(state, asks))
         return {ask.key: self._decide(ask, request) for ask in asks}
 
     def _decide(self, ask: Ask, request: _Request) -> Decision:
@@ -547,24 +533,16 @@ class RulesDecider:
         if not query:
             raise MissingInput("state.query")
         memory, _ = self._ref(ask, "memory")
-        # Cosine order is most of what the rules know about relevance: the memories closest to the query are the
-        # likeliest to help, so P(yes) falls with the distance from the closest memory asked about alongside, and
-        # only strong lexical evidence lifts a memory above closer ones (a lone shared name or word does not).
         cosine = request.cosine(query, memory)
-        margin = request.closest_memory_cosine - cosine
-        score = RELEVANCE_CLOSEST - RELEVANCE_SLOPE * margin
-        # Being the closest is not enough when nothing is close: a memory far from the query in absolute terms
-        # (asked about alone, or among equally distant ones) is no help.
-        score -= RELEVANCE_SLOPE * max(0.0, RELEVANCE_MIN_COSINE - cosine)
-        if self._strong_lexical_match(query, memory):
-            score += RELEVANCE_LEXICAL
-        return {YES: score, NO: 0.0}
-
-    def _strong_lexical_match(self, query: str, memory: str) -> bool:
-        """Two shared content words besides names, or the kind of answer asked for plus one shared content word."""
         shared = lexical.content_lemmas(query) & lexical.content_lemmas(memory)
-        words = shared - lexical.entities(query)
-        return len(words) >= 2 or (bool(shared) and self._answer_type_match(query, memory) > 0)
+        names = {n for n in shared if n in lexical.entities(query)}
+        # A shared name is "only a shared keyword"; shared content words count for more.
+        overlap = 0.75 * min(len(shared - names), 3) + 0.25 * min(len(names), 2)
+        score = -2.5 + 5.0 * cosine + overlap + self._answer_type_match(query, memory)
+        query_edge = _top_edge(query)
+        if query_edge != FALLBACK_EDGE and query_edge == _top_edge(memory):
+            score += 0.8
+        return {YES: score, NO: 0.0}
 
     @staticmethod
     def _answer_type_match(query: str, memory: str) -> float:

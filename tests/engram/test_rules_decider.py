@@ -175,22 +175,3 @@ def test_the_same_request_gets_the_same_answers(rules):
     state = write_state("Caroline switched to a Pixel 8", "Switched phones, I'm on a Pixel 8 now.")
     asks = [Ask(q.id, q, refs={"existing_fact": {"text": "Caroline uses an iPhone 12"}}) for q in ALL_QUESTIONS[:8]]
     assert rules.ask(state, asks) == rules.ask(state, asks)
-
-
-def test_relevance_follows_closeness_to_the_query(rules):
-    memories = [
-        "Jonas adopted a grey cat named Pixel",
-        "Jonas has a cat",
-        "Jonas went skiing in the Alps",
-        "Jonas's sister is a dentist",
-    ]
-    asks = [Ask(f"m{i}", RELEVANT_TO_QUERY, refs={"memory": {"text": t}}) for i, t in enumerate(memories)]
-    answers = rules.ask({"query": "What is the name of Jonas's cat?"}, asks)
-    p = [answers[f"m{i}"].p("yes") for i in range(len(memories))]
-    assert p[1] > 0.5 > max(p[2], p[3])  # the closest cat memory helps; skiing and the sister do not
-    assert min(p[0], p[1]) > max(p[2], p[3])  # and both cat memories stay ahead of the off-topic ones
-
-
-def test_a_memory_asked_about_alone_is_not_relevant_just_for_being_the_closest(rules):
-    lone = [Ask("m", RELEVANT_TO_QUERY, refs={"memory": {"text": "Priya bakes sourdough on Sundays"}})]
-    assert rules.ask({"query": "Which airline did Tomas fly to Lima?"}, lone)["m"].chosen == "no"
