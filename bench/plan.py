@@ -413,9 +413,9 @@ def _engram_config() -> Any:
 
 def _extract_tokens(messages: Sequence[SliceMessage]) -> float:
     """Mean input of mem0's extraction request per message: its prompt, the message and the ones before it."""
-    from engram._extract import _mem0_prompts
+    from bench.systems.mem0_system import mem0_prompts
 
-    prompt = estimate_input_tokens(_mem0_prompts().ADDITIVE_EXTRACTION_PROMPT)
+    prompt = estimate_input_tokens(mem0_prompts().ADDITIVE_EXTRACTION_PROMPT)
     previous = _engram_config().EXTRACT_PREVIOUS_MESSAGES
     lines = [f"[{m.session_date}] {m.speaker}: {m.text}" for m in messages]
     sizes = [estimate_input_tokens(lines[max(0, i - previous) : i + 1]) for i in range(len(lines))]
@@ -423,9 +423,9 @@ def _extract_tokens(messages: Sequence[SliceMessage]) -> float:
 
 
 def _update_prompt_tokens() -> float:
-    from engram._extract import _mem0_prompts
+    from bench.systems.mem0_system import mem0_prompts
 
-    return float(estimate_input_tokens(_mem0_prompts().DEFAULT_UPDATE_MEMORY_PROMPT))
+    return float(estimate_input_tokens(mem0_prompts().DEFAULT_UPDATE_MEMORY_PROMPT))
 
 
 def estimate_for(preflight: Preflight) -> SpendEstimate | None:

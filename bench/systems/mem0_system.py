@@ -66,6 +66,14 @@ log = logging.getLogger(__name__)
 # mem0 set-up (once per process)
 
 
+def mem0_prompts() -> Any:
+    """mem0's prompts module, imported the way every use of mem0 here is (telemetry off, dates pinned)."""
+    _mem0()
+    import mem0.configs.prompts as prompts
+
+    return prompts
+
+
 @functools.cache
 def _mem0() -> Any:
     """Import mem0 with telemetry off and its home folder inside the repo's cache, then pin what must be pinned."""

@@ -92,3 +92,14 @@ def test_the_update_sets_give_labelled_items_from_the_tuning_conversation_only(s
     assert all(i.closes for i in by_kind["chain"] + by_kind["no_temporal_cue"])  # set 2: each value replaces the last
     assert not any(i.closes for i in by_kind["no_close"])
     assert script.tuning_conversations() == {"conv-26"}
+
+
+@pytest.mark.slow
+def test_the_decider_uses_the_relation_temperature_the_script_fits_on_the_update_sets(script, minilm):
+    from engram.deciders._rules import RELATION_TEMPERATURE
+
+    pairs = script.relation_pairs(script.update_items())
+    scores = script.relation_log_scores(pairs, RulesDecider(minilm))
+    assert script.fit_temperature(pairs, scores) == pytest.approx(RELATION_TEMPERATURE, abs=0.01)
+    claimed = script.claims(pairs, scores)
+    assert claimed and all(label for _, label in claimed.values())  # every change it claims there is one

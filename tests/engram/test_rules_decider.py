@@ -175,3 +175,8 @@ def test_the_same_request_gets_the_same_answers(rules):
     state = write_state("Caroline switched to a Pixel 8", "Switched phones, I'm on a Pixel 8 now.")
     asks = [Ask(q.id, q, refs={"existing_fact": {"text": "Caroline uses an iPhone 12"}}) for q in ALL_QUESTIONS[:8]]
     assert rules.ask(state, asks) == rules.ask(state, asks)
+
+
+def test_a_memory_asked_about_alone_is_not_relevant_just_for_being_the_closest(rules):
+    lone = [Ask("m", RELEVANT_TO_QUERY, refs={"memory": {"text": "Priya bakes sourdough on Sundays"}})]
+    assert rules.ask({"query": "Which airline did Tomas fly to Lima?"}, lone)["m"].chosen == "no"

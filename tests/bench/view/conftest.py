@@ -18,7 +18,7 @@ def moving_slice() -> Slice:
     said = [
         ("T:1", "I live in Paris.", 0),
         ("T:2", "My sister visited me in Paris last week.", 2),
-        ("T:3", "I moved to Berlin.", 30),
+        ("T:3", "I started a new job at a bakery.", 30),
         ("T:4", "I live in Berlin now.", 31),
     ]
     messages = tuple(

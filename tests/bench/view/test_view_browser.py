@@ -122,7 +122,7 @@ def test_an_engram_line_expands_to_its_fact_decisions_and_source_turn(
         assert "decisions that created it" in body and "worth_remembering" in body
         assert "decisions that closed it" in body and "relation_to_candidate" in body
         assert "gates passed, closed: superseded" in body
-        assert "closed by (chain):" in body and "Ana moved to Berlin" in body
+        assert "closed by (chain):" in body and "Ana lives in Berlin now" in body
 
         lines.nth(paris).locator(".turn-ref").first.click()
         assert lines.nth(paris).locator(".turn-text").inner_text().endswith("I live in Paris.")
