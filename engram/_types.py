@@ -114,14 +114,16 @@ class Decision:
         error: str | None = None,
     ) -> Decision:
         """Build a decision from a distribution; d and pi follow the article's §2 unless the backend named d."""
-        clean = {o: float(probs.get(o, 0.0)) for o in question.options}
-        # d = argmax_o P_D(o | s, Q); ties go to the earlier option so the choice is deterministic.
-        argmax = max(question.options, key=lambda o: (clean[o], -question.options.index(o)))
+        options = question.options  # built once: the property makes a new tuple on every read
+        clean = {o: float(probs.get(o, 0.0)) for o in options}
+        # d = argmax_o P_D(o | s, Q); ties go to the earlier option so the choice is deterministic (max keeps the
+        # first of equal values).
+        argmax = max(options, key=clean.__getitem__)
         # pi = max_o P_D(o | s, Q)
         confidence = clean[argmax]
         return cls(
             question=question.id,
-            options=question.options,
+            options=options,
             probs=clean,
             chosen=chosen if chosen is not None else argmax,
             confidence=confidence,
