@@ -90,8 +90,11 @@ def test_one_budget_service_never_lets_concurrent_workers_pass_its_limit(tmp_pat
     sent: list[int] = []
     refused: list[str] = []
 
+    start = threading.Barrier(4)  # all four reserve against the same limit at once
+
     def worker(me: int) -> None:
         budget = RemoteBudget(lambda method, *args: getattr(service, method)(*args), RunLabels(f"w{me}"), f"u{me}")
+        start.wait()
         for i in range(40):
             try:
                 reservation = budget.reserve(request, 0.05)
@@ -110,7 +113,10 @@ def test_one_budget_service_never_lets_concurrent_workers_pass_its_limit(tmp_pat
     spent = Ledger(ledger).total_usd()
     assert spent <= 1.0 and spent == pytest.approx(0.04 * len(sent))
     assert spent > 1.0 - 0.05 - 0.04  # stopped at the limit, not far below it
-    assert service.held_usd() == 0.0 and len({r["run_id"] for r in Ledger(ledger).records()}) == 4
+    assert service.held_usd() == 0.0
+    # Which workers got a call in before the limit is the scheduler's choice (one may win them all); every spend is
+    # labelled with the worker that made it.
+    assert {r["run_id"] for r in Ledger(ledger).records()} <= {f"w{me}" for me in range(4)}
 
 
 def costly(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
