@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,8 +17,8 @@ import anthropic
 
 from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
-from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
-from bench.clock import round_ms
+from bench.clients.retry import RETRY_STATUSES, RetryableFailure, RetryPolicy
+from bench.clients.sdk import SDKClient
 from bench.errors import AnthropicRefused, AnthropicUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
 from bench.redact import quoted
@@ -46,7 +45,7 @@ def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int, int]:
     return input_tokens, int(usage.get("output_tokens") or 0)
 
 
-class AnthropicLLM:
+class AnthropicLLM(SDKClient):
     """`engram.LLM` over the Messages API, through the gateway, with bounded concurrency."""
 
     def __init__(
@@ -176,7 +175,6 @@ class AnthropicLLM:
         )
 
     async def _with_retries(self, request: CallRequest, send: Any) -> tuple[Any, float]:
-        assert self._semaphore is not None
         where = f"anthropic {request.endpoint} ({request.model}, {request.purpose})"
 
         async def attempt() -> Any:
@@ -202,22 +200,7 @@ class AnthropicLLM:
             self._count("200")
             return reply
 
-        async with self._semaphore:
-            started = time.perf_counter()
-            try:
-                reply = await self.retry.run(attempt, self._count)
-            except RetriesExhausted as exc:
-                raise AnthropicUnavailable(f"{where}: unavailable, {exc}") from None
-            return reply, round_ms((time.perf_counter() - started) * 1000)
-
-    def _count(self, outcome: str) -> None:
-        self.http_statuses[outcome] = self.http_statuses.get(outcome, 0) + 1
-
-    def close(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            self._loop.run(client.close())
-        self._loop.close()
+        return await self._run_retried(attempt, where, AnthropicUnavailable)
 
 
 class AnthropicTokenCounter:

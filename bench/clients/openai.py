@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +27,8 @@ import openai
 
 from bench.cache import CallRequest
 from bench.clients.loop import LoopThread
-from bench.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
-from bench.clock import round_ms
+from bench.clients.retry import RETRY_STATUSES, RetryableFailure, RetryPolicy
+from bench.clients.sdk import SDKClient
 from bench.errors import ConfigError, OpenAIRefused, OpenAIUnavailable
 from bench.gateway import CallResult, Gateway, LiveResponse
 from bench.redact import quoted
@@ -122,7 +121,7 @@ class ChatReply:
     result: CallResult
 
 
-class OpenAIChat:
+class OpenAIChat(SDKClient):
     """`engram.LLM` over an OpenAI-compatible chat-completions endpoint, through the gateway, bounded concurrency."""
 
     def __init__(
@@ -288,7 +287,6 @@ class OpenAIChat:
         )
 
     async def _with_retries(self, request: CallRequest, send: Any) -> tuple[dict[str, Any], float]:
-        assert self._semaphore is not None
         where = f"openai {request.endpoint} at {self.target} ({request.model}, {request.purpose})"
 
         async def attempt() -> dict[str, Any]:
@@ -320,22 +318,7 @@ class OpenAIChat:
             self._count("200")
             return body
 
-        async with self._semaphore:
-            started = time.perf_counter()
-            try:
-                body = await self.retry.run(attempt, self._count)
-            except RetriesExhausted as exc:
-                raise OpenAIUnavailable(f"{where}: unavailable, {exc}") from None
-            return body, round_ms((time.perf_counter() - started) * 1000)
-
-    def _count(self, outcome: str) -> None:
-        self.http_statuses[outcome] = self.http_statuses.get(outcome, 0) + 1
-
-    def close(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            self._loop.run(client.close())
-        self._loop.close()
+        return await self._run_retried(attempt, where, OpenAIUnavailable)
 
 
 def chat_body(
