@@ -68,26 +68,6 @@ def wordpiece_count(text: str) -> int:
     return len(_wordpiece().encode(text, add_special_tokens=False).ids)
 
 
-class LocalTokenCounter:
-    """OFFLINE STAND-IN token counter (see module docstring)."""
-
-    model = LOCAL_COUNTER_MODEL
-
-    def __init__(self, gateway: Gateway) -> None:
-        self.gateway = gateway
-
-    def count(self, text: str) -> int:
-        request = CallRequest(
-            provider="offline",
-            endpoint="count_tokens",
-            model=self.model,
-            body={"text": text, "rules": COUNTER_RULES},
-            purpose="count_tokens",
-        )
-        result = self.gateway.call(request, lambda _: LiveResponse({"tokens": wordpiece_count(text)}))
-        return int(result.body["tokens"])
-
-
 class _ComputedCounter:
     """A local count cached through the gateway (a computation, not a call: $0 in every mode, like a stand-in)."""
 
@@ -109,6 +89,15 @@ class _ComputedCounter:
         )
         result = self.gateway.call(request, lambda _: LiveResponse({"tokens": self.compute(text)}))
         return int(result.body["tokens"])
+
+
+class LocalTokenCounter(_ComputedCounter):
+    """OFFLINE STAND-IN token counter (see module docstring)."""
+
+    model = LOCAL_COUNTER_MODEL
+
+    def compute(self, text: str) -> int:
+        return wordpiece_count(text)
 
 
 APPROX_COUNTER_MODEL = "approx-wordpiece-v1"
