@@ -8,20 +8,9 @@ from pathlib import Path
 
 import pytest
 from fakeservers import FakeModelServer
+from test_openai_stack_e2e import cli
 
-from bench.cli import main
 from bench.slices import load_slice
-
-
-def cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err.strip()
 
 
 @pytest.fixture
