@@ -389,6 +389,25 @@ def content_lemmas(text: str) -> frozenset[str]:
     )
 
 
+# Parts of speech that carry what a text is about. Nouns and verbs count even when spaCy's stop list has them: the list
+# holds content words such as "move", "call", "show" and "name", which a question about moving needs.
+TOPIC_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
+
+
+def topic_lemmas(text: str) -> frozenset[str]:
+    """Lowercased lemmas of the words a text is about, by part of speech (no auxiliaries, pronouns, wh-words or
+    first-person words): what a question and a memory about the same thing share."""
+    return frozenset(
+        t.lemma_.lower()
+        for t in parse(text)
+        if t.pos_ in TOPIC_POS
+        and (t.is_alpha or t.like_num)
+        and (not t.is_stop or t.pos_ in {"NOUN", "VERB"})
+        and t.lower_ not in FIRST_PERSON
+        and t.lemma_ != "user"
+    )
+
+
 def stem(lemma: str) -> str:
     """A gerund noun's verb ("painting" -> "paint", "running" -> "run"), so an activity and its verb compare equal;
     other lemmas as given."""
