@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram import Engram, Fact, Flags, InvalidInput
-from engram._store import BATCH_MIN_ROWS, Store
+from engram._store import _BLOCK, BATCH_MIN_ROWS, Store, _near_top
 from engram.deciders import ScriptedDecider
 from engram.testing import HashEmbedder
 
@@ -97,6 +97,51 @@ def test_rankings_follow_the_brute_force_order_with_ties_by_text(tmp_path_factor
     store.close_db()
     reopened = Store(store.path, dim)
     assert [i for i, _ in reopened.top(reopened.scores(query), k, candidates_only=candidates_only)] == got
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+    blocks=st.integers(min_value=1, max_value=80),
+    k=st.integers(min_value=1, max_value=60),
+    levels=st.integers(min_value=1, max_value=50),
+    masked_share=st.sampled_from([0.0, 0.5, 0.99, 1.0]),
+    margin=st.sampled_from([0.0, 1e-6, 0.5]),
+)
+def test_the_few_positions_searched_hold_every_one_near_the_kth(seed, blocks, k, levels, masked_share, margin):
+    # Few distinct values (many ties), masked rows at -inf and a ragged tail: every position whose value is at least
+    # the k-th largest minus the margin must be among the positions the k best are then picked from.
+    rng = np.random.default_rng(seed)
+    n = blocks * _BLOCK + int(rng.integers(_BLOCK))
+    values = (rng.integers(levels, size=n) / levels).astype(np.float32)
+    values[rng.random(n) < masked_share] = -np.inf
+    k = min(k, n - 1)
+    kth = np.partition(values, n - k)[n - k]
+    near = _near_top(values, k, margin)
+    assert np.all(np.diff(near) > 0)
+    assert set(np.flatnonzero(values >= kth - margin)) <= set(near)
+
+
+def test_rankings_over_many_facts_follow_the_brute_force_order(tmp_path):
+    # Enough facts for the k best to be picked from the blocks' maxima first; small integer vectors make scores
+    # exact with many ties, some facts are closed, and some are left out as a message's own facts are.
+    rng = np.random.default_rng(7)
+    n, dim = 40 * _BLOCK + 17, 6
+    vectors = rng.integers(-2, 3, size=(n, dim)).astype(np.float32)
+    texts = [["Ana hikes", "Ana cooks", "Ben hikes"][i % 3] for i in range(n)]
+    closed = list(rng.random(n) < 0.3)
+    store = filled(tmp_path / "e.db", vectors, texts, closed)
+    for trial in range(6):
+        query = rng.integers(-2, 3, size=dim).astype(np.float32)
+        scores = store.scores(query)
+        for k in (1, 10, 30):
+            for candidates_only in (False, True):
+                allowed = [not c for c in closed] if candidates_only else [True] * n
+                got = [i for i, _ in store.top(scores, k, candidates_only=candidates_only)]
+                assert got == brute_force(vectors, texts, query, k, allowed)
+        rows = np.arange(trial, n, 3)
+        expected = sorted(rows, key=lambda r: (-float(scores[r]), texts[r], f"m{r}#0"))[:10]
+        assert store.top_among(scores, [f"m{r}#0" for r in rows], 10) == [f"m{r}#0" for r in expected]
 
 
 @settings(max_examples=8, deadline=None)
