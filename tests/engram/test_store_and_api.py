@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram import Flags
+from engram._store import _decision_json, _event_json
 from tests.engram.conftest import day
 from tests.engram.test_write_scenarios import script_move
 
@@ -119,3 +124,20 @@ def test_hygiene_links_duplicates_within_subject_and_relation_and_can_undo_them(
     assert memory.stats()["same_as_links"] == 1 and len(memory.facts()) == 3  # linked, nothing deleted
     decider.on("same_fact", 0.1)
     assert memory.hygiene().drops == 1 and memory.stats()["same_as_links"] == 0
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.datetimes(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.dictionaries(st.text(max_size=8), _json_values, max_size=8))
+def test_stored_records_are_the_text_json_dumps_gives(value):
+    # The store keeps one encoder instead of building one per row; the text must be json.dumps' to the byte
+    # (non-ASCII, NaN and infinities, nesting, and str() of what JSON cannot hold, such as datetimes, in events).
+    assert _event_json(value) == json.dumps(value, sort_keys=True, default=str)
+    plain = json.loads(json.dumps(value, default=str))
+    assert _decision_json(plain) == json.dumps(plain, sort_keys=True)
