@@ -732,15 +732,18 @@ class Store:
         else:
             rows = np.arange(n)
         rows = rows[np.isfinite(masked[rows])]
-        return [(self._ids[r], float(masked[r])) for r in self._ranked(masked, rows)[:k]]
+        return [(self._ids[r], value) for r, value in self._ranked(masked, rows)[:k]]
 
-    def _ranked(self, values: np.ndarray, rows: np.ndarray) -> list[int]:
-        """`rows` by descending value, ties by fact text then id (Facts are built only for rows that tie)."""
-        ordered = sorted((int(r) for r in rows), key=lambda r: -float(values[r]))
-        tied = {r for a, b in zip(ordered, ordered[1:]) if values[a] == values[b] for r in (a, b)}
+    def _ranked(self, values: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
+        """`rows` with their values by descending value, ties by fact text then id (Facts are built only for rows
+        that tie). The values are read into Python floats once (exactly: a float holds any float32), not one
+        numpy scalar per comparison."""
+        ranked = sorted(zip(rows.tolist(), values[rows].tolist()), key=lambda pair: -pair[1])
+        tied = {r for (a, x), (b, y) in zip(ranked, ranked[1:]) if x == y for r in (a, b)}
         if tied:
             self._build([self._ids[r] for r in tied])
-        return sorted(ordered, key=lambda r: (-float(values[r]), self._tie_key(r) if r in tied else ("", "")))
+            ranked.sort(key=lambda pair: (-pair[1], self._tie_key(pair[0]) if pair[0] in tied else ("", "")))
+        return ranked
 
     def _tie_key(self, row: int) -> tuple[str, str]:
         fact_id = self._ids[row]
@@ -760,7 +763,7 @@ class Store:
             rows, values = rows[near], values[near]
             kth = np.partition(values, rows.size - k)[rows.size - k]
             rows = rows[values >= kth]  # every row tied with the k-th stays in the running
-        return self._ranked(scores, rows)[:k]
+        return [r for r, _ in self._ranked(scores, rows)[:k]]
 
     def top_candidates_in(
         self, scores: np.ndarray, groups: Sequence[np.ndarray], k: int, exclude: Iterable[str]
