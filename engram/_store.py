@@ -18,7 +18,6 @@ and duplicates are reversible same_as links. Every change is an event row, which
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import sqlite3
@@ -219,6 +218,22 @@ _FACT_COLUMNS = (
 
 # What a stored fact's life changes (belief, closing and reopening, disputes, a rewrite); the rest never does.
 _MUTABLE_COLUMNS = ("text", "valid_until", "belief", "closed_reason", "closed_by", "disputed", "against_count")
+_UPDATE_MUTABLE = f"UPDATE facts SET {', '.join(f'{name} = ?' for name in _MUTABLE_COLUMNS)} WHERE seq = ?"
+
+
+def _mutable_row(fact: Fact) -> tuple[Any, ...]:
+    """`_UPDATE_MUTABLE`'s parameters: the `_MUTABLE_COLUMNS` as `_fact_row` writes them, then the seq (a message
+    updates a dozen or more facts, and building the whole row of each was most of the UPDATE's Python time)."""
+    return (
+        fact.text,
+        _iso(fact.valid_until),
+        fact.belief,
+        fact.closed_reason,
+        fact.closed_by,
+        int(fact.disputed),
+        fact.against_count,
+        fact.seq,
+    )
 
 
 def _fact_row(fact: Fact) -> tuple[Any, ...]:
@@ -572,9 +587,10 @@ class Store:
     def _replace(self, fact: Fact, **changes: Any) -> Fact:
         if not set(changes) <= set(_MUTABLE_COLUMNS):
             raise ValueError(f"fact {fact.id}: {sorted(set(changes) - set(_MUTABLE_COLUMNS))} never change")
-        updated = copy.copy(fact)  # dataclasses.replace re-runs __init__ over every field; only these change
-        for name, value in changes.items():
-            object.__setattr__(updated, name, value)
+        # A frozen Fact copied field by field through its __dict__: dataclasses.replace re-runs __init__ over every
+        # field and copy.copy goes through __reduce_ex__, each several times slower (a message changes a dozen).
+        updated = object.__new__(Fact)
+        updated.__dict__.update(fact.__dict__, **changes)
         self._facts[fact.id] = updated
         self._dirty.add(fact.id)
         self._write_through()
@@ -846,7 +862,7 @@ class Store:
         return self._candidate_mask[: len(self._ids)].copy()
 
     def candidate_count(self) -> int:
-        return int(self._candidate_mask[: len(self._ids)].sum())
+        return int(np.count_nonzero(self._candidate_mask[: len(self._ids)]))
 
     # ---- same_as ---------------------------------------------------------------------------------------------
 
@@ -909,12 +925,7 @@ class Store:
             )
             self._pending_decisions = []
         if self._dirty:
-            assignments = ", ".join(f"{name} = ?" for name in _MUTABLE_COLUMNS)
-            positions = [_FACT_COLUMNS.index(name) for name in _MUTABLE_COLUMNS]
-            rows = [_fact_row(self._facts[i]) for i in sorted(self._dirty)]
-            self._db.executemany(
-                f"UPDATE facts SET {assignments} WHERE seq = ?", [(*(r[p] for p in positions), r[0]) for r in rows]
-            )
+            self._db.executemany(_UPDATE_MUTABLE, [_mutable_row(self._facts[i]) for i in sorted(self._dirty)])
             self._dirty = set()
 
     def discard_pending(self) -> None:

@@ -141,3 +141,13 @@ def test_stored_records_are_the_text_json_dumps_gives(value):
     assert _event_json(value) == json.dumps(value, sort_keys=True, default=str)
     plain = json.loads(json.dumps(value, default=str))
     assert _decision_json(plain) == json.dumps(plain, sort_keys=True)
+
+
+def test_an_update_writes_the_changing_columns_as_an_insert_writes_them():
+    from engram._store import _FACT_COLUMNS, _MUTABLE_COLUMNS, _fact_row, _mutable_row
+    from tests.engram.test_store_exact import fact
+
+    closed = fact(3, "Ana hikes", closed=True)
+    for stored in (fact(2, "Ana cooks"), closed):
+        row = _fact_row(stored)
+        assert _mutable_row(stored) == (*(row[_FACT_COLUMNS.index(c)] for c in _MUTABLE_COLUMNS), stored.seq)
