@@ -151,3 +151,20 @@ def test_an_update_writes_the_changing_columns_as_an_insert_writes_them():
     for stored in (fact(2, "Ana cooks"), closed):
         row = _fact_row(stored)
         assert _mutable_row(stored) == (*(row[_FACT_COLUMNS.index(c)] for c in _MUTABLE_COLUMNS), stored.seq)
+
+
+def test_a_fact_read_back_from_its_row_is_the_fact_that_was_stored():
+    # Facts are built from rows without running Fact's __init__: every field, its type and their order must be
+    # what __init__ gives.
+    import dataclasses
+    from datetime import timedelta
+
+    from engram._store import _fact_from_row, _fact_row
+    from tests.engram.test_store_exact import fact
+
+    closed = dataclasses.replace(fact(3, "Ana hikes", closed=True), closed_by="m9#0", disputed=True, refines="m1#0")
+    for stored in (fact(2, "Ana cooks"), closed, dataclasses.replace(closed, valid_until=day(4) + timedelta(hours=1))):
+        built = _fact_from_row(_fact_row(stored))
+        assert built == stored and list(vars(built).items()) == list(vars(stored).items())
+        assert [type(v) for v in vars(built).values()] == [type(v) for v in vars(stored).values()]
+        assert built.is_open == stored.is_open
