@@ -738,12 +738,25 @@ class Store:
         return 2 * gamma * float(np.linalg.norm(vector)) * self._max_norm * (1 + 1e-6)
 
     def _pass_over(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
-        """The one-vector pass over some rows, gathered into a block of at least `_GATHER_MIN_ROWS` rows: BLAS sums
-        each row of a block that size in the same order as in the whole-matrix pass (a test checks it)."""
-        block = np.zeros((max(_GATHER_MIN_ROWS, rows.size), self.dim), dtype=np.float32)
-        block[: rows.size] = self._matrix[rows]
+        """The one-vector pass over some rows, each score exactly what the whole-matrix pass gives it. BLAS sums a
+        row in the same order wherever it sits in a block whose row count is a multiple of `_GATHER_MIN_ROWS`,
+        except the last few rows of a matrix whose count is not a multiple of its kernel's width (4): those are
+        summed apart. So rows of the matrix's last `_GATHER_MIN_ROWS`-aligned block (which ends at the last row,
+        where those few sit) are scored by passing over that block, and the others gathered into a block of a
+        multiple of `_GATHER_MIN_ROWS` rows (tests check both against the whole-matrix pass)."""
+        query = np.asarray(vector, dtype=np.float32).reshape(self.dim)
+        n = len(self._ids)
+        last = _GATHER_MIN_ROWS * (max(1, n // _GATHER_MIN_ROWS) - 1)  # first row of the last aligned block
+        in_last = rows >= last
+        gathered = rows[~in_last]
+        block = np.zeros((-(-gathered.size // _GATHER_MIN_ROWS) * _GATHER_MIN_ROWS, self.dim), dtype=np.float32)
+        block[: gathered.size] = self._matrix[gathered]
+        out = np.empty(rows.size, dtype=np.float32)
         with _BLAS.limit(limits=1, user_api="blas"):
-            return (block @ np.asarray(vector, dtype=np.float32).reshape(self.dim))[: rows.size]
+            out[~in_last] = (block @ query)[: gathered.size]
+            if in_last.any():
+                out[in_last] = (self._matrix[last:n] @ query)[rows[in_last] - last]
+        return out
 
     def top(
         self,

@@ -251,3 +251,21 @@ def test_a_store_whose_vectors_file_lost_rows_refuses_to_open(tmp_path):
     vectors.write_bytes(vectors.read_bytes()[: 4 * HashEmbedder().dim])
     with pytest.raises(InvalidInput, match=r"e\.db\.vectors: holds 1 vectors; expected one per stored fact, 2"):
         Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
+
+
+@pytest.mark.parametrize("n", [5, 64, 67, 130, 1027, 3030, 3031])
+def test_some_rows_passed_over_get_exactly_the_scores_of_the_whole_pass(tmp_path, n):
+    # Gathered rows, and the last rows of a matrix whose row count is not a multiple of BLAS's kernel width,
+    # which the whole pass sums apart.
+    rng = np.random.default_rng(n)
+    vectors = rng.standard_normal((n, 384), dtype=np.float32)
+    store = filled(tmp_path / "e.db", vectors, [f"fact {i}" for i in range(n)], [False] * n)
+    query = rng.standard_normal(384, dtype=np.float32)
+    whole = store.scores(query)
+    for rows in (
+        np.arange(n),
+        np.arange(n)[::-7],
+        np.array([n - 1, 0, n - 3 if n > 3 else 0]),
+        rng.permutation(n)[:65],
+    ):
+        assert np.array_equal(store._pass_over(rows, query), whole[rows])
