@@ -70,6 +70,9 @@ _BLAS = ThreadpoolController()
 _GATHER_MIN_ROWS = 64
 # Values per block when looking for the k best of many (`_near_top`).
 _BLOCK = 256
+# Rows per block of `scores_together` (768 KB of 384-dim vectors): small enough to stay in a core's L2 cache while
+# each vector's pass reads it, large enough that the loop over blocks costs little (256 and 1024 measured slower).
+_SWEEP_ROWS = 512
 # Below this many facts a batch of queries is searched one query at a time: a pass is cheap there, and BLAS may
 # sum a short matrix's rows in another order than a gathered block's.
 BATCH_MIN_ROWS = 1024
@@ -408,6 +411,7 @@ class Store:
         self._pending_decisions: list[tuple[str, str, str]] = []
         self._pending_rewrites: dict[int, bytes] = {}
         self._dirty: set[str] = set()
+        self._rewritten_rows: list[int] = []  # every row `rewrite` gave a new vector, in order (see `rescore`)
         self._legacy_blobs = "embedding" in {row[1] for row in self._db.execute("PRAGMA table_info(facts)")}
         if self._legacy_blobs:
             self._upgrade_legacy()
@@ -664,6 +668,7 @@ class Store:
         blob = self._matrix[row].tobytes()
         self._db.execute("INSERT OR REPLACE INTO vector_rewrites (seq, embedding) VALUES (?, ?)", (row + 1, blob))
         self._pending_rewrites[row] = blob  # the file's row follows once this commits
+        self._rewritten_rows.append(row)
         before, after = named_entities(old.text), named_entities(text)
         self._db.execute("DELETE FROM fact_entities WHERE seq = ?", (row + 1,))
         self._db.executemany(
@@ -698,6 +703,40 @@ class Store:
         n = len(self._ids)
         with _BLAS.limit(limits=1, user_api="blas"):
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
+
+    def scores_together(self, vectors: np.ndarray) -> np.ndarray:
+        """`scores` for a few vectors, one row per vector, each exactly what `scores` gives, in one sweep over the
+        stored vectors: each block of rows stays in cache while every vector's pass reads it, so memory is read
+        about once (two vectors cost 1.2 passes at 100k facts, not 2). BLAS sums each row of a block of at least
+        `_GATHER_MIN_ROWS` rows in the order of the whole-matrix pass (see `_pass_over`); the last block takes the
+        remainder, so no block is shorter than `_SWEEP_ROWS` unless it is the whole matrix."""
+        n = len(self._ids)
+        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        out = np.empty((len(queries), n), dtype=np.float32)
+        bounds = [*range(0, n - _SWEEP_ROWS, _SWEEP_ROWS), n] if n > _SWEEP_ROWS else [0, n]
+        with _BLAS.limit(limits=1, user_api="blas"):
+            for start, stop in zip(bounds, bounds[1:]):
+                block = self._matrix[start:stop]
+                for j, query in enumerate(queries):
+                    out[j, start:stop] = block @ query
+        return out
+
+    def rewrite_count(self) -> int:
+        """How many vectors `rewrite` has replaced so far (a mark for `rescore`)."""
+        return len(self._rewritten_rows)
+
+    def rescore(self, scores: np.ndarray, vector: np.ndarray, rewrites: int) -> np.ndarray:
+        """`scores(vector)` as the store is now, from the `scores` it gave earlier (`scores_together`), when it held
+        fewer rows and `rewrite_count()` was `rewrites`: only the rows added since and those rewritten since are
+        scored, by the one-vector pass over just them (exact, as in `make_exact`)."""
+        n, done = len(self._ids), scores.shape[0]
+        rewritten = sorted({r for r in self._rewritten_rows[rewrites:] if r < done})
+        rows = np.array([*rewritten, *range(done, n)], dtype=np.int64)
+        out = np.empty(n, dtype=np.float32)
+        out[:done] = scores
+        if rows.size:
+            out[rows] = self._pass_over(rows, vector)
+        return out
 
     def scores_many(self, vectors: np.ndarray) -> np.ndarray:
         """s_cos for several vectors at once, one row per vector: one matrix product, which reads the stored

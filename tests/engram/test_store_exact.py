@@ -253,6 +253,88 @@ def test_a_store_whose_vectors_file_lost_rows_refuses_to_open(tmp_path):
         Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
 
 
+@pytest.mark.parametrize("n", [1, 63, 64, 511, 512, 513, 1023, 1024, 1025, 2049, 5000])
+def test_vectors_scored_together_get_exactly_the_scores_of_one_pass_each(tmp_path, n):
+    rng = np.random.default_rng(n)
+    vectors = rng.standard_normal((n, 384), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store = filled(tmp_path / "e.db", vectors, [f"fact {i}" for i in range(n)], [False] * n)
+    queries = rng.standard_normal((3, 384), dtype=np.float32)
+    together = store.scores_together(queries)
+    for j, query in enumerate(queries):
+        assert np.array_equal(together[j], store.scores(query))
+
+
+def test_scores_taken_earlier_are_brought_up_to_date_exactly(tmp_path):
+    # Scores over the store as it was, then facts added and vectors rewritten: only those rows are scored again,
+    # and the result is, to the bit, the pass over the store as it is now.
+    rng = np.random.default_rng(3)
+    n, dim = 3000, 384
+    vectors = rng.standard_normal((n + 40, dim), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [f"fact {i}" for i in range(n + 40)]
+    store = filled(tmp_path / "e.db", vectors[:n], texts[:n], [False] * n)
+    store.rewrite("m5#0", "fact 5 again", vectors[n + 39])
+    query = rng.standard_normal(dim, dtype=np.float32)
+    rewrites = store.rewrite_count()
+    earlier = store.scores_together(query[None, :])[0]
+    with store.transaction():
+        store.add_facts([fact(i, texts[i]) for i in range(n, n + 30)], vectors[n : n + 30])
+        store.rewrite("m7#0", "fact 7 again", vectors[n + 38])
+        store.rewrite("m2999#0", "fact 2999 again", vectors[n + 37])
+        store.rewrite("m3010#0", "fact 3010 again", vectors[n + 36])
+    assert np.array_equal(store.rescore(earlier, query, rewrites), store.scores(query))
+    assert not np.array_equal(earlier, store.scores(query)[:n])  # rows 7 and 2999 did change
+
+
+def test_messages_added_together_leave_the_store_that_adding_them_one_by_one_leaves(tmp_path):
+    # An extractor that reads the similar facts, over a store large enough for the sweep to run in blocks: with
+    # add_many each message's search for them is scored during the previous message's fact pass, and everything
+    # (what extraction saw, the reports, every table, the vectors file) must be as with add, one by one.
+    import sqlite3
+
+    from engram import Message
+    from tests.engram.conftest import SentenceExtractor, day
+
+    class ReadsSimilarFacts(SentenceExtractor):
+        def extract(self, message, context):
+            self.seen.append((list(context.previous), list(context.similar_facts)))
+            return super().extract(message, context)
+
+    topics = ["jazz", "Porto", "the cello", "chess", "a red bike", "Rome", "hiking"]
+    seeds = [f"Ana mentioned {topics[i % 7]} in note {i % 50}" for i in range(2500)]
+    messages = [
+        Message(f"d{t}", f"Ana likes {topics[t % 7]}. Ana moved to {topics[(t * 3) % 7]} in note {t}.", "Ana", day(t))
+        for t in range(12)
+    ] + [Message("empty", "", "Ana", day(13)), Message("d13", f"Ana talked about {topics[2]}.", "Ana", day(14))]
+
+    def run(together: bool):
+        decider = ScriptedDecider()
+        decider.on("relation_to_candidate", {"refinement": 0.9}, new="likes")
+        extractor = ReadsSimilarFacts()
+        extractor.seen = []
+        path = tmp_path / ("together.db" if together else "alone.db")
+        memory = Engram(path, extractor=extractor, decider=decider, embedder=HashEmbedder())
+        with memory._store.transaction():
+            memory._store.add_facts([fact(i, t) for i, t in enumerate(seeds)], HashEmbedder().embed(seeds))
+        if together:
+            reports = memory.add_many(messages)
+        else:
+            reports = [memory.add(m.text, speaker=m.speaker, when=m.when, message_id=m.id) for m in messages]
+        memory.close()
+        db = sqlite3.connect(path)
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        rows = {t: db.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables}
+        return extractor.seen, reports, rows, (tmp_path / f"{path.name}.vectors").read_bytes()
+
+    alone, together = run(False), run(True)
+    assert all(len(similar) == 10 for _, similar in alone[0])
+    assert together[0] == alone[0]
+    assert together[1] == alone[1]
+    assert together[2] == alone[2]
+    assert together[3] == alone[3]
+
+
 @pytest.mark.parametrize("n", [5, 64, 67, 130, 1027, 3030, 3031])
 def test_some_rows_passed_over_get_exactly_the_scores_of_the_whole_pass(tmp_path, n):
     # Gathered rows, and the last rows of a matrix whose row count is not a multiple of BLAS's kernel width,
