@@ -707,9 +707,9 @@ class Store:
     def scores_together(self, vectors: np.ndarray) -> np.ndarray:
         """`scores` for a few vectors, one row per vector, each exactly what `scores` gives, in one sweep over the
         stored vectors: each block of rows stays in cache while every vector's pass reads it, so memory is read
-        about once (two vectors cost 1.2 passes at 100k facts, not 2). BLAS sums each row of a block of at least
-        `_GATHER_MIN_ROWS` rows in the order of the whole-matrix pass (see `_pass_over`); the last block takes the
-        remainder, so no block is shorter than `_SWEEP_ROWS` unless it is the whole matrix."""
+        about once (two vectors cost 1.2 passes at 100k facts, not 2). Every block starts at a multiple of
+        `_SWEEP_ROWS` and the last one takes the remainder, ending at the last row, so BLAS sums every row as the
+        whole-matrix pass does, the ragged last few included (see `_pass_over`; a test compares)."""
         n = len(self._ids)
         queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         out = np.empty((len(queries), n), dtype=np.float32)
