@@ -90,12 +90,26 @@ class Engram:
     def add(self, text: str, *, speaker: str, when: datetime, message_id: str | None = None) -> WriteReport:
         """Store what one message says. `when` is conversation time; validity is judged against it."""
         message_id = message_id or f"m{self._store.message_count() + 1}"
-        if self._store.has_message(message_id):
-            raise InvalidInput(f"message_id {message_id!r}: already stored; expected a new id")
-        message = Message(id=message_id, text=text, speaker=speaker, when=_conversation_time(when))
+        return self._add(Message(id=message_id, text=text, speaker=speaker, when=when), None)
+
+    def add_many(self, messages: Sequence[Message]) -> list[WriteReport]:
+        """`add` for messages known ahead (a conversation replayed, say), in order, one transaction each, with the
+        results of adding them one by one. For an extractor that reads the similar facts: each message's search
+        for them, Top_10 s_cos(m_t, .), is scored in the same sweep over the stored vectors as the previous
+        message's first fact, so a write reads the vectors about once instead of twice. An extractor that never
+        reads them gains nothing (each message is then embedded once for nothing)."""
+        upcoming: list[Message | None] = [*messages[1:], None]
+        return [self._add(message, following) for message, following in zip(messages, upcoming)]
+
+    def _add(self, message: Message, upcoming: Message | None) -> WriteReport:
+        if self._store.has_message(message.id):
+            raise InvalidInput(f"message_id {message.id!r}: already stored; expected a new id")
+        message = Message(
+            id=message.id, text=message.text, speaker=message.speaker, when=_conversation_time(message.when)
+        )
         try:
             with self._store.transaction():
-                return self._write.ingest(message)
+                return self._write.ingest(message, upcoming)
         except BaseException:
             # The file rolled back; rebuild the in-memory copy from it so the two agree again.
             self._store.close_db()

@@ -18,12 +18,11 @@ and duplicates are reversible same_as links. Every change is an event row, which
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -69,6 +68,11 @@ CREATE TABLE IF NOT EXISTS same_as (
 _BLAS = ThreadpoolController()
 
 _GATHER_MIN_ROWS = 64
+# Values per block when looking for the k best of many (`_near_top`).
+_BLOCK = 256
+# Rows per block of `scores_together` (768 KB of 384-dim vectors): small enough to stay in a core's L2 cache while
+# each vector's pass reads it, large enough that the loop over blocks costs little (256 and 1024 measured slower).
+_SWEEP_ROWS = 512
 # Below this many facts a batch of queries is searched one query at a time: a pass is cheap there, and BLAS may
 # sum a short matrix's rows in another order than a gathered block's.
 BATCH_MIN_ROWS = 1024
@@ -149,6 +153,33 @@ def named_entities(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _sorted_json(default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """json.dumps(value, sort_keys=True, default=default), with its C encoder built once: json.dumps builds a new
+    encoder on every call, which was a third of the time of the few dozen rows a message writes. The encoder is
+    the one json.dumps uses, with the same settings, so the text is the same (without the check for circular
+    references, which these records never hold)."""
+    encoder = json.JSONEncoder(sort_keys=True, default=default)
+    make = json.encoder.c_make_encoder  # type: ignore[attr-defined]
+    if make is None:  # no C accelerator (not CPython): json's own encode
+        return encoder.encode
+    chunks = make(
+        None,  # markers: no circular check
+        encoder.default,
+        json.encoder.encode_basestring_ascii,  # ensure_ascii, as json.dumps
+        encoder.indent,
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+    return lambda value: "".join(chunks(value, 0))
+
+
+_decision_json = _sorted_json()
+_event_json = _sorted_json(default=str)
+
+
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
 
@@ -190,6 +221,22 @@ _FACT_COLUMNS = (
 
 # What a stored fact's life changes (belief, closing and reopening, disputes, a rewrite); the rest never does.
 _MUTABLE_COLUMNS = ("text", "valid_until", "belief", "closed_reason", "closed_by", "disputed", "against_count")
+_UPDATE_MUTABLE = f"UPDATE facts SET {', '.join(f'{name} = ?' for name in _MUTABLE_COLUMNS)} WHERE seq = ?"
+
+
+def _mutable_row(fact: Fact) -> tuple[Any, ...]:
+    """`_UPDATE_MUTABLE`'s parameters: the `_MUTABLE_COLUMNS` as `_fact_row` writes them, then the seq (a message
+    updates a dozen or more facts, and building the whole row of each was most of the UPDATE's Python time)."""
+    return (
+        fact.text,
+        _iso(fact.valid_until),
+        fact.belief,
+        fact.closed_reason,
+        fact.closed_by,
+        int(fact.disputed),
+        fact.against_count,
+        fact.seq,
+    )
 
 
 def _fact_row(fact: Fact) -> tuple[Any, ...]:
@@ -221,32 +268,79 @@ def _fact_row(fact: Fact) -> tuple[Any, ...]:
 
 
 def _fact_from_row(row: Sequence[Any]) -> Fact:
-    values = dict(zip(_FACT_COLUMNS, row))
-    return Fact(
-        id=values["id"],
-        text=values["text"],
-        subject=values["subject"],
-        predicate=values["predicate"],
-        object=values["object"],
-        kind=values["kind"],
-        durability=values["durability"],
-        sensitivity=values["sensitivity"],
-        temporal_status=values["temporal_status"],
-        valid_from=_dt_required(values["valid_from"]),
-        valid_until=_dt(values["valid_until"]),
-        belief=values["belief"],
-        tentative=bool(values["tentative"]),
-        confidence=values["confidence"],
-        closed_reason=values["closed_reason"],
-        closed_by=values["closed_by"],
-        source_message_id=values["source_message_id"],
-        source_text=values["source_text"],
-        said_at=_dt_required(values["said_at"]),
-        refines=values["refines"],
-        disputed=bool(values["disputed"]),
-        against_count=values["against_count"],
-        seq=values["seq"],
+    """The Fact of a row in `_FACT_COLUMNS` order: the fields Fact's __init__ would set, in its order, set at once
+    (a frozen dataclass's __init__ sets its 23 fields one object.__setattr__ at a time, five times slower, and a
+    search builds up to 30 facts it has not read before)."""
+    (
+        seq,
+        fact_id,
+        text,
+        subject,
+        predicate,
+        obj,
+        kind,
+        durability,
+        sensitivity,
+        temporal_status,
+        valid_from,
+        valid_until,
+        belief,
+        tentative,
+        confidence,
+        closed_reason,
+        closed_by,
+        source_message_id,
+        source_text,
+        said_at,
+        refines,
+        disputed,
+        against_count,
+    ) = row
+    fact = object.__new__(Fact)
+    fact.__dict__.update(
+        id=fact_id,
+        text=text,
+        subject=subject,
+        predicate=predicate,
+        object=obj,
+        kind=kind,
+        durability=durability,
+        sensitivity=sensitivity,
+        temporal_status=temporal_status,
+        valid_from=_dt_required(valid_from),
+        valid_until=_dt(valid_until),
+        belief=belief,
+        tentative=bool(tentative),
+        confidence=confidence,
+        closed_reason=closed_reason,
+        closed_by=closed_by,
+        source_message_id=source_message_id,
+        source_text=source_text,
+        said_at=_dt_required(said_at),
+        refines=refines,
+        disputed=bool(disputed),
+        against_count=against_count,
+        seq=seq,
     )
+    return fact
+
+
+def _near_top(values: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
+    """Positions, ascending, that include every one whose value is at least the k-th largest minus `margin`: the
+    k best are then picked among these few instead of partitioning all of `values` (at 100k facts that partition
+    costs about a tenth of the pass). The k-th largest of the blocks' maxima is at most the k-th largest value (k
+    distinct rows reach it), so nothing below it minus the margin can be among them. Every position when there are
+    fewer than k blocks or a NaN (whose order the callers' partition decides)."""
+    n = values.shape[0]
+    blocks = n // _BLOCK
+    if blocks < k:
+        return np.arange(n)
+    maxima = values[: blocks * _BLOCK].reshape(blocks, _BLOCK).max(axis=1)
+    if np.isnan(maxima).any() or np.isnan(values[blocks * _BLOCK :]).any():
+        return np.arange(n)
+    bound = np.partition(maxima, blocks - k)[blocks - k]
+    # float32 rounding is monotone, so bound <= k-th also holds after subtracting the same margin
+    return np.flatnonzero(values >= bound - margin)
 
 
 class _Rows:
@@ -317,6 +411,7 @@ class Store:
         self._pending_decisions: list[tuple[str, str, str]] = []
         self._pending_rewrites: dict[int, bytes] = {}
         self._dirty: set[str] = set()
+        self._rewritten_rows: list[int] = []  # every row `rewrite` gave a new vector, in order (see `rescore`)
         self._legacy_blobs = "embedding" in {row[1] for row in self._db.execute("PRAGMA table_info(facts)")}
         if self._legacy_blobs:
             self._upgrade_legacy()
@@ -525,9 +620,10 @@ class Store:
     def _replace(self, fact: Fact, **changes: Any) -> Fact:
         if not set(changes) <= set(_MUTABLE_COLUMNS):
             raise ValueError(f"fact {fact.id}: {sorted(set(changes) - set(_MUTABLE_COLUMNS))} never change")
-        updated = copy.copy(fact)  # dataclasses.replace re-runs __init__ over every field; only these change
-        for name, value in changes.items():
-            object.__setattr__(updated, name, value)
+        # A frozen Fact copied field by field through its __dict__: dataclasses.replace re-runs __init__ over every
+        # field and copy.copy goes through __reduce_ex__, each several times slower (a message changes a dozen).
+        updated = object.__new__(Fact)
+        updated.__dict__.update(fact.__dict__, **changes)
         self._facts[fact.id] = updated
         self._dirty.add(fact.id)
         self._write_through()
@@ -572,6 +668,7 @@ class Store:
         blob = self._matrix[row].tobytes()
         self._db.execute("INSERT OR REPLACE INTO vector_rewrites (seq, embedding) VALUES (?, ?)", (row + 1, blob))
         self._pending_rewrites[row] = blob  # the file's row follows once this commits
+        self._rewritten_rows.append(row)
         before, after = named_entities(old.text), named_entities(text)
         self._db.execute("DELETE FROM fact_entities WHERE seq = ?", (row + 1,))
         self._db.executemany(
@@ -607,6 +704,40 @@ class Store:
         with _BLAS.limit(limits=1, user_api="blas"):
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
+    def scores_together(self, vectors: np.ndarray) -> np.ndarray:
+        """`scores` for a few vectors, one row per vector, each exactly what `scores` gives, in one sweep over the
+        stored vectors: each block of rows stays in cache while every vector's pass reads it, so memory is read
+        about once (two vectors cost 1.2 passes at 100k facts, not 2). Every block starts at a multiple of
+        `_SWEEP_ROWS` and the last one takes the remainder, ending at the last row, so BLAS sums every row as the
+        whole-matrix pass does, the ragged last few included (see `_pass_over`; a test compares)."""
+        n = len(self._ids)
+        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        out = np.empty((len(queries), n), dtype=np.float32)
+        bounds = [*range(0, n - _SWEEP_ROWS, _SWEEP_ROWS), n] if n > _SWEEP_ROWS else [0, n]
+        with _BLAS.limit(limits=1, user_api="blas"):
+            for start, stop in zip(bounds, bounds[1:]):
+                block = self._matrix[start:stop]
+                for j, query in enumerate(queries):
+                    out[j, start:stop] = block @ query
+        return out
+
+    def rewrite_count(self) -> int:
+        """How many vectors `rewrite` has replaced so far (a mark for `rescore`)."""
+        return len(self._rewritten_rows)
+
+    def rescore(self, scores: np.ndarray, vector: np.ndarray, rewrites: int) -> np.ndarray:
+        """`scores(vector)` as the store is now, from the `scores` it gave earlier (`scores_together`), when it held
+        fewer rows and `rewrite_count()` was `rewrites`: only the rows added since and those rewritten since are
+        scored, by the one-vector pass over just them (exact, as in `make_exact`)."""
+        n, done = len(self._ids), scores.shape[0]
+        rewritten = sorted({r for r in self._rewritten_rows[rewrites:] if r < done})
+        rows = np.array([*rewritten, *range(done, n)], dtype=np.int64)
+        out = np.empty(n, dtype=np.float32)
+        out[:done] = scores
+        if rows.size:
+            out[rows] = self._pass_over(rows, vector)
+        return out
+
     def scores_many(self, vectors: np.ndarray) -> np.ndarray:
         """s_cos for several vectors at once, one row per vector: one matrix product, which reads the stored
         vectors once for all of them (the pass is memory-bound, so this costs about one pass, not one per vector).
@@ -631,8 +762,11 @@ class Store:
             return
         values = scores[rows]
         if rows.size > k:
+            margin = self._rounding_margin(vector)
+            near = _near_top(values, k, margin)
+            rows, values = rows[near], values[near]
             kth = np.partition(values, rows.size - k)[rows.size - k]
-            rows = rows[values >= kth - self._rounding_margin(vector)]
+            rows = rows[values >= kth - margin]
         scores[rows] = self._pass_over(rows, vector)
 
     def _rounding_margin(self, vector: np.ndarray) -> float:
@@ -643,12 +777,25 @@ class Store:
         return 2 * gamma * float(np.linalg.norm(vector)) * self._max_norm * (1 + 1e-6)
 
     def _pass_over(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
-        """The one-vector pass over some rows, gathered into a block of at least `_GATHER_MIN_ROWS` rows: BLAS sums
-        each row of a block that size in the same order as in the whole-matrix pass (a test checks it)."""
-        block = np.zeros((max(_GATHER_MIN_ROWS, rows.size), self.dim), dtype=np.float32)
-        block[: rows.size] = self._matrix[rows]
+        """The one-vector pass over some rows, each score exactly what the whole-matrix pass gives it. BLAS sums a
+        row in the same order wherever it sits in a block whose row count is a multiple of `_GATHER_MIN_ROWS`,
+        except the last few rows of a matrix whose count is not a multiple of its kernel's width (4): those are
+        summed apart. So rows of the matrix's last `_GATHER_MIN_ROWS`-aligned block (which ends at the last row,
+        where those few sit) are scored by passing over that block, and the others gathered into a block of a
+        multiple of `_GATHER_MIN_ROWS` rows (tests check both against the whole-matrix pass)."""
+        query = np.asarray(vector, dtype=np.float32).reshape(self.dim)
+        n = len(self._ids)
+        last = _GATHER_MIN_ROWS * (max(1, n // _GATHER_MIN_ROWS) - 1)  # first row of the last aligned block
+        in_last = rows >= last
+        gathered = rows[~in_last]
+        block = np.zeros((-(-gathered.size // _GATHER_MIN_ROWS) * _GATHER_MIN_ROWS, self.dim), dtype=np.float32)
+        block[: gathered.size] = self._matrix[gathered]
+        out = np.empty(rows.size, dtype=np.float32)
         with _BLAS.limit(limits=1, user_api="blas"):
-            return (block @ np.asarray(vector, dtype=np.float32).reshape(self.dim))[: rows.size]
+            out[~in_last] = (block @ query)[: gathered.size]
+            if in_last.any():
+                out[in_last] = (self._matrix[last:n] @ query)[rows[in_last] - last]
+        return out
 
     def top(
         self,
@@ -674,21 +821,26 @@ class Store:
             if row is not None and row < n:
                 masked[row] = -np.inf
         if k < n:
-            part = np.argpartition(-masked, k - 1)[:k]
-            kth = masked[part].min()
-            rows = np.nonzero(masked >= kth)[0]  # every row tied with the k-th stays in the running
+            near = _near_top(masked, k)
+            values = masked[near]
+            part = np.argpartition(-values, k - 1)[:k]
+            kth = values[part].min()
+            rows = near[values >= kth]  # every row tied with the k-th stays in the running
         else:
             rows = np.arange(n)
         rows = rows[np.isfinite(masked[rows])]
-        return [(self._ids[r], float(masked[r])) for r in self._ranked(masked, rows)[:k]]
+        return [(self._ids[r], value) for r, value in self._ranked(masked, rows)[:k]]
 
-    def _ranked(self, values: np.ndarray, rows: np.ndarray) -> list[int]:
-        """`rows` by descending value, ties by fact text then id (Facts are built only for rows that tie)."""
-        ordered = sorted((int(r) for r in rows), key=lambda r: -float(values[r]))
-        tied = {r for a, b in zip(ordered, ordered[1:]) if values[a] == values[b] for r in (a, b)}
+    def _ranked(self, values: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
+        """`rows` with their values by descending value, ties by fact text then id (Facts are built only for rows
+        that tie). The values are read into Python floats once (exactly: a float holds any float32), not one
+        numpy scalar per comparison."""
+        ranked = sorted(zip(rows.tolist(), values[rows].tolist()), key=lambda pair: -pair[1])
+        tied = {r for (a, x), (b, y) in zip(ranked, ranked[1:]) if x == y for r in (a, b)}
         if tied:
             self._build([self._ids[r] for r in tied])
-        return sorted(ordered, key=lambda r: (-float(values[r]), self._tie_key(r) if r in tied else ("", "")))
+            ranked.sort(key=lambda pair: (-pair[1], self._tie_key(pair[0]) if pair[0] in tied else ("", "")))
+        return ranked
 
     def _tie_key(self, row: int) -> tuple[str, str]:
         fact_id = self._ids[row]
@@ -704,9 +856,11 @@ class Store:
             return []
         values = scores[rows]
         if rows.size > k:
+            near = _near_top(values, k)
+            rows, values = rows[near], values[near]
             kth = np.partition(values, rows.size - k)[rows.size - k]
             rows = rows[values >= kth]  # every row tied with the k-th stays in the running
-        return self._ranked(scores, rows)[:k]
+        return [r for r, _ in self._ranked(scores, rows)[:k]]
 
     def top_candidates_in(
         self, scores: np.ndarray, groups: Sequence[np.ndarray], k: int, exclude: Iterable[str]
@@ -789,7 +943,7 @@ class Store:
         return self._candidate_mask[: len(self._ids)].copy()
 
     def candidate_count(self) -> int:
-        return int(self._candidate_mask[: len(self._ids)].sum())
+        return int(np.count_nonzero(self._candidate_mask[: len(self._ids)]))
 
     # ---- same_as ---------------------------------------------------------------------------------------------
 
@@ -823,7 +977,7 @@ class Store:
     # ---- audit trail -----------------------------------------------------------------------------------------
 
     def add_decisions(self, fact_id: str, message_id: str, decisions: Iterable[Decision]) -> None:
-        self._pending_decisions += [(fact_id, message_id, json.dumps(d.to_json(), sort_keys=True)) for d in decisions]
+        self._pending_decisions += [(fact_id, message_id, _decision_json(d.to_json())) for d in decisions]
         self._write_through()
 
     def decisions(self, fact_id: str) -> list[Decision]:
@@ -832,7 +986,7 @@ class Store:
         return [Decision.from_json(json.loads(r[0])) for r in rows]
 
     def log(self, kind: str, fact_id: str | None, message_id: str | None, **detail: Any) -> None:
-        self._pending_events.append((fact_id, kind, message_id, json.dumps(detail, sort_keys=True, default=str)))
+        self._pending_events.append((fact_id, kind, message_id, _event_json(detail)))
         self._write_through()
 
     def _write_through(self) -> None:
@@ -852,12 +1006,7 @@ class Store:
             )
             self._pending_decisions = []
         if self._dirty:
-            assignments = ", ".join(f"{name} = ?" for name in _MUTABLE_COLUMNS)
-            positions = [_FACT_COLUMNS.index(name) for name in _MUTABLE_COLUMNS]
-            rows = [_fact_row(self._facts[i]) for i in sorted(self._dirty)]
-            self._db.executemany(
-                f"UPDATE facts SET {assignments} WHERE seq = ?", [(*(r[p] for p in positions), r[0]) for r in rows]
-            )
+            self._db.executemany(_UPDATE_MUTABLE, [_mutable_row(self._facts[i]) for i in sorted(self._dirty)])
             self._dirty = set()
 
     def discard_pending(self) -> None:

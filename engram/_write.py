@@ -142,6 +142,17 @@ class SimilarFacts(Sequence[str]):
 Evidence = tuple[str, float, int, str]  # (u, e(f, u), pieces of evidence against u, relation)
 
 
+@dataclass(frozen=True)
+class ScoredAhead:
+    """s_cos(m_{t+1}, .) computed in message t's first fact pass, for m_{t+1}'s similar facts: the message's
+    vector, its scores over the rows stored then, and the store's rewrite count then (`Store.rescore`)."""
+
+    message_id: str
+    vector: np.ndarray
+    scores: np.ndarray
+    rewrites: int
+
+
 class WritePath:
     def __init__(
         self,
@@ -162,11 +173,13 @@ class WritePath:
         self.relation_decider = relation_decider
         self.fact_questions = fact_questions(flags.temporal_version)
         self.relation_question, self.recheck_question = relation_questions(flags.relation_version)
+        self._ahead: ScoredAhead | None = None
 
     # ==== the article's path, in order ==========================================================================
 
-    def ingest(self, message: Message) -> WriteReport:
-        run = MessageRun(message)
+    def ingest(self, message: Message, upcoming: Message | None = None) -> WriteReport:
+        """Write one message; `upcoming`, the next one when the caller knows it, is scored ahead (`_fact_scores`)."""
+        run = MessageRun(message, upcoming)
         drafts, extract_usage = self._extract(message)
         self.store.add_message(message)
         vectors = self.embedder.embed([d.text for d in drafts]) if drafts else np.zeros((0, self.embedder.dim))
@@ -236,13 +249,20 @@ class WritePath:
 
     def _similar_facts(self, message: Message) -> Callable[[], list[str]]:
         """Top_10 s_cos(m_t, .) among facts that can still change, as the store is now, found when first read:
-        the rows and the candidate mask are kept, so a later read sees the store as extraction did."""
+        the rows and the candidate mask are kept, so a later read sees the store as extraction did. When the
+        previous message's fact pass scored this message ahead, only the rows stored or rewritten since are
+        scored now (`Store.rescore`): the same scores."""
         candidates = self.store.candidate_mask()
+        ahead = self._ahead if self._ahead is not None and self._ahead.message_id == message.id else None
+        self._ahead = None
 
         def find() -> list[str]:
             if not candidates.size:
                 return []
-            scores = self.store.scores(self.embedder.embed([message.text])[0])[: candidates.size]
+            if ahead is not None:
+                scores = self.store.rescore(ahead.scores, ahead.vector, ahead.rewrites)[: candidates.size]
+            else:
+                scores = self.store.scores(self.embedder.embed([message.text])[0])[: candidates.size]
             top = self.store.top(scores, config.EXTRACT_SIMILAR_FACTS, candidates=candidates)
             return [self.store.get(i).text for i, _ in top]
 
@@ -520,12 +540,23 @@ class WritePath:
             subject=subject,
             object=obj,
             vector=vector,
-            scores=self.store.scores(vector),
+            scores=self._fact_scores(run, index, vector),
             state={
                 "new_fact": {"text": draft.text, "subject": subject, "object": obj},
                 "source_message": run.message.text,
             },
         )
+
+    def _fact_scores(self, run: MessageRun, index: int, vector: np.ndarray) -> np.ndarray:
+        """s_cos(f, .). When the next message is known, the first fact's pass also scores it, for its
+        Top_10 s_cos(m_{t+1}, .): one sweep over the stored vectors for both (`Store.scores_together`)."""
+        if index or run.upcoming is None:
+            return self.store.scores(vector)
+        upcoming = self.embedder.embed([run.upcoming.text])[0]
+        rewrites = self.store.rewrite_count()
+        fact_scores, upcoming_scores = self.store.scores_together(np.stack([vector, upcoming]))
+        self._ahead = ScoredAhead(run.upcoming.id, upcoming, upcoming_scores, rewrites)
+        return fact_scores
 
     def _record_outcome(self, run: MessageRun, fact: NewFact, stored: Fact, zone: Zone, linked: bool) -> None:
         action = "same_as" if linked else ACTION_OF_RELATION.get(zone.relation, "inserted")

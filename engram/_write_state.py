@@ -34,6 +34,7 @@ class MessageRun:
     """One message's bookkeeping: what it stored, closed and reopened, and the usage of every decision call."""
 
     message: Message
+    upcoming: Message | None = None  # the next message, when the caller named it (`Engram.add_many`)
     fact_ids: list[str] = field(default_factory=list)
     outcomes: list[FactOutcome] = field(default_factory=list)
     closes: list[str] = field(default_factory=list)

@@ -10,7 +10,8 @@ the embedder returns precomputed 384-dim unit vectors, and the time inside the d
 measured and subtracted. What is left is engram's own: the vector passes, graph candidates, the belief policy,
 SQLite writes, reranking bookkeeping and rendering. Two extractors are timed: one that never reads the extraction
 context (so the message's own search, Top_10 s_cos(m_t, .), is never run) and one that reads the similar facts, as
-a prompt extractor does (two passes per write: the message's and the fact's).
+a prompt extractor does (two passes per write: the message's and the fact's), and that one again with each write
+given the next message (`Engram.add_many`), whose search is then scored in the same sweep as the fact's.
 
 mem0's store is timed through the same loop: mem0's own Qdrant wrapper in qdrant's local mode, configured as the
 mem0 arm configures it (bench/systems/mem0_system.py: on-disk path, 384 dims, cosine), holding the same vectors. A
@@ -193,9 +194,17 @@ def question(n: int) -> str:
     return f"what does {SPEAKERS[n % 7]} think about {TOPICS[n % len(TOPICS)]} ({n})?"
 
 
+def written(n: int, tag: str) -> Message:
+    topic = TOPICS[n % len(TOPICS)]
+    text = f"{SPEAKERS[n % 7]} likes {topic}, detail {n}" if n % 2 else f"{SPEAKERS[n % 7]} talked about {topic}"
+    return Message(id=f"{tag}{n}", text=text, speaker=SPEAKERS[n % 7], when=START + timedelta(days=400, minutes=n))
+
+
 def measure_engram(
-    path: Path, writes: int, queries: int, reads_context: bool, tag: str, anchor: Anchor
+    path: Path, writes: int, queries: int, reads_context: bool, tag: str, anchor: Anchor, ahead: bool = False
 ) -> dict[str, float]:
+    """`ahead`: each write is given the next message, as `Engram.add_many` gives it (its private per-message step
+    is called here, so every write is timed on its own, right after its anchor pass)."""
     embedder, extractor, decider = PrecomputedEmbedder(), OneFactExtractor(reads_context), TimedDecider()
     first = len(anchor.times)
     memory = Engram(path, extractor=extractor, decider=decider, embedder=embedder, flags=Flags())
@@ -205,12 +214,23 @@ def measure_engram(
 
     per_fact = []
     for n in range(writes):
-        topic = TOPICS[n % len(TOPICS)]
-        text = f"{SPEAKERS[n % 7]} likes {topic}, detail {n}" if n % 2 else f"{SPEAKERS[n % 7]} talked about {topic}"
+        message = written(n, tag)
         anchor.once()
         before, began = outside(), time.perf_counter()
-        memory.add(text, speaker=SPEAKERS[n % 7], when=START + timedelta(days=400, minutes=n), message_id=f"{tag}{n}")
+        if ahead:
+            memory._add(message, written(n + 1, tag) if n + 1 < writes else None)
+        else:
+            memory.add(message.text, speaker=message.speaker, when=message.when, message_id=message.id)
         per_fact.append(1000 * (time.perf_counter() - began - (outside() - before)))
+    if not queries:
+        memory.close()
+        one_pass, quiet_pass = anchor.since(first)
+        return {
+            "pass": one_pass,
+            "pass_p10": quiet_pass,
+            "write": statistics.median(per_fact),
+            "write_p10": float(np.percentile(per_fact, 10)),
+        }
 
     per_query = []
     for n in range(queries):
@@ -310,6 +330,7 @@ def main() -> None:
             opened = open_seconds(path, 3)
             plain = measure_engram(path, args.writes, args.queries, False, "plain", anchor)
             context = measure_engram(path, args.writes, args.queries, True, "context", anchor)
+            ahead = measure_engram(path, args.writes, 0, True, "ahead", anchor, ahead=True)
             mem0 = None
             if args.mem0:
                 mem0 = measure_mem0_store(Path(folder), size, args.mem0_ops, args.mem0_ops, anchor)
@@ -325,6 +346,7 @@ def main() -> None:
         rows = [
             ("write, extractor ignores the context", plain["write"], plain["write_p10"], plain),
             ("write, extractor reads similar facts", context["write"], context["write_p10"], context),
+            ("write, reads similar facts, next message given (add_many)", ahead["write"], ahead["write_p10"], ahead),
             ("read, one query", plain["read"], plain["read_p10"], plain),
             (f"read, {args.queries} queries batched, per query", plain["batched"], None, plain),
         ]

@@ -76,6 +76,7 @@ PINNED = {
 # together at a checkpoint.
 ENGRAM_METHODS = [
     "add",
+    "add_many",
     "close",
     "explain",
     "facts",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram import Flags
+from engram._store import _decision_json, _event_json
 from tests.engram.conftest import day
 from tests.engram.test_write_scenarios import script_move
 
@@ -119,3 +124,47 @@ def test_hygiene_links_duplicates_within_subject_and_relation_and_can_undo_them(
     assert memory.stats()["same_as_links"] == 1 and len(memory.facts()) == 3  # linked, nothing deleted
     decider.on("same_fact", 0.1)
     assert memory.hygiene().drops == 1 and memory.stats()["same_as_links"] == 0
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.datetimes(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.dictionaries(st.text(max_size=8), _json_values, max_size=8))
+def test_stored_records_are_the_text_json_dumps_gives(value):
+    # The store keeps one encoder instead of building one per row; the text must be json.dumps' to the byte
+    # (non-ASCII, NaN and infinities, nesting, and str() of what JSON cannot hold, such as datetimes, in events).
+    assert _event_json(value) == json.dumps(value, sort_keys=True, default=str)
+    plain = json.loads(json.dumps(value, default=str))
+    assert _decision_json(plain) == json.dumps(plain, sort_keys=True)
+
+
+def test_an_update_writes_the_changing_columns_as_an_insert_writes_them():
+    from engram._store import _FACT_COLUMNS, _MUTABLE_COLUMNS, _fact_row, _mutable_row
+    from tests.engram.test_store_exact import fact
+
+    closed = fact(3, "Ana hikes", closed=True)
+    for stored in (fact(2, "Ana cooks"), closed):
+        row = _fact_row(stored)
+        assert _mutable_row(stored) == (*(row[_FACT_COLUMNS.index(c)] for c in _MUTABLE_COLUMNS), stored.seq)
+
+
+def test_a_fact_read_back_from_its_row_is_the_fact_that_was_stored():
+    # Facts are built from rows without running Fact's __init__: every field, its type and their order must be
+    # what __init__ gives.
+    import dataclasses
+    from datetime import timedelta
+
+    from engram._store import _fact_from_row, _fact_row
+    from tests.engram.test_store_exact import fact
+
+    closed = dataclasses.replace(fact(3, "Ana hikes", closed=True), closed_by="m9#0", disputed=True, refines="m1#0")
+    for stored in (fact(2, "Ana cooks"), closed, dataclasses.replace(closed, valid_until=day(4) + timedelta(hours=1))):
+        built = _fact_from_row(_fact_row(stored))
+        assert built == stored and list(vars(built).items()) == list(vars(stored).items())
+        assert [type(v) for v in vars(built).values()] == [type(v) for v in vars(stored).values()]
+        assert built.is_open == stored.is_open

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram import Engram, Fact, Flags, InvalidInput
-from engram._store import BATCH_MIN_ROWS, Store
+from engram._store import _BLOCK, BATCH_MIN_ROWS, Store, _near_top
 from engram.deciders import ScriptedDecider
 from engram.testing import HashEmbedder
 
@@ -97,6 +97,51 @@ def test_rankings_follow_the_brute_force_order_with_ties_by_text(tmp_path_factor
     store.close_db()
     reopened = Store(store.path, dim)
     assert [i for i, _ in reopened.top(reopened.scores(query), k, candidates_only=candidates_only)] == got
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+    blocks=st.integers(min_value=1, max_value=80),
+    k=st.integers(min_value=1, max_value=60),
+    levels=st.integers(min_value=1, max_value=50),
+    masked_share=st.sampled_from([0.0, 0.5, 0.99, 1.0]),
+    margin=st.sampled_from([0.0, 1e-6, 0.5]),
+)
+def test_the_few_positions_searched_hold_every_one_near_the_kth(seed, blocks, k, levels, masked_share, margin):
+    # Few distinct values (many ties), masked rows at -inf and a ragged tail: every position whose value is at least
+    # the k-th largest minus the margin must be among the positions the k best are then picked from.
+    rng = np.random.default_rng(seed)
+    n = blocks * _BLOCK + int(rng.integers(_BLOCK))
+    values = (rng.integers(levels, size=n) / levels).astype(np.float32)
+    values[rng.random(n) < masked_share] = -np.inf
+    k = min(k, n - 1)
+    kth = np.partition(values, n - k)[n - k]
+    near = _near_top(values, k, margin)
+    assert np.all(np.diff(near) > 0)
+    assert set(np.flatnonzero(values >= kth - margin)) <= set(near)
+
+
+def test_rankings_over_many_facts_follow_the_brute_force_order(tmp_path):
+    # Enough facts for the k best to be picked from the blocks' maxima first; small integer vectors make scores
+    # exact with many ties, some facts are closed, and some are left out as a message's own facts are.
+    rng = np.random.default_rng(7)
+    n, dim = 40 * _BLOCK + 17, 6
+    vectors = rng.integers(-2, 3, size=(n, dim)).astype(np.float32)
+    texts = [["Ana hikes", "Ana cooks", "Ben hikes"][i % 3] for i in range(n)]
+    closed = list(rng.random(n) < 0.3)
+    store = filled(tmp_path / "e.db", vectors, texts, closed)
+    for trial in range(6):
+        query = rng.integers(-2, 3, size=dim).astype(np.float32)
+        scores = store.scores(query)
+        for k in (1, 10, 30):
+            for candidates_only in (False, True):
+                allowed = [not c for c in closed] if candidates_only else [True] * n
+                got = [i for i, _ in store.top(scores, k, candidates_only=candidates_only)]
+                assert got == brute_force(vectors, texts, query, k, allowed)
+        rows = np.arange(trial, n, 3)
+        expected = sorted(rows, key=lambda r: (-float(scores[r]), texts[r], f"m{r}#0"))[:10]
+        assert store.top_among(scores, [f"m{r}#0" for r in rows], 10) == [f"m{r}#0" for r in expected]
 
 
 @settings(max_examples=8, deadline=None)
@@ -206,3 +251,103 @@ def test_a_store_whose_vectors_file_lost_rows_refuses_to_open(tmp_path):
     vectors.write_bytes(vectors.read_bytes()[: 4 * HashEmbedder().dim])
     with pytest.raises(InvalidInput, match=r"e\.db\.vectors: holds 1 vectors; expected one per stored fact, 2"):
         Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 511, 512, 513, 1023, 1024, 1025, 2049, 5000])
+def test_vectors_scored_together_get_exactly_the_scores_of_one_pass_each(tmp_path, n):
+    rng = np.random.default_rng(n)
+    vectors = rng.standard_normal((n, 384), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store = filled(tmp_path / "e.db", vectors, [f"fact {i}" for i in range(n)], [False] * n)
+    queries = rng.standard_normal((3, 384), dtype=np.float32)
+    together = store.scores_together(queries)
+    for j, query in enumerate(queries):
+        assert np.array_equal(together[j], store.scores(query))
+
+
+def test_scores_taken_earlier_are_brought_up_to_date_exactly(tmp_path):
+    # Scores over the store as it was, then facts added and vectors rewritten: only those rows are scored again,
+    # and the result is, to the bit, the pass over the store as it is now.
+    rng = np.random.default_rng(3)
+    n, dim = 3000, 384
+    vectors = rng.standard_normal((n + 40, dim), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [f"fact {i}" for i in range(n + 40)]
+    store = filled(tmp_path / "e.db", vectors[:n], texts[:n], [False] * n)
+    store.rewrite("m5#0", "fact 5 again", vectors[n + 39])
+    query = rng.standard_normal(dim, dtype=np.float32)
+    rewrites = store.rewrite_count()
+    earlier = store.scores_together(query[None, :])[0]
+    with store.transaction():
+        store.add_facts([fact(i, texts[i]) for i in range(n, n + 30)], vectors[n : n + 30])
+        store.rewrite("m7#0", "fact 7 again", vectors[n + 38])
+        store.rewrite("m2999#0", "fact 2999 again", vectors[n + 37])
+        store.rewrite("m3010#0", "fact 3010 again", vectors[n + 36])
+    assert np.array_equal(store.rescore(earlier, query, rewrites), store.scores(query))
+    assert not np.array_equal(earlier, store.scores(query)[:n])  # rows 7 and 2999 did change
+
+
+def test_messages_added_together_leave_the_store_that_adding_them_one_by_one_leaves(tmp_path):
+    # An extractor that reads the similar facts, over a store large enough for the sweep to run in blocks: with
+    # add_many each message's search for them is scored during the previous message's fact pass, and everything
+    # (what extraction saw, the reports, every table, the vectors file) must be as with add, one by one.
+    import sqlite3
+
+    from engram import Message
+    from tests.engram.conftest import SentenceExtractor, day
+
+    class ReadsSimilarFacts(SentenceExtractor):
+        def extract(self, message, context):
+            self.seen.append((list(context.previous), list(context.similar_facts)))
+            return super().extract(message, context)
+
+    topics = ["jazz", "Porto", "the cello", "chess", "a red bike", "Rome", "hiking"]
+    seeds = [f"Ana mentioned {topics[i % 7]} in note {i % 50}" for i in range(2500)]
+    messages = [
+        Message(f"d{t}", f"Ana likes {topics[t % 7]}. Ana moved to {topics[(t * 3) % 7]} in note {t}.", "Ana", day(t))
+        for t in range(12)
+    ] + [Message("empty", "", "Ana", day(13)), Message("d13", f"Ana talked about {topics[2]}.", "Ana", day(14))]
+
+    def run(together: bool):
+        decider = ScriptedDecider()
+        decider.on("relation_to_candidate", {"refinement": 0.9}, new="likes")
+        extractor = ReadsSimilarFacts()
+        extractor.seen = []
+        path = tmp_path / ("together.db" if together else "alone.db")
+        memory = Engram(path, extractor=extractor, decider=decider, embedder=HashEmbedder())
+        with memory._store.transaction():
+            memory._store.add_facts([fact(i, t) for i, t in enumerate(seeds)], HashEmbedder().embed(seeds))
+        if together:
+            reports = memory.add_many(messages)
+        else:
+            reports = [memory.add(m.text, speaker=m.speaker, when=m.when, message_id=m.id) for m in messages]
+        memory.close()
+        db = sqlite3.connect(path)
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        rows = {t: db.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables}
+        return extractor.seen, reports, rows, (tmp_path / f"{path.name}.vectors").read_bytes()
+
+    alone, together = run(False), run(True)
+    assert all(len(similar) == 10 for _, similar in alone[0])
+    assert together[0] == alone[0]
+    assert together[1] == alone[1]
+    assert together[2] == alone[2]
+    assert together[3] == alone[3]
+
+
+@pytest.mark.parametrize("n", [5, 64, 67, 130, 1027, 3030, 3031])
+def test_some_rows_passed_over_get_exactly_the_scores_of_the_whole_pass(tmp_path, n):
+    # Gathered rows, and the last rows of a matrix whose row count is not a multiple of BLAS's kernel width,
+    # which the whole pass sums apart.
+    rng = np.random.default_rng(n)
+    vectors = rng.standard_normal((n, 384), dtype=np.float32)
+    store = filled(tmp_path / "e.db", vectors, [f"fact {i}" for i in range(n)], [False] * n)
+    query = rng.standard_normal(384, dtype=np.float32)
+    whole = store.scores(query)
+    for rows in (
+        np.arange(n),
+        np.arange(n)[::-7],
+        np.array([n - 1, 0, n - 3 if n > 3 else 0]),
+        rng.permutation(n)[:65],
+    ):
+        assert np.array_equal(store._pass_over(rows, query), whole[rows])
