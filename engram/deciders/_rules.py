@@ -11,7 +11,8 @@ on offline end-to-end runs; v6 reads changes of a single-valued relation in many
 attributes, swaps that name the old value and a relation temperature, both tuned on the
 labelled items of update sets 1 and 2 (tuning data: only the dev_updates slices of conv-26 ingest them). v8 answers
 the read path's relevance question with a logistic score fitted on the tuning conversations' shortlists
-(RELEVANCE_WEIGHTS); v7's hand-set score saturated near P = 1, so rho * b ordered the shortlist by belief. They were
+(RELEVANCE_WEIGHTS); v7's hand-set score called almost every shortlisted fact relevant, so rho * b ordered the
+shortlist largely by belief. They were
 never fitted to the 50 contradiction pairs that
 `scripts/rules_contradiction_pairs.py` scores them on (see that script for each version's figures). Every decision
 carries backend "rules" and model MODEL_VERSION; bump the version whenever any rule changes, since the model name
