@@ -73,19 +73,22 @@ class _RecordingDecider:
         return self.inner.ask(state, asks)
 
 
-def _open(store: Path, *, rerank: bool) -> tuple[Any, _RecordingDecider]:
+def _open(store: Path, embedder: Any, *, rerank: bool) -> tuple[Any, _RecordingDecider]:
+    """The offline engram over an existing store, with the rules decider behind a recorder."""
     from engram import Engram, Flags
-    from engram._embed import MiniLMEmbedder
     from engram._extract import RulesExtractor
     from engram.deciders import RulesDecider
 
-    embedder = _EMBEDDER or MiniLMEmbedder()
     decider = _RecordingDecider(RulesDecider(embedder))
     flags = Flags.frozen() if rerank else Flags.reranking_off()
     return Engram(store, extractor=RulesExtractor(), decider=decider, embedder=embedder, flags=flags), decider
 
 
-_EMBEDDER: Any = None
+def _embedder() -> Any:
+    """One MiniLM for every store the command reads, with room to keep every text it embeds."""
+    from engram._embed import MiniLMEmbedder
+
+    return MiniLMEmbedder(cache_size=200_000)
 
 
 def _questions(conversation: str) -> list[Any]:
@@ -98,12 +101,11 @@ def _sources(memory: Any, fact_id: str) -> set[str]:
     return {member.source_message_id for member in memory.same_as(fact_id)}
 
 
-def pairs_of(stores: Path, conversation: str) -> Iterator[Pair]:
+def pairs_of(stores: Path, conversation: str, embedder: Any) -> Iterator[Pair]:
     """Every (question, shortlisted memory) pair of one conversation, with the rules' features and the label."""
     from engram.deciders._rules import relevance_features
 
-    memory, recorder = _open(stores / conversation / "engram.db", rerank=True)
-    embedder = memory.embedder
+    memory, recorder = _open(stores / conversation / "engram.db", embedder, rerank=True)
     for question in _questions(conversation):
         memory.retrieve(question.question)
         query_vector = embedder.embed([question.question])[0]
@@ -221,9 +223,9 @@ def fit(path: Path) -> tuple[float, dict[str, float]]:
     return best, weights
 
 
-def evidence_recall_at(stores: Path, conversation: str, k: int, *, rerank: bool) -> list[float]:
+def evidence_recall_at(stores: Path, conversation: str, k: int, embedder: Any, *, rerank: bool) -> list[float]:
     """Per question with evidence: the share of its evidence turns that one of the first k lines came from."""
-    memory, _ = _open(stores / conversation / "engram.db", rerank=rerank)
+    memory, _ = _open(stores / conversation / "engram.db", embedder, rerank=rerank)
     recalls = []
     for question in _questions(conversation):
         lines = memory.retrieve(question.question).lines[:k]
@@ -247,13 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate.add_argument("--k", type=int, default=3)
     args = parser.parse_args(argv)
 
-    global _EMBEDDER
-    if args.command in {"features", "evaluate"}:
-        from engram._embed import MiniLMEmbedder
-
-        _EMBEDDER = MiniLMEmbedder(cache_size=200_000)
     if args.command == "features":
-        pairs = [p for conversation in TUNING_CONVERSATIONS for p in pairs_of(args.stores, conversation)]
+        embedder = _embedder()
+        pairs = [p for conversation in TUNING_CONVERSATIONS for p in pairs_of(args.stores, conversation, embedder)]
         write_table(pairs, args.out)
         positives = sum(p.label for p in pairs)
         print(f"{args.out}: {len(pairs)} pairs, {positives} from an evidence turn")
@@ -269,11 +267,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"RELEVANCE_BIAS = {bias:.2f}")
         print("RELEVANCE_WEIGHTS = {" + ", ".join(f'"{n}": {w:.3f}' for n, w in weights.items()) + "}")
     else:
+        embedder = _embedder()
         pooled: dict[bool, list[float]] = {True: [], False: []}
         for conversation in args.conversation:
             row = []
             for rerank in (True, False):
-                recalls = evidence_recall_at(args.stores, conversation, args.k, rerank=rerank)
+                recalls = evidence_recall_at(args.stores, conversation, args.k, embedder, rerank=rerank)
                 pooled[rerank] += recalls
                 row.append(statistics.fmean(recalls))
             print(
