@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -22,9 +23,8 @@ from engram import config
 from engram._exceptions import DecisionError
 from engram._flags import Flags
 from engram._protocols import DecisionBackend, Embedder
-from engram._render import render_fact
 from engram._store import Store
-from engram._types import Ask, Decision, Line, LineSource, Usage
+from engram._types import Ask, Decision, Line, LineSource, Question, Usage
 from engram.questions import NONE_RELATION, QUERY_RELATION, QUERY_RELATION_KEY, RELEVANT_TO_QUERY, relevance_key
 
 
@@ -44,6 +44,22 @@ class Retrieval:
     @property
     def latency_ms(self) -> float:
         return math.fsum(u.latency_ms for u in self.usage)
+
+
+_RELEVANCE_KEYS = tuple(relevance_key(i) for i in range(config.SHORTLIST_K))
+
+
+def _relevance_keys(n: int) -> Sequence[str]:
+    """The keys of the first n relevance asks (made once: a read asks about up to 30 facts)."""
+    return _RELEVANCE_KEYS[:n] if n <= len(_RELEVANCE_KEYS) else [relevance_key(i) for i in range(n)]
+
+
+def _ask(key: str, question: Question, refs: dict[str, Any], target: str) -> Ask:
+    """`Ask(key, question, refs, target)` with its fields set at once: a frozen dataclass's __init__ sets them one
+    object.__setattr__ at a time, and a read builds 30 (as `_fact_from_row` builds a Fact)."""
+    ask = object.__new__(Ask)
+    ask.__dict__.update(key=key, question=question, refs=refs, target=target)
+    return ask
 
 
 class ReadPath:
@@ -75,7 +91,6 @@ class ReadPath:
         if batch_vector is not None:
             self.store.make_exact(scores, batch_vector, config.SHORTLIST_K)
         shortlist = self.store.top(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .)
-        self.store.prefetch([i for i, _ in shortlist])
         picked: list[tuple[str, LineSource, float]] = []
         if not self.flags.retrieval_rerank:
             picked = [(i, "cosine", s) for i, s in shortlist]
@@ -94,10 +109,13 @@ class ReadPath:
         batch_vector: np.ndarray | None,
         result: Retrieval,
     ) -> list[tuple[str, LineSource, float]]:
+        keys = _relevance_keys(len(shortlist))
+        memory_ref = self.store.memory_ref
         asks = [
-            Ask(relevance_key(i), RELEVANT_TO_QUERY, {"memory": self._memory_ref(fact_id)}, fact_id)
-            for i, (fact_id, _) in enumerate(shortlist)
-        ] + [Ask(QUERY_RELATION_KEY, QUERY_RELATION)]
+            _ask(key, RELEVANT_TO_QUERY, {"memory": memory_ref(fact_id)}, fact_id)
+            for key, (fact_id, _) in zip(keys, shortlist)
+        ]
+        asks.append(Ask(QUERY_RELATION_KEY, QUERY_RELATION))
         try:
             answers = self.decider.ask({"query": query}, asks)
         except DecisionError:
@@ -117,15 +135,15 @@ class ReadPath:
         )
 
         kept: list[tuple[str, LineSource, float]] = []
-        for i, (fact_id, _) in enumerate(shortlist):
-            decision = answers.get(relevance_key(i))
+        for key, (fact_id, _) in zip(keys, shortlist):
+            decision = answers.get(key)
             if decision is None or decision.fallback:
                 continue
             rho = decision.p("yes")
             if rho > config.THETA_REL:  # rho(u, q) > theta_rel, strictly
-                kept.append((fact_id, "rerank", rho * self.store.get(fact_id).belief))
+                kept.append((fact_id, "rerank", rho * self.store.belief_of(fact_id)))
         # sorted by rho(u, q) b_u, ties by text so the order is repeatable
-        kept.sort(key=lambda item: (-item[2], self.store.get(item[0]).text, item[0]))
+        kept.sort(key=lambda item: (-item[2], self.store.text_of(item[0]), item[0]))
 
         present = {fact_id for fact_id, _, _ in kept}
         for fact_id, score in shortlist[: self.flags.retrieval_floor]:  # the floor: the closest facts stay
@@ -148,11 +166,6 @@ class ReadPath:
                 kept.append((fact_id, "relation", self.store.score_of(scores, fact_id)))
                 present.add(fact_id)
         return kept
-
-    def _memory_ref(self, fact_id: str) -> dict[str, str | None]:
-        fact = self.store.get(fact_id)
-        until = fact.valid_until.date().isoformat() if fact.valid_until else None
-        return {"text": fact.text, "valid_from": fact.valid_from.date().isoformat(), "valid_until": until}
 
     def _with_history(self, picked: list[tuple[str, LineSource, float]]) -> list[tuple[str, LineSource, float]]:
         """Each kept fact brings the facts it superseded (transitively, up to HISTORY_DEPTH generations): placed
@@ -190,5 +203,5 @@ class ReadPath:
             if fact_id in shown:
                 continue
             shown.update(self.store.same_as_cluster(fact_id))  # a same_as cluster shows once
-            lines.append(Line(text=render_fact(self.store.get(fact_id)), fact_id=fact_id, source=source, score=score))
+            lines.append(Line(text=self.store.render(fact_id), fact_id=fact_id, source=source, score=score))
         return lines
