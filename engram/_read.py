@@ -62,6 +62,13 @@ def _ask(key: str, question: Question, refs: dict[str, Any], target: str) -> Ask
     return ask
 
 
+def _line(text: str, fact_id: str, source: LineSource, score: float) -> Line:
+    """`Line(text, fact_id, source, score)`, its fields set at once (as `_ask`)."""
+    line = object.__new__(Line)
+    line.__dict__.update(text=text, fact_id=fact_id, source=source, score=score)
+    return line
+
+
 class ReadPath:
     def __init__(self, store: Store, decider: DecisionBackend, embedder: Embedder, flags: Flags) -> None:
         self.store = store
@@ -90,30 +97,35 @@ class ReadPath:
         result = Retrieval(query)
         if batch_vector is not None:
             self.store.make_exact(scores, batch_vector, config.SHORTLIST_K)
-        shortlist = self.store.top(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .)
+        ranked = self.store.top_rows(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .), by row
+        fact_id_at = self.store.fact_id_at
+        shortlist = [(fact_id_at(row), score) for row, score in ranked]
+        # the shortlist's rows, so its columns are read without a lookup of each id
+        rows = {fact_id: row for (fact_id, _), (row, _) in zip(shortlist, ranked)}
         picked: list[tuple[str, LineSource, float]] = []
         if not self.flags.retrieval_rerank:
             picked = [(i, "cosine", s) for i, s in shortlist]
         else:
-            picked = self._reranked(query, shortlist, scores, batch_vector, result)
+            picked = self._reranked(query, shortlist, ranked, scores, batch_vector, result)
         if self.flags.retrieval_history:
             picked = self._with_history(picked)
-        result.lines = self._render(picked)
+        result.lines = self._render(picked, rows)
         return result
 
     def _reranked(
         self,
         query: str,
         shortlist: list[tuple[str, float]],
+        ranked: list[tuple[int, float]],
         scores: np.ndarray,
         batch_vector: np.ndarray | None,
         result: Retrieval,
     ) -> list[tuple[str, LineSource, float]]:
         keys = _relevance_keys(len(shortlist))
-        memory_ref = self.store.memory_ref
+        refs = self.store.memory_refs_at(row for row, _ in ranked)
         asks = [
-            _ask(key, RELEVANT_TO_QUERY, {"memory": memory_ref(fact_id)}, fact_id)
-            for key, (fact_id, _) in zip(keys, shortlist)
+            _ask(key, RELEVANT_TO_QUERY, {"memory": ref}, fact_id)
+            for key, (fact_id, _), ref in zip(keys, shortlist, refs)
         ]
         asks.append(Ask(QUERY_RELATION_KEY, QUERY_RELATION))
         try:
@@ -135,15 +147,17 @@ class ReadPath:
         )
 
         kept: list[tuple[str, LineSource, float]] = []
-        for key, (fact_id, _) in zip(keys, shortlist):
+        texts: dict[str, str] = {}
+        for key, (fact_id, _), (row, _) in zip(keys, shortlist, ranked):
             decision = answers.get(key)
             if decision is None or decision.fallback:
                 continue
             rho = decision.p("yes")
             if rho > config.THETA_REL:  # rho(u, q) > theta_rel, strictly
-                kept.append((fact_id, "rerank", rho * self.store.belief_of(fact_id)))
+                kept.append((fact_id, "rerank", rho * self.store.belief_at(row)))
+                texts[fact_id] = self.store.text_at(row)
         # sorted by rho(u, q) b_u, ties by text so the order is repeatable
-        kept.sort(key=lambda item: (-item[2], self.store.text_of(item[0]), item[0]))
+        kept.sort(key=lambda item: (-item[2], texts[item[0]], item[0]))
 
         present = {fact_id for fact_id, _, _ in kept}
         for fact_id, score in shortlist[: self.flags.retrieval_floor]:  # the floor: the closest facts stay
@@ -186,6 +200,8 @@ class ReadPath:
     def _chain(self, fact_id: str, present: set[str]) -> list[tuple[str, LineSource, float]]:
         """The facts `fact_id` superseded, generation by generation, that are not already present (adds them)."""
         chain: list[tuple[str, LineSource, float]] = []
+        if not self.store.superseded_any(fact_id):
+            return chain
         frontier = [fact_id]
         for _ in range(config.HISTORY_DEPTH):
             older = [o for f in frontier for o in self.store.superseded_by(f) if o not in present]
@@ -197,11 +213,13 @@ class ReadPath:
                 break
         return chain
 
-    def _render(self, picked: list[tuple[str, LineSource, float]]) -> list[Line]:
+    def _render(self, picked: list[tuple[str, LineSource, float]], rows: dict[str, int]) -> list[Line]:
+        """`rows`: the rows of the facts whose rows are known (the shortlist); the others are looked up."""
         lines, shown = [], set()
         for fact_id, source, score in picked:
             if fact_id in shown:
                 continue
             shown.update(self.store.same_as_cluster(fact_id))  # a same_as cluster shows once
-            lines.append(Line(text=self.store.render(fact_id), fact_id=fact_id, source=source, score=score))
+            row = rows[fact_id] if fact_id in rows else self.store.row_of(fact_id)
+            lines.append(_line(self.store.render_at(row), fact_id, source, score))
         return lines

@@ -19,11 +19,15 @@ and duplicates are reversible same_as links. Every change is an event row, which
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
+from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +71,24 @@ CREATE TABLE IF NOT EXISTS same_as (
 # One BLAS thread per search: a matrix-vector product is memory-bound, and on a shared 2-core machine a
 # multi-threaded BLAS was measured 6x slower (27 ms vs 4 ms at 10k facts) from oversubscription.
 _BLAS = ThreadpoolController()
+_BLAS_LIBS = _BLAS.select(user_api="blas").lib_controllers
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """`_BLAS.limit(limits=1, user_api="blas")` for the same libraries, at a microsecond instead of ~10 (threadpoolctl
+    reads every library's full info on entry; a read at 10k facts is ~1.5 ms, so that was ~1% of it)."""
+    before = [lib.get_num_threads() for lib in _BLAS_LIBS]
+    for lib, threads in zip(_BLAS_LIBS, before):
+        if threads != 1:
+            lib.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for lib, threads in zip(_BLAS_LIBS, before):
+            if threads != 1:
+                lib.set_num_threads(threads)
+
 
 _GATHER_MIN_ROWS = 64
 # Values per block when looking for the k best of many (`_near_top`).
@@ -333,19 +355,29 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
 def _near_top(values: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
     """Positions, ascending, that include every one whose value is at least the k-th largest minus `margin`: the
     k best are then picked among these few instead of partitioning all of `values` (at 100k facts that partition
-    costs about a tenth of the pass). The k-th largest of the blocks' maxima is at most the k-th largest value (k
-    distinct rows reach it), so nothing below it minus the margin can be among them. Every position when there are
-    fewer than k blocks or a NaN (whose order the callers' partition decides)."""
+    costs about a tenth of the pass). The k-th largest of the blocks' maxima (the last block may be short) is at
+    most the k-th largest value (k distinct rows reach it), so nothing below it minus the margin can be among them.
+    Every position when there are fewer than k blocks or a NaN (whose order the callers' partition decides).
+    Few numpy calls, each on few values: right after the pass every call starts cold (a read at 10k facts spent
+    ~40 us here)."""
     n = values.shape[0]
-    blocks = n // _BLOCK
-    if blocks < k:
+    if -(-n // _BLOCK) < k:
         return np.arange(n)
-    maxima = values[: blocks * _BLOCK].reshape(blocks, _BLOCK).max(axis=1)
-    if np.isnan(maxima).any() or np.isnan(values[blocks * _BLOCK :]).any():
+    # a NaN anywhere makes its block's max NaN; the maxima are few, so they are ordered in Python
+    maxima = np.maximum.reduceat(values, _block_starts(n)).tolist()
+    if any(m != m for m in maxima):
         return np.arange(n)
-    bound = np.partition(maxima, blocks - k)[blocks - k]
-    # float32 rounding is monotone, so bound <= k-th also holds after subtracting the same margin
-    return np.flatnonzero(values >= bound - margin)
+    maxima.sort()
+    bound = maxima[len(maxima) - k]  # exactly the float32 maximum, as a Python float
+    if margin == 0.0:
+        return np.flatnonzero(values >= bound)
+    # float32 rounding is monotone, so bound <= k-th also holds after subtracting the same margin in float32
+    return np.flatnonzero(values >= np.float32(bound) - margin)
+
+
+@lru_cache(maxsize=4)
+def _block_starts(n: int) -> np.ndarray:
+    return np.arange(0, n, _BLOCK)
 
 
 class _Rows:
@@ -728,6 +760,10 @@ class Store:
             self._vectors.flush()
         self._pending_rewrites = {}
 
+    def superseded_any(self, fact_id: str) -> bool:
+        """Whether this fact closed any (most facts did not; a read asks for every line)."""
+        return bool(self._closed_by.get(fact_id))
+
     def superseded_by(self, fact_id: str) -> list[str]:
         """Facts this fact closed (belief, superseded or fulfilled), in closing order."""
         return list(self._closed_by.get(fact_id, []))
@@ -737,7 +773,7 @@ class Store:
     def scores(self, vector: np.ndarray) -> np.ndarray:
         """s_cos(v, u) for every stored fact u, by row: one exact float32 matrix-vector pass."""
         n = len(self._ids)
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
     def scores_together(self, vectors: np.ndarray) -> np.ndarray:
@@ -750,7 +786,7 @@ class Store:
         queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         out = np.empty((len(queries), n), dtype=np.float32)
         bounds = [*range(0, n - _SWEEP_ROWS, _SWEEP_ROWS), n] if n > _SWEEP_ROWS else [0, n]
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             for start, stop in zip(bounds, bounds[1:]):
                 block = self._matrix[start:stop]
                 for j, query in enumerate(queries):
@@ -783,7 +819,7 @@ class Store:
         queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         if n < BATCH_MIN_ROWS:
             return np.stack([self.scores(q) for q in queries]) if len(queries) else np.zeros((0, n), np.float32)
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             return np.ascontiguousarray((self._matrix[:n] @ queries.T).T)
 
     def make_exact(self, scores: np.ndarray, vector: np.ndarray, k: int, rows: np.ndarray | None = None) -> None:
@@ -827,7 +863,7 @@ class Store:
         block = np.zeros((-(-gathered.size // _GATHER_MIN_ROWS) * _GATHER_MIN_ROWS, self.dim), dtype=np.float32)
         block[: gathered.size] = self._matrix[gathered]
         out = np.empty(rows.size, dtype=np.float32)
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             out[~in_last] = (block @ query)[: gathered.size]
             if in_last.any():
                 out[in_last] = (self._matrix[last:n] @ query)[rows[in_last] - last]
@@ -844,34 +880,59 @@ class Store:
     ) -> list[tuple[str, float]]:
         """The k best rows of `scores` (its first rows, when the store has grown since), exact, ties broken by fact
         text then id. `candidates`: a mask saved by `candidate_mask` to use instead of today's."""
+        ranked = self.top_rows(scores, k, candidates_only=candidates_only, exclude=exclude, candidates=candidates)
+        return [(self._ids[r], value) for r, value in ranked]
+
+    def top_rows(
+        self,
+        scores: np.ndarray,
+        k: int,
+        *,
+        candidates_only: bool = False,
+        exclude: Iterable[str] = (),
+        candidates: np.ndarray | None = None,
+    ) -> list[tuple[int, float]]:
+        """`top` as (row, score) pairs: the read path reads its shortlist's columns by row (a fact id's row is a
+        dict lookup, a cold cache miss or two per fact right after the pass)."""
         n = scores.shape[0]
         if n == 0 or k <= 0:
             return []
         keep = candidates if candidates is not None else (self._candidate_mask if candidates_only else None)
+        dropped = [row for row in map(self._row.get, exclude) if row is not None and row < n]
         if keep is None:
-            masked = scores.astype(np.float32, copy=True)
+            # read as is when nothing is masked (a search's case: the copy was a cold 40 KB at 10k facts)
+            masked = scores.astype(np.float32, copy=bool(dropped))
         else:
             masked = np.where(keep[:n], scores, np.float32(-np.inf)).astype(np.float32, copy=False)
-        for fact_id in exclude:
-            row = self._row.get(fact_id)
-            if row is not None and row < n:
-                masked[row] = -np.inf
+        if dropped:
+            masked[dropped] = -np.inf
         if k < n:
             near = _near_top(masked, k)
             values = masked[near]
+            if near.size <= 4 * k:
+                found = values.tolist()
+                if all(map(math.isfinite, found)):
+                    # few rows, none masked or NaN: ranking them all gives the same k best (the rows at or above
+                    # the k-th come first), without the partition's numpy calls (each one cold after the pass)
+                    return self._ranked_pairs(list(zip(near.tolist(), found)))[:k]
             part = np.argpartition(-values, k - 1)[:k]
             kth = values[part].min()
             rows = near[values >= kth]  # every row tied with the k-th stays in the running
         else:
             rows = np.arange(n)
         rows = rows[np.isfinite(masked[rows])]
-        return [(self._ids[r], value) for r, value in self._ranked(masked, rows)[:k]]
+        return self._ranked(masked, rows)[:k]
 
     def _ranked(self, values: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
         """`rows` with their values by descending value, ties by fact text then id (texts from the read
         columns). The values are read into Python floats once (exactly: a float holds any float32), not one
         numpy scalar per comparison."""
-        ranked = sorted(zip(rows.tolist(), values[rows].tolist()), key=lambda pair: -pair[1])
+        return self._ranked_pairs(list(zip(rows.tolist(), values[rows].tolist())))
+
+    def _ranked_pairs(self, pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """`_ranked` of (row, value) pairs, sorted in place."""
+        ranked = pairs
+        ranked.sort(key=itemgetter(1), reverse=True)  # descending and stable, as sorting by the negated value is
         tied = {r for (a, x), (b, y) in zip(ranked, ranked[1:]) if x == y for r in (a, b)}
         if tied:
             ranked.sort(key=lambda pair: (-pair[1], self._tie_key(pair[0]) if pair[0] in tied else ("", "")))
@@ -930,20 +991,27 @@ class Store:
         """Build these facts' objects in one query (instead of one query each on first `get`)."""
         self._build(fact_ids)
 
-    def text_of(self, fact_id: str) -> str:
-        return self._text[self._row[fact_id]]
+    # The read columns by row (see `top_rows`): what `get(fact_id_at(row))` would give, without building the Fact.
 
-    def belief_of(self, fact_id: str) -> float:
-        return self._belief[self._row[fact_id]]
+    def fact_id_at(self, row: int) -> str:
+        return self._ids[row]
 
-    def memory_ref(self, fact_id: str) -> dict[str, str | None]:
-        """The fact as a decision request shows it: text and validity dates (from the read columns)."""
-        row = self._row[fact_id]
-        return {"text": self._text[row], "valid_from": self._from_day[row], "valid_until": self._until_day[row]}
+    def row_of(self, fact_id: str) -> int:
+        return self._row[fact_id]
 
-    def render(self, fact_id: str) -> str:
-        """`render_fact(self.get(fact_id))`, from the read columns."""
-        row = self._row[fact_id]
+    def text_at(self, row: int) -> str:
+        return self._text[row]
+
+    def belief_at(self, row: int) -> float:
+        return self._belief[row]
+
+    def memory_refs_at(self, rows: Iterable[int]) -> list[dict[str, str | None]]:
+        """Each fact as a decision request shows it: text and validity dates."""
+        text, since, until = self._text, self._from_day, self._until_day
+        return [{"text": text[r], "valid_from": since[r], "valid_until": until[r]} for r in rows]
+
+    def render_at(self, row: int) -> str:
+        """`render_fact(self.get(self.fact_id_at(row)))`."""
         return render_parts(self._said_day[row], self._text[row], self._until_day[row], self._source_text[row])
 
     def score_of(self, scores: np.ndarray, fact_id: str) -> float:
