@@ -98,15 +98,15 @@ class ReadPath:
         if batch_vector is not None:
             self.store.make_exact(scores, batch_vector, config.SHORTLIST_K)
         ranked = self.store.top_rows(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .), by row
-        fact_id_at = self.store.fact_id_at
-        shortlist = [(fact_id_at(row), score) for row, score in ranked]
-        # the shortlist's rows, so its columns are read without a lookup of each id
-        rows = {fact_id: row for (fact_id, _), (row, _) in zip(shortlist, ranked)}
+        shortlist = list(zip(self.store.fact_ids_at([row for row, _ in ranked]), [score for _, score in ranked]))
+        # the rows of the picked shortlist facts, so their columns are read without a lookup of each id
+        rows: dict[str, int] = {}
         picked: list[tuple[str, LineSource, float]] = []
         if not self.flags.retrieval_rerank:
             picked = [(i, "cosine", s) for i, s in shortlist]
+            rows = {fact_id: row for (fact_id, _), (row, _) in zip(shortlist, ranked)}
         else:
-            picked = self._reranked(query, shortlist, ranked, scores, batch_vector, result)
+            picked = self._reranked(query, shortlist, ranked, rows, scores, batch_vector, result)
         if self.flags.retrieval_history:
             picked = self._with_history(picked)
         result.lines = self._render(picked, rows)
@@ -117,6 +117,7 @@ class ReadPath:
         query: str,
         shortlist: list[tuple[str, float]],
         ranked: list[tuple[int, float]],
+        rows: dict[str, int],
         scores: np.ndarray,
         batch_vector: np.ndarray | None,
         result: Retrieval,
@@ -134,38 +135,46 @@ class ReadPath:
             result.degraded = True
             result.usage.append(Usage(role="decide", backend=self.decider.name, model=self.decider.model))
             return [(i, "cosine", s) for i, s in shortlist[: config.FLOOR_K]]
-        decisions = [answers[a.key] for a in asks if a.key in answers]
+        # one walk over the answers, in ask order: the decisions as asked (those answered), and K(q)
+        decisions: list[Decision] = []
+        kept: list[tuple[str, LineSource, float]] = []
+        texts: dict[str, str] = {}
+        for key, (fact_id, _), (row, _) in zip(keys, shortlist, ranked):
+            decision = answers.get(key)
+            if decision is None:
+                continue
+            decisions.append(decision)
+            if decision.fallback:
+                continue
+            rho = decision.p("yes")
+            if rho > config.THETA_REL:  # rho(u, q) > theta_rel, strictly
+                kept.append((fact_id, "rerank", rho * self.store.belief_at(row)))
+                texts[fact_id] = self.store.text_at(row)
+                rows[fact_id] = row
+        relation = answers.get(QUERY_RELATION_KEY)
+        if relation is not None:
+            decisions.append(relation)
         result.decisions = decisions
         result.usage.append(
             Usage(
                 role="decide",
                 backend=self.decider.name,
                 model=self.decider.model,
-                cost_usd=math.fsum(d.cost_usd for d in decisions),
-                latency_ms=max((d.latency_ms for d in decisions), default=0.0),
+                cost_usd=math.fsum([d.cost_usd for d in decisions]),
+                latency_ms=max([d.latency_ms for d in decisions], default=0.0),
             )
         )
-
-        kept: list[tuple[str, LineSource, float]] = []
-        texts: dict[str, str] = {}
-        for key, (fact_id, _), (row, _) in zip(keys, shortlist, ranked):
-            decision = answers.get(key)
-            if decision is None or decision.fallback:
-                continue
-            rho = decision.p("yes")
-            if rho > config.THETA_REL:  # rho(u, q) > theta_rel, strictly
-                kept.append((fact_id, "rerank", rho * self.store.belief_at(row)))
-                texts[fact_id] = self.store.text_at(row)
         # sorted by rho(u, q) b_u, ties by text so the order is repeatable
         kept.sort(key=lambda item: (-item[2], texts[item[0]], item[0]))
 
         present = {fact_id for fact_id, _, _ in kept}
-        for fact_id, score in shortlist[: self.flags.retrieval_floor]:  # the floor: the closest facts stay
+        floor = self.flags.retrieval_floor
+        for (fact_id, score), (row, _) in zip(shortlist[:floor], ranked[:floor]):  # the floor: the closest stay
             if fact_id not in present:
                 kept.append((fact_id, "cosine", score))
                 present.add(fact_id)
+                rows[fact_id] = row
 
-        relation = answers.get(QUERY_RELATION_KEY)
         if (
             relation is not None
             and not relation.fallback

@@ -991,10 +991,11 @@ class Store:
         """Build these facts' objects in one query (instead of one query each on first `get`)."""
         self._build(fact_ids)
 
-    # The read columns by row (see `top_rows`): what `get(fact_id_at(row))` would give, without building the Fact.
+    # The read columns by row (see `top_rows`): what `get` would give, without building the Fact.
 
-    def fact_id_at(self, row: int) -> str:
-        return self._ids[row]
+    def fact_ids_at(self, rows: Iterable[int]) -> list[str]:
+        ids = self._ids
+        return [ids[r] for r in rows]
 
     def row_of(self, fact_id: str) -> int:
         return self._row[fact_id]
@@ -1011,7 +1012,7 @@ class Store:
         return [{"text": text[r], "valid_from": since[r], "valid_until": until[r]} for r in rows]
 
     def render_at(self, row: int) -> str:
-        """`render_fact(self.get(self.fact_id_at(row)))`."""
+        """`render_fact(self.get(fact_id))` of the fact at this row."""
         return render_parts(self._said_day[row], self._text[row], self._until_day[row], self._source_text[row])
 
     def score_of(self, scores: np.ndarray, fact_id: str) -> float:
