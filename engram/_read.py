@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -22,9 +23,8 @@ from engram import config
 from engram._exceptions import DecisionError
 from engram._flags import Flags
 from engram._protocols import DecisionBackend, Embedder
-from engram._render import render_fact
 from engram._store import Store
-from engram._types import Ask, Decision, Line, LineSource, Usage
+from engram._types import Ask, Decision, Line, LineSource, Question, Usage
 from engram.questions import NONE_RELATION, QUERY_RELATION, QUERY_RELATION_KEY, RELEVANT_TO_QUERY, relevance_key
 
 
@@ -44,6 +44,29 @@ class Retrieval:
     @property
     def latency_ms(self) -> float:
         return math.fsum(u.latency_ms for u in self.usage)
+
+
+_RELEVANCE_KEYS = tuple(relevance_key(i) for i in range(config.SHORTLIST_K))
+
+
+def _relevance_keys(n: int) -> Sequence[str]:
+    """The keys of the first n relevance asks (made once: a read asks about up to 30 facts)."""
+    return _RELEVANCE_KEYS[:n] if n <= len(_RELEVANCE_KEYS) else [relevance_key(i) for i in range(n)]
+
+
+def _ask(key: str, question: Question, refs: dict[str, Any], target: str) -> Ask:
+    """`Ask(key, question, refs, target)` with its fields set at once: a frozen dataclass's __init__ sets them one
+    object.__setattr__ at a time, and a read builds 30 (as `_fact_from_row` builds a Fact)."""
+    ask = object.__new__(Ask)
+    ask.__dict__.update(key=key, question=question, refs=refs, target=target)
+    return ask
+
+
+def _line(text: str, fact_id: str, source: LineSource, score: float) -> Line:
+    """`Line(text, fact_id, source, score)`, its fields set at once (as `_ask`)."""
+    line = object.__new__(Line)
+    line.__dict__.update(text=text, fact_id=fact_id, source=source, score=score)
+    return line
 
 
 class ReadPath:
@@ -74,66 +97,84 @@ class ReadPath:
         result = Retrieval(query)
         if batch_vector is not None:
             self.store.make_exact(scores, batch_vector, config.SHORTLIST_K)
-        shortlist = self.store.top(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .)
-        self.store.prefetch([i for i, _ in shortlist])
+        ranked = self.store.top_rows(scores, config.SHORTLIST_K)  # A(q) = Top_30 s_cos(q, .), by row
+        shortlist = list(zip(self.store.fact_ids_at([row for row, _ in ranked]), [score for _, score in ranked]))
+        # the rows of the picked shortlist facts, so their columns are read without a lookup of each id
+        rows: dict[str, int] = {}
         picked: list[tuple[str, LineSource, float]] = []
         if not self.flags.retrieval_rerank:
             picked = [(i, "cosine", s) for i, s in shortlist]
+            rows = {fact_id: row for (fact_id, _), (row, _) in zip(shortlist, ranked)}
         else:
-            picked = self._reranked(query, shortlist, scores, batch_vector, result)
+            picked = self._reranked(query, shortlist, ranked, rows, scores, batch_vector, result)
         if self.flags.retrieval_history:
             picked = self._with_history(picked)
-        result.lines = self._render(picked)
+        result.lines = self._render(picked, rows)
         return result
 
     def _reranked(
         self,
         query: str,
         shortlist: list[tuple[str, float]],
+        ranked: list[tuple[int, float]],
+        rows: dict[str, int],
         scores: np.ndarray,
         batch_vector: np.ndarray | None,
         result: Retrieval,
     ) -> list[tuple[str, LineSource, float]]:
+        keys = _relevance_keys(len(shortlist))
+        refs = self.store.memory_refs_at(row for row, _ in ranked)
         asks = [
-            Ask(relevance_key(i), RELEVANT_TO_QUERY, {"memory": self._memory_ref(fact_id)}, fact_id)
-            for i, (fact_id, _) in enumerate(shortlist)
-        ] + [Ask(QUERY_RELATION_KEY, QUERY_RELATION)]
+            _ask(key, RELEVANT_TO_QUERY, {"memory": ref}, fact_id)
+            for key, (fact_id, _), ref in zip(keys, shortlist, refs)
+        ]
+        asks.append(Ask(QUERY_RELATION_KEY, QUERY_RELATION))
         try:
             answers = self.decider.ask({"query": query}, asks)
         except DecisionError:
             result.degraded = True
             result.usage.append(Usage(role="decide", backend=self.decider.name, model=self.decider.model))
             return [(i, "cosine", s) for i, s in shortlist[: config.FLOOR_K]]
-        decisions = [answers[a.key] for a in asks if a.key in answers]
+        # one walk over the answers, in ask order: the decisions as asked (those answered), and K(q)
+        decisions: list[Decision] = []
+        kept: list[tuple[str, LineSource, float]] = []
+        texts: dict[str, str] = {}
+        for key, (fact_id, _), (row, _) in zip(keys, shortlist, ranked):
+            decision = answers.get(key)
+            if decision is None:
+                continue
+            decisions.append(decision)
+            if decision.fallback:
+                continue
+            rho = decision.p("yes")
+            if rho > config.THETA_REL:  # rho(u, q) > theta_rel, strictly
+                kept.append((fact_id, "rerank", rho * self.store.belief_at(row)))
+                texts[fact_id] = self.store.text_at(row)
+                rows[fact_id] = row
+        relation = answers.get(QUERY_RELATION_KEY)
+        if relation is not None:
+            decisions.append(relation)
         result.decisions = decisions
         result.usage.append(
             Usage(
                 role="decide",
                 backend=self.decider.name,
                 model=self.decider.model,
-                cost_usd=math.fsum(d.cost_usd for d in decisions),
-                latency_ms=max((d.latency_ms for d in decisions), default=0.0),
+                cost_usd=math.fsum([d.cost_usd for d in decisions]),
+                latency_ms=max([d.latency_ms for d in decisions], default=0.0),
             )
         )
-
-        kept: list[tuple[str, LineSource, float]] = []
-        for i, (fact_id, _) in enumerate(shortlist):
-            decision = answers.get(relevance_key(i))
-            if decision is None or decision.fallback:
-                continue
-            rho = decision.p("yes")
-            if rho > config.THETA_REL:  # rho(u, q) > theta_rel, strictly
-                kept.append((fact_id, "rerank", rho * self.store.get(fact_id).belief))
         # sorted by rho(u, q) b_u, ties by text so the order is repeatable
-        kept.sort(key=lambda item: (-item[2], self.store.get(item[0]).text, item[0]))
+        kept.sort(key=lambda item: (-item[2], texts[item[0]], item[0]))
 
         present = {fact_id for fact_id, _, _ in kept}
-        for fact_id, score in shortlist[: self.flags.retrieval_floor]:  # the floor: the closest facts stay
+        floor = self.flags.retrieval_floor
+        for (fact_id, score), (row, _) in zip(shortlist[:floor], ranked[:floor]):  # the floor: the closest stay
             if fact_id not in present:
                 kept.append((fact_id, "cosine", score))
                 present.add(fact_id)
+                rows[fact_id] = row
 
-        relation = answers.get(QUERY_RELATION_KEY)
         if (
             relation is not None
             and not relation.fallback
@@ -148,11 +189,6 @@ class ReadPath:
                 kept.append((fact_id, "relation", self.store.score_of(scores, fact_id)))
                 present.add(fact_id)
         return kept
-
-    def _memory_ref(self, fact_id: str) -> dict[str, str | None]:
-        fact = self.store.get(fact_id)
-        until = fact.valid_until.date().isoformat() if fact.valid_until else None
-        return {"text": fact.text, "valid_from": fact.valid_from.date().isoformat(), "valid_until": until}
 
     def _with_history(self, picked: list[tuple[str, LineSource, float]]) -> list[tuple[str, LineSource, float]]:
         """Each kept fact brings the facts it superseded (transitively, up to HISTORY_DEPTH generations): placed
@@ -173,6 +209,8 @@ class ReadPath:
     def _chain(self, fact_id: str, present: set[str]) -> list[tuple[str, LineSource, float]]:
         """The facts `fact_id` superseded, generation by generation, that are not already present (adds them)."""
         chain: list[tuple[str, LineSource, float]] = []
+        if not self.store.superseded_any(fact_id):
+            return chain
         frontier = [fact_id]
         for _ in range(config.HISTORY_DEPTH):
             older = [o for f in frontier for o in self.store.superseded_by(f) if o not in present]
@@ -184,11 +222,13 @@ class ReadPath:
                 break
         return chain
 
-    def _render(self, picked: list[tuple[str, LineSource, float]]) -> list[Line]:
+    def _render(self, picked: list[tuple[str, LineSource, float]], rows: dict[str, int]) -> list[Line]:
+        """`rows`: the rows of the facts whose rows are known (the shortlist); the others are looked up."""
         lines, shown = [], set()
         for fact_id, source, score in picked:
             if fact_id in shown:
                 continue
             shown.update(self.store.same_as_cluster(fact_id))  # a same_as cluster shows once
-            lines.append(Line(text=render_fact(self.store.get(fact_id)), fact_id=fact_id, source=source, score=score))
+            row = rows[fact_id] if fact_id in rows else self.store.row_of(fact_id)
+            lines.append(_line(self.store.render_at(row), fact_id, source, score))
         return lines

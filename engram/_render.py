@@ -20,9 +20,15 @@ def _one_line(text: str) -> str:
 
 
 def render_fact(fact: Fact) -> str:
-    line = f"[said {fact.said_at.date().isoformat()}] {_one_line(fact.text)}"
-    if fact.valid_until is not None:
-        line += f" (no longer true since {fact.valid_until.date().isoformat()})"
-    if fact.source_text:
-        line += f' - "{_one_line(fact.source_text)}"'
+    until = None if fact.valid_until is None else fact.valid_until.date().isoformat()
+    return render_parts(fact.said_at.date().isoformat(), fact.text, until, fact.source_text)
+
+
+def render_parts(said_day: str, text: str, until_day: str | None, source_text: str | None) -> str:
+    """`render_fact` from the fields it reads, dates as YYYY-MM-DD (the store renders from its read columns)."""
+    line = f"[said {said_day}] {_one_line(text)}"
+    if until_day is not None:
+        line += f" (no longer true since {until_day})"
+    if source_text:
+        line += f' - "{_one_line(source_text)}"'
     return line

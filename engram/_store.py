@@ -18,12 +18,16 @@ and duplicates are reversible same_as links. Every change is an event row, which
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from engram._exceptions import InvalidInput
+from engram._render import render_parts
 from engram._types import Decision, Fact, Message
 
 _SCHEMA = """
@@ -66,6 +71,40 @@ CREATE TABLE IF NOT EXISTS same_as (
 # One BLAS thread per search: a matrix-vector product is memory-bound, and on a shared 2-core machine a
 # multi-threaded BLAS was measured 6x slower (27 ms vs 4 ms at 10k facts) from oversubscription.
 _BLAS = ThreadpoolController()
+
+
+def _thread_calls(lib: Any) -> tuple[Callable[[], Any], Callable[[int], Any]]:
+    """A BLAS library's get and set of its thread count. A pthreads OpenBLAS: its own two C functions, looked up
+    once (threadpoolctl's wrappers took ~35 us a search, cold right after the pass; engram searches from one thread
+    at a time, so their guard against threads fighting over the count is not needed). Any other: threadpoolctl's."""
+    if lib.internal_api == "openblas" and lib.threading_layer == "pthreads":
+        for prefix, suffix in itertools.product(("", "scipy_"), ("", "64_", "_64")):
+            get = getattr(lib.dynlib, f"{prefix}openblas_get_num_threads{suffix}", None)
+            put = getattr(lib.dynlib, f"{prefix}openblas_set_num_threads{suffix}", None)
+            if get is not None and put is not None:
+                return get, put
+    return lib.get_num_threads, lib.set_num_threads
+
+
+_BLAS_THREADS = [_thread_calls(lib) for lib in _BLAS.select(user_api="blas").lib_controllers]
+
+
+class _one_blas_thread:
+    """`_BLAS.limit(limits=1, user_api="blas")` for the same libraries, in a few microseconds (threadpoolctl reads
+    every library's full info on entry; a read at 10k facts is ~1.5 ms). A class, not a generator: contextlib's
+    machinery alone was ~10 us cold right after the pass."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self) -> None:
+        self._saved = [(put, threads) for get, put in _BLAS_THREADS if (threads := get()) != 1]
+        for put, _ in self._saved:
+            put(1)
+
+    def __exit__(self, *exc: object) -> None:
+        for put, threads in self._saved:
+            put(threads)
+
 
 _GATHER_MIN_ROWS = 64
 # Values per block when looking for the k best of many (`_near_top`).
@@ -182,6 +221,10 @@ _event_json = _sorted_json(default=str)
 
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
+
+
+def _day(when: datetime | None) -> str | None:
+    return None if when is None else when.date().isoformat()
 
 
 def _dt(text: str | None) -> datetime | None:
@@ -328,19 +371,29 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
 def _near_top(values: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
     """Positions, ascending, that include every one whose value is at least the k-th largest minus `margin`: the
     k best are then picked among these few instead of partitioning all of `values` (at 100k facts that partition
-    costs about a tenth of the pass). The k-th largest of the blocks' maxima is at most the k-th largest value (k
-    distinct rows reach it), so nothing below it minus the margin can be among them. Every position when there are
-    fewer than k blocks or a NaN (whose order the callers' partition decides)."""
+    costs about a tenth of the pass). The k-th largest of the blocks' maxima (the last block may be short) is at
+    most the k-th largest value (k distinct rows reach it), so nothing below it minus the margin can be among them.
+    Every position when there are fewer than k blocks or a NaN (whose order the callers' partition decides).
+    Few numpy calls, each on few values: right after the pass every call starts cold (a read at 10k facts spent
+    ~40 us here)."""
     n = values.shape[0]
-    blocks = n // _BLOCK
-    if blocks < k:
+    if -(-n // _BLOCK) < k:
         return np.arange(n)
-    maxima = values[: blocks * _BLOCK].reshape(blocks, _BLOCK).max(axis=1)
-    if np.isnan(maxima).any() or np.isnan(values[blocks * _BLOCK :]).any():
+    # a NaN anywhere makes its block's max NaN; the maxima are few, so they are ordered in Python
+    maxima = np.maximum.reduceat(values, _block_starts(n)).tolist()
+    if any(m != m for m in maxima):
         return np.arange(n)
-    bound = np.partition(maxima, blocks - k)[blocks - k]
-    # float32 rounding is monotone, so bound <= k-th also holds after subtracting the same margin
-    return np.flatnonzero(values >= bound - margin)
+    maxima.sort()
+    bound = maxima[len(maxima) - k]  # exactly the float32 maximum, as a Python float
+    if margin == 0.0:
+        return np.flatnonzero(values >= bound)
+    # float32 rounding is monotone, so bound <= k-th also holds after subtracting the same margin in float32
+    return np.flatnonzero(values >= np.float32(bound) - margin)
+
+
+@lru_cache(maxsize=4)
+def _block_starts(n: int) -> np.ndarray:
+    return np.arange(0, n, _BLOCK)
 
 
 class _Rows:
@@ -397,6 +450,16 @@ class Store:
         self._candidate_mask = np.zeros(0, dtype=bool)  # open, or closed by belief (so it can reopen)
         self._open_mask = np.zeros(0, dtype=bool)
         self._max_norm = 0.0  # the largest stored vector norm, for the rounding margin of batched search
+        # The read path's columns, by row, loaded at open and kept up to date with every change: what a search asks
+        # the decider about and renders for its shortlist, so a read builds no Fact (fetching and building up to 30
+        # facts it has not read before was a quarter of a read at 10k facts). Dates are YYYY-MM-DD, one string
+        # object per distinct date.
+        self._text: list[str] = []
+        self._source_text: list[str | None] = []
+        self._belief: list[float] = []
+        self._said_day: list[str] = []
+        self._from_day: list[str] = []
+        self._until_day: list[str | None] = []
         # Graph lookups, filled per key on first use from SQLite's indexes, then kept up to date (rows).
         self._by_subject_predicate: dict[tuple[str, str], _Rows] = {}
         self._by_predicate: dict[str, _Rows] = {}
@@ -454,6 +517,19 @@ class Store:
         self._note_norms(self._matrix[:n])
         self._open_mask[:n] = True
         self._candidate_mask[:n] = True
+        days: dict[str, str] = {}
+
+        def day(stamp: str) -> str:  # an isoformat datetime starts with its date's isoformat
+            return days.setdefault(stamp[:10], stamp[:10])
+
+        columns = "SELECT text, source_text, belief, said_at, valid_from, valid_until FROM facts ORDER BY seq"
+        for text, source_text, belief, said_at, valid_from, valid_until in self._db.execute(columns):
+            self._text.append(text)
+            self._source_text.append(source_text)
+            self._belief.append(belief)
+            self._said_day.append(day(said_at))
+            self._from_day.append(day(valid_from))
+            self._until_day.append(None if valid_until is None else day(valid_until))
         closed = "SELECT seq, id, closed_reason, closed_by FROM facts WHERE valid_until IS NOT NULL ORDER BY seq"
         for seq, fact_id, reason, closed_by in self._db.execute(closed):
             self._open_mask[seq - 1] = False
@@ -605,6 +681,12 @@ class Store:
             self._facts[fact.id] = fact
             self._row[fact.id] = row
             self._ids.append(fact.id)
+            self._text.append(fact.text)
+            self._source_text.append(fact.source_text)
+            self._belief.append(fact.belief)
+            self._said_day.append(fact.said_at.date().isoformat())
+            self._from_day.append(fact.valid_from.date().isoformat())
+            self._until_day.append(_day(fact.valid_until))
             self._open_mask[row] = fact.valid_until is None
             self._candidate_mask[row] = self._is_candidate(fact)
             if (fact.subject, fact.predicate) in self._by_subject_predicate:
@@ -628,6 +710,8 @@ class Store:
         self._dirty.add(fact.id)
         self._write_through()
         row = self._row[fact.id]
+        self._text[row], self._belief[row] = updated.text, updated.belief
+        self._until_day[row] = _day(updated.valid_until)
         self._candidate_mask[row] = self._is_candidate(updated)
         self._open_mask[row] = updated.is_open
         return updated
@@ -692,6 +776,10 @@ class Store:
             self._vectors.flush()
         self._pending_rewrites = {}
 
+    def superseded_any(self, fact_id: str) -> bool:
+        """Whether this fact closed any (most facts did not; a read asks for every line)."""
+        return bool(self._closed_by.get(fact_id))
+
     def superseded_by(self, fact_id: str) -> list[str]:
         """Facts this fact closed (belief, superseded or fulfilled), in closing order."""
         return list(self._closed_by.get(fact_id, []))
@@ -701,7 +789,7 @@ class Store:
     def scores(self, vector: np.ndarray) -> np.ndarray:
         """s_cos(v, u) for every stored fact u, by row: one exact float32 matrix-vector pass."""
         n = len(self._ids)
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
     def scores_together(self, vectors: np.ndarray) -> np.ndarray:
@@ -714,11 +802,12 @@ class Store:
         queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         out = np.empty((len(queries), n), dtype=np.float32)
         bounds = [*range(0, n - _SWEEP_ROWS, _SWEEP_ROWS), n] if n > _SWEEP_ROWS else [0, n]
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             for start, stop in zip(bounds, bounds[1:]):
                 block = self._matrix[start:stop]
                 for j, query in enumerate(queries):
-                    out[j, start:stop] = block @ query
+                    # straight into the output row: no temporary per block and vector (~2% of the sweep at 100k)
+                    np.matmul(block, query, out=out[j, start:stop])
         return out
 
     def rewrite_count(self) -> int:
@@ -747,7 +836,7 @@ class Store:
         queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         if n < BATCH_MIN_ROWS:
             return np.stack([self.scores(q) for q in queries]) if len(queries) else np.zeros((0, n), np.float32)
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             return np.ascontiguousarray((self._matrix[:n] @ queries.T).T)
 
     def make_exact(self, scores: np.ndarray, vector: np.ndarray, k: int, rows: np.ndarray | None = None) -> None:
@@ -791,7 +880,7 @@ class Store:
         block = np.zeros((-(-gathered.size // _GATHER_MIN_ROWS) * _GATHER_MIN_ROWS, self.dim), dtype=np.float32)
         block[: gathered.size] = self._matrix[gathered]
         out = np.empty(rows.size, dtype=np.float32)
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             out[~in_last] = (block @ query)[: gathered.size]
             if in_last.any():
                 out[in_last] = (self._matrix[last:n] @ query)[rows[in_last] - last]
@@ -808,43 +897,66 @@ class Store:
     ) -> list[tuple[str, float]]:
         """The k best rows of `scores` (its first rows, when the store has grown since), exact, ties broken by fact
         text then id. `candidates`: a mask saved by `candidate_mask` to use instead of today's."""
+        ranked = self.top_rows(scores, k, candidates_only=candidates_only, exclude=exclude, candidates=candidates)
+        return [(self._ids[r], value) for r, value in ranked]
+
+    def top_rows(
+        self,
+        scores: np.ndarray,
+        k: int,
+        *,
+        candidates_only: bool = False,
+        exclude: Iterable[str] = (),
+        candidates: np.ndarray | None = None,
+    ) -> list[tuple[int, float]]:
+        """`top` as (row, score) pairs: the read path reads its shortlist's columns by row (a fact id's row is a
+        dict lookup, a cold cache miss or two per fact right after the pass)."""
         n = scores.shape[0]
         if n == 0 or k <= 0:
             return []
         keep = candidates if candidates is not None else (self._candidate_mask if candidates_only else None)
+        dropped = [row for row in map(self._row.get, exclude) if row is not None and row < n]
         if keep is None:
-            masked = scores.astype(np.float32, copy=True)
+            # read as is when nothing is masked (a search's case: the copy was a cold 40 KB at 10k facts)
+            masked = scores.astype(np.float32, copy=bool(dropped))
         else:
             masked = np.where(keep[:n], scores, np.float32(-np.inf)).astype(np.float32, copy=False)
-        for fact_id in exclude:
-            row = self._row.get(fact_id)
-            if row is not None and row < n:
-                masked[row] = -np.inf
+        if dropped:
+            masked[dropped] = -np.inf
         if k < n:
             near = _near_top(masked, k)
             values = masked[near]
+            if near.size <= 4 * k:
+                found = values.tolist()
+                if all(map(math.isfinite, found)):
+                    # few rows, none masked or NaN: ranking them all gives the same k best (the rows at or above
+                    # the k-th come first), without the partition's numpy calls (each one cold after the pass)
+                    return self._ranked_pairs(list(zip(near.tolist(), found)))[:k]
             part = np.argpartition(-values, k - 1)[:k]
             kth = values[part].min()
             rows = near[values >= kth]  # every row tied with the k-th stays in the running
         else:
             rows = np.arange(n)
         rows = rows[np.isfinite(masked[rows])]
-        return [(self._ids[r], value) for r, value in self._ranked(masked, rows)[:k]]
+        return self._ranked(masked, rows)[:k]
 
     def _ranked(self, values: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
-        """`rows` with their values by descending value, ties by fact text then id (Facts are built only for rows
-        that tie). The values are read into Python floats once (exactly: a float holds any float32), not one
+        """`rows` with their values by descending value, ties by fact text then id (texts from the read
+        columns). The values are read into Python floats once (exactly: a float holds any float32), not one
         numpy scalar per comparison."""
-        ranked = sorted(zip(rows.tolist(), values[rows].tolist()), key=lambda pair: -pair[1])
+        return self._ranked_pairs(list(zip(rows.tolist(), values[rows].tolist())))
+
+    def _ranked_pairs(self, pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """`_ranked` of (row, value) pairs, sorted in place."""
+        ranked = pairs
+        ranked.sort(key=itemgetter(1), reverse=True)  # descending and stable, as sorting by the negated value is
         tied = {r for (a, x), (b, y) in zip(ranked, ranked[1:]) if x == y for r in (a, b)}
         if tied:
-            self._build([self._ids[r] for r in tied])
             ranked.sort(key=lambda pair: (-pair[1], self._tie_key(pair[0]) if pair[0] in tied else ("", "")))
         return ranked
 
     def _tie_key(self, row: int) -> tuple[str, str]:
-        fact_id = self._ids[row]
-        return self.get(fact_id).text, fact_id
+        return self._text[row], self._ids[row]
 
     def top_among(self, scores: np.ndarray, fact_ids: Iterable[str], k: int) -> list[str]:
         """The k best of the given facts by score, ties by text then id (numpy selection: G(f) can be large)."""
@@ -895,6 +1007,30 @@ class Store:
     def prefetch(self, fact_ids: Sequence[str]) -> None:
         """Build these facts' objects in one query (instead of one query each on first `get`)."""
         self._build(fact_ids)
+
+    # The read columns by row (see `top_rows`): what `get` would give, without building the Fact.
+
+    def fact_ids_at(self, rows: Iterable[int]) -> list[str]:
+        ids = self._ids
+        return [ids[r] for r in rows]
+
+    def row_of(self, fact_id: str) -> int:
+        return self._row[fact_id]
+
+    def text_at(self, row: int) -> str:
+        return self._text[row]
+
+    def belief_at(self, row: int) -> float:
+        return self._belief[row]
+
+    def memory_refs_at(self, rows: Iterable[int]) -> list[dict[str, str | None]]:
+        """Each fact as a decision request shows it: text and validity dates."""
+        text, since, until = self._text, self._from_day, self._until_day
+        return [{"text": text[r], "valid_from": since[r], "valid_until": until[r]} for r in rows]
+
+    def render_at(self, row: int) -> str:
+        """`render_fact(self.get(fact_id))` of the fact at this row."""
+        return render_parts(self._said_day[row], self._text[row], self._until_day[row], self._source_text[row])
 
     def score_of(self, scores: np.ndarray, fact_id: str) -> float:
         return float(scores[self._row[fact_id]])
@@ -963,6 +1099,8 @@ class Store:
         return b in self._same_as.get(a, ())
 
     def same_as_cluster(self, fact_id: str) -> list[str]:
+        if not self._same_as.get(fact_id):  # most facts have no same_as link (and a read asks for each line's)
+            return [fact_id]
         seen, frontier = {fact_id}, [fact_id]
         while frontier:
             for other in self._same_as.get(frontier.pop(), ()):
