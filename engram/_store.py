@@ -18,13 +18,13 @@ and duplicates are reversible same_as links. Every change is an event row, which
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from functools import lru_cache
 from operator import itemgetter
@@ -71,39 +71,23 @@ CREATE TABLE IF NOT EXISTS same_as (
 # One BLAS thread per search: a matrix-vector product is memory-bound, and on a shared 2-core machine a
 # multi-threaded BLAS was measured 6x slower (27 ms vs 4 ms at 10k facts) from oversubscription.
 _BLAS = ThreadpoolController()
+_BLAS_LIBS = _BLAS.select(user_api="blas").lib_controllers
 
 
-def _thread_calls(lib: Any) -> tuple[Callable[[], Any], Callable[[int], Any]]:
-    """A BLAS library's get and set of its thread count. A pthreads OpenBLAS: its own two C functions, looked up
-    once (threadpoolctl's wrappers took ~35 us a search, cold right after the pass; engram searches from one thread
-    at a time, so their guard against threads fighting over the count is not needed). Any other: threadpoolctl's."""
-    if lib.internal_api == "openblas" and lib.threading_layer == "pthreads":
-        for prefix, suffix in itertools.product(("", "scipy_"), ("", "64_", "_64")):
-            get = getattr(lib.dynlib, f"{prefix}openblas_get_num_threads{suffix}", None)
-            put = getattr(lib.dynlib, f"{prefix}openblas_set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                return get, put
-    return lib.get_num_threads, lib.set_num_threads
-
-
-_BLAS_THREADS = [_thread_calls(lib) for lib in _BLAS.select(user_api="blas").lib_controllers]
-
-
-class _one_blas_thread:
-    """`_BLAS.limit(limits=1, user_api="blas")` for the same libraries, in a few microseconds (threadpoolctl reads
-    every library's full info on entry; a read at 10k facts is ~1.5 ms). A class, not a generator: contextlib's
-    machinery alone was ~10 us cold right after the pass."""
-
-    __slots__ = ("_saved",)
-
-    def __enter__(self) -> None:
-        self._saved = [(put, threads) for get, put in _BLAS_THREADS if (threads := get()) != 1]
-        for put, _ in self._saved:
-            put(1)
-
-    def __exit__(self, *exc: object) -> None:
-        for put, threads in self._saved:
-            put(threads)
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """`_BLAS.limit(limits=1, user_api="blas")` for the same libraries, at a microsecond instead of ~10 (threadpoolctl
+    reads every library's full info on entry; a read at 10k facts is ~1.5 ms, so that was ~1% of it)."""
+    before = [lib.get_num_threads() for lib in _BLAS_LIBS]
+    for lib, threads in zip(_BLAS_LIBS, before):
+        if threads != 1:
+            lib.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for lib, threads in zip(_BLAS_LIBS, before):
+            if threads != 1:
+                lib.set_num_threads(threads)
 
 
 _GATHER_MIN_ROWS = 64
