@@ -23,8 +23,7 @@ import math
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from operator import itemgetter
@@ -74,20 +73,21 @@ _BLAS = ThreadpoolController()
 _BLAS_LIBS = _BLAS.select(user_api="blas").lib_controllers
 
 
-@contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """`_BLAS.limit(limits=1, user_api="blas")` for the same libraries, at a microsecond instead of ~10 (threadpoolctl
-    reads every library's full info on entry; a read at 10k facts is ~1.5 ms, so that was ~1% of it)."""
-    before = [lib.get_num_threads() for lib in _BLAS_LIBS]
-    for lib, threads in zip(_BLAS_LIBS, before):
-        if threads != 1:
+class _one_blas_thread:
+    """`_BLAS.limit(limits=1, user_api="blas")` for the same libraries through their threadpoolctl controllers, in a
+    few microseconds (threadpoolctl reads every library's full info on entry; a read at 10k facts is ~1.5 ms). A plain
+    class rather than a contextlib generator, whose machinery alone cost ~10 us cold right after the pass."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self) -> None:
+        self._saved = [(lib, threads) for lib in _BLAS_LIBS if (threads := lib.get_num_threads()) != 1]
+        for lib, _ in self._saved:
             lib.set_num_threads(1)
-    try:
-        yield
-    finally:
-        for lib, threads in zip(_BLAS_LIBS, before):
-            if threads != 1:
-                lib.set_num_threads(threads)
+
+    def __exit__(self, *exc: object) -> None:
+        for lib, threads in self._saved:
+            lib.set_num_threads(threads)
 
 
 _GATHER_MIN_ROWS = 64
