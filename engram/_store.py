@@ -93,11 +93,9 @@ class _one_blas_thread:
 _GATHER_MIN_ROWS = 64
 # Values per block when looking for the k best of many (`_near_top`).
 _BLOCK = 256
-# Rows per block of `scores_together` (768 KB of 384-dim vectors): small enough to stay in a core's L2 cache while
-# each vector's pass reads it, large enough that the loop over blocks costs little (256 and 1024 measured slower).
-_SWEEP_ROWS = 512
-# Rows per block of `scores_few` (768 KB of 384-dim vectors; 13.5 ms for two vectors at 100k facts, against 13.9
-# at 256 rows, 14.6 at 128, 15.8 for `scores_together` and 12.3 for one vector's pass).
+# Rows per block of `scores_few` (768 KB of 384-dim vectors, in a core's L2 cache while every vector reads it):
+# 13.5 ms for two vectors at 100k facts, against 13.9 at 256 rows, 14.6 at 128, 15.8 for two gemv calls per block
+# and 12.3 for one vector's pass.
 _FEW_ROWS = 512
 # Below this many facts a batch of queries is searched one query at a time: a pass is cheap there, and BLAS may
 # sum a short matrix's rows in another order than a gathered block's.
@@ -778,24 +776,6 @@ class Store:
         n = len(self._ids)
         with _one_blas_thread():
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
-
-    def scores_together(self, vectors: np.ndarray) -> np.ndarray:
-        """`scores` for a few vectors, one row per vector, each exactly what `scores` gives, in one sweep over the
-        stored vectors: each block of rows stays in cache while every vector's pass reads it, so memory is read
-        about once (two vectors cost 1.2 passes at 100k facts, not 2). Every block starts at a multiple of
-        `_SWEEP_ROWS` and the last one takes the remainder, ending at the last row, so BLAS sums every row as the
-        whole-matrix pass does, the ragged last few included (see `_pass_over`; a test compares)."""
-        n = len(self._ids)
-        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
-        out = np.empty((len(queries), n), dtype=np.float32)
-        bounds = [*range(0, n - _SWEEP_ROWS, _SWEEP_ROWS), n] if n > _SWEEP_ROWS else [0, n]
-        with _one_blas_thread():
-            for start, stop in zip(bounds, bounds[1:]):
-                block = self._matrix[start:stop]
-                for j, query in enumerate(queries):
-                    # straight into the output row: no temporary per block and vector (~2% of the sweep at 100k)
-                    np.matmul(block, query, out=out[j, start:stop])
-        return out
 
     def rewrite_count(self) -> int:
         """How many vectors `rewrite` has replaced so far (a mark for `rescore`)."""

@@ -253,18 +253,6 @@ def test_a_store_whose_vectors_file_lost_rows_refuses_to_open(tmp_path):
         Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
 
 
-@pytest.mark.parametrize("n", [1, 63, 64, 511, 512, 513, 1023, 1024, 1025, 2049, 5000])
-def test_vectors_scored_together_get_exactly_the_scores_of_one_pass_each(tmp_path, n):
-    rng = np.random.default_rng(n)
-    vectors = rng.standard_normal((n, 384), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store = filled(tmp_path / "e.db", vectors, [f"fact {i}" for i in range(n)], [False] * n)
-    queries = rng.standard_normal((3, 384), dtype=np.float32)
-    together = store.scores_together(queries)
-    for j, query in enumerate(queries):
-        assert np.array_equal(together[j], store.scores(query))
-
-
 def test_scores_taken_earlier_are_brought_up_to_date_exactly(tmp_path):
     # Scores over the store as it was, then facts added and vectors rewritten: only those rows are scored again,
     # and the result is, to the bit, the pass over the store as it is now.
@@ -277,7 +265,7 @@ def test_scores_taken_earlier_are_brought_up_to_date_exactly(tmp_path):
     store.rewrite("m5#0", "fact 5 again", vectors[n + 39])
     query = rng.standard_normal(dim, dtype=np.float32)
     rewrites = store.rewrite_count()
-    earlier = store.scores_together(query[None, :])[0]
+    earlier = store.scores(query)
     with store.transaction():
         store.add_facts([fact(i, texts[i]) for i in range(n, n + 30)], vectors[n : n + 30])
         store.rewrite("m7#0", "fact 7 again", vectors[n + 38])
