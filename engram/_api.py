@@ -95,7 +95,7 @@ class Engram:
     def add_many(self, messages: Sequence[Message]) -> list[WriteReport]:
         """`add` for messages known ahead (a conversation replayed, say), in order, one transaction each, with the
         results of adding them one by one. For an extractor that reads the similar facts: each message's search
-        for them, Top_10 s_cos(m_t, .), is scored in the same sweep over the stored vectors as the previous
+        for them, Top_10 s_cos(m_t, .), is scored in the same product over the stored vectors as the previous
         message's first fact, so a write reads the vectors about once instead of twice. An extractor that never
         reads them gains nothing (each message is then embedded once for nothing)."""
         upcoming: list[Message | None] = [*messages[1:], None]

@@ -93,9 +93,10 @@ class _one_blas_thread:
 _GATHER_MIN_ROWS = 64
 # Values per block when looking for the k best of many (`_near_top`).
 _BLOCK = 256
-# Rows per block of `scores_together` (768 KB of 384-dim vectors): small enough to stay in a core's L2 cache while
-# each vector's pass reads it, large enough that the loop over blocks costs little (256 and 1024 measured slower).
-_SWEEP_ROWS = 512
+# Rows per block of `scores_few` (768 KB of 384-dim vectors, in a core's L2 cache while every vector reads it):
+# 13.5 ms for two vectors at 100k facts, against 13.9 at 256 rows, 14.6 at 128, 15.8 for two gemv calls per block
+# and 12.3 for one vector's pass.
+_FEW_ROWS = 512
 # Below this many facts a batch of queries is searched one query at a time: a pass is cheap there, and BLAS may
 # sum a short matrix's rows in another order than a gathered block's.
 BATCH_MIN_ROWS = 1024
@@ -776,30 +777,12 @@ class Store:
         with _one_blas_thread():
             return self._matrix[:n] @ np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
-    def scores_together(self, vectors: np.ndarray) -> np.ndarray:
-        """`scores` for a few vectors, one row per vector, each exactly what `scores` gives, in one sweep over the
-        stored vectors: each block of rows stays in cache while every vector's pass reads it, so memory is read
-        about once (two vectors cost 1.2 passes at 100k facts, not 2). Every block starts at a multiple of
-        `_SWEEP_ROWS` and the last one takes the remainder, ending at the last row, so BLAS sums every row as the
-        whole-matrix pass does, the ragged last few included (see `_pass_over`; a test compares)."""
-        n = len(self._ids)
-        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
-        out = np.empty((len(queries), n), dtype=np.float32)
-        bounds = [*range(0, n - _SWEEP_ROWS, _SWEEP_ROWS), n] if n > _SWEEP_ROWS else [0, n]
-        with _one_blas_thread():
-            for start, stop in zip(bounds, bounds[1:]):
-                block = self._matrix[start:stop]
-                for j, query in enumerate(queries):
-                    # straight into the output row: no temporary per block and vector (~2% of the sweep at 100k)
-                    np.matmul(block, query, out=out[j, start:stop])
-        return out
-
     def rewrite_count(self) -> int:
         """How many vectors `rewrite` has replaced so far (a mark for `rescore`)."""
         return len(self._rewritten_rows)
 
     def rescore(self, scores: np.ndarray, vector: np.ndarray, rewrites: int) -> np.ndarray:
-        """`scores(vector)` as the store is now, from the `scores` it gave earlier (`scores_together`), when it held
+        """`scores(vector)` as the store is now, from the `scores` it gave earlier (`scores_few`), when it held
         fewer rows and `rewrite_count()` was `rewrites`: only the rows added since and those rewritten since are
         scored, by the one-vector pass over just them (exact, as in `make_exact`)."""
         n, done = len(self._ids), scores.shape[0]
@@ -823,24 +806,49 @@ class Store:
         with _one_blas_thread():
             return np.ascontiguousarray((self._matrix[:n] @ queries.T).T)
 
+    def scores_few(self, vectors: np.ndarray) -> np.ndarray:
+        """`scores_many` for a few vectors (a write's fact and the next message): a matrix product with a handful of
+        columns runs OpenBLAS's general kernel at ~1.7 passes at 100k facts, so each block of `_FEW_ROWS` rows
+        (in cache) is multiplied by all of them instead, ~1.1 passes. Batched, not exact: see `make_exact`."""
+        n = len(self._ids)
+        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        if n < BATCH_MIN_ROWS:
+            return self.scores_many(queries)
+        columns = np.ascontiguousarray(queries.T)
+        out = np.empty((n, len(queries)), dtype=np.float32)
+        with _one_blas_thread():
+            for start in range(0, n, _FEW_ROWS):
+                stop = min(start + _FEW_ROWS, n)
+                np.matmul(self._matrix[start:stop], columns, out=out[start:stop])
+        return np.ascontiguousarray(out.T)
+
     def make_exact(self, scores: np.ndarray, vector: np.ndarray, k: int, rows: np.ndarray | None = None) -> None:
         """In place: the scores of the k best `rows` (all rows when None), and of every row that could be among them,
         become exactly what `scores(vector)` gives. A matrix product sums in another order than the one-vector
-        pass, so its float32 scores may differ in the last bits; a row further than twice the worst-case rounding
-        error below the k-th cannot be among the k best either way, so only the rows above that line are redone,
-        by the same one-vector pass over just those rows."""
+        pass, so its float32 scores may differ in the last bits (at most `_rounding_margin` apart); a row more than
+        twice that below the k-th cannot be among the k best either way, so only the rows above that line are
+        redone, by the same one-vector pass over just those rows."""
         n = len(self._ids)
         rows = np.arange(n) if rows is None else rows
         if n < BATCH_MIN_ROWS or rows.size == 0 or k <= 0:
             return
-        values = scores[rows]
         if rows.size > k:
-            margin = self._rounding_margin(vector)
-            near = _near_top(values, k, margin)
-            rows, values = rows[near], values[near]
-            kth = np.partition(values, rows.size - k)[rows.size - k]
-            rows = rows[values >= kth - margin]
+            rows = rows[self._deciding(scores[rows], vector, k)]
         scores[rows] = self._pass_over(rows, vector)
+
+    def _deciding(self, values: np.ndarray, vector: np.ndarray, k: int) -> np.ndarray:
+        """Positions, ascending, of every finite value (batched scores of `vector`; -inf marks a row not read) that
+        could be among the k best once exact: |batched - exact| <= `_rounding_margin` for every row, so a row more
+        than twice that below the k-th (batched < k-th - 2 margin) has an exact score below k-th - margin, and
+        the k rows at or above the k-th have exact scores at least that."""
+        margin = 2 * self._rounding_margin(vector)
+        near = _near_top(values, k, margin)
+        kept = values[near]
+        if near.size > k:
+            kth = np.partition(kept, near.size - k)[near.size - k]
+            keep = kept >= kth - margin
+            near, kept = near[keep], kept[keep]
+        return near[np.isfinite(kept)]
 
     def _rounding_margin(self, vector: np.ndarray) -> float:
         """2 gamma_d |v| max_u |u|: twice the bound on the rounding error of a d-term float32 dot product summed in
@@ -878,10 +886,15 @@ class Store:
         candidates_only: bool = False,
         exclude: Iterable[str] = (),
         candidates: np.ndarray | None = None,
+        exact_for: np.ndarray | None = None,
     ) -> list[tuple[str, float]]:
         """The k best rows of `scores` (its first rows, when the store has grown since), exact, ties broken by fact
-        text then id. `candidates`: a mask saved by `candidate_mask` to use instead of today's."""
-        ranked = self.top_rows(scores, k, candidates_only=candidates_only, exclude=exclude, candidates=candidates)
+        text then id. `candidates`: a mask saved by `candidate_mask` to use instead of today's. `exact_for`: the
+        vector of batched `scores` (`scores_many`, `scores_few`), whose rows that could be among the k best are first
+        made exact as `scores(exact_for)` gives them now (`make_exact`, in place, over the rows the pick reads)."""
+        ranked = self.top_rows(
+            scores, k, candidates_only=candidates_only, exclude=exclude, candidates=candidates, exact_for=exact_for
+        )
         return [(self._ids[r], value) for r, value in ranked]
 
     def top_rows(
@@ -892,6 +905,7 @@ class Store:
         candidates_only: bool = False,
         exclude: Iterable[str] = (),
         candidates: np.ndarray | None = None,
+        exact_for: np.ndarray | None = None,
     ) -> list[tuple[int, float]]:
         """`top` as (row, score) pairs: the read path reads its shortlist's columns by row (a fact id's row is a
         dict lookup, a cold cache miss or two per fact right after the pass)."""
@@ -907,6 +921,10 @@ class Store:
             masked = np.where(keep[:n], scores, np.float32(-np.inf)).astype(np.float32, copy=False)
         if dropped:
             masked[dropped] = -np.inf
+        if exact_for is not None and len(self._ids) >= BATCH_MIN_ROWS:
+            # `make_exact` over the rows read (the finite ones), found in `masked` itself: no gather of them
+            redo = self._deciding(masked, exact_for, k)
+            masked[redo] = scores[redo] = self._pass_over(redo, exact_for)
         if k < n:
             near = _near_top(masked, k)
             values = masked[near]
@@ -959,9 +977,15 @@ class Store:
         return [r for r, _ in self._ranked(scores, rows)[:k]]
 
     def top_candidates_in(
-        self, scores: np.ndarray, groups: Sequence[np.ndarray], k: int, exclude: Iterable[str]
+        self,
+        scores: np.ndarray,
+        groups: Sequence[np.ndarray],
+        k: int,
+        exclude: Iterable[str],
+        exact_for: np.ndarray | None = None,
     ) -> list[str]:
-        """The k best candidate facts (open, or closed by belief) among the union of row groups, minus `exclude`."""
+        """The k best candidate facts (open, or closed by belief) among the union of row groups, minus `exclude`.
+        `exact_for`: as in `top_open_with_predicate`."""
         if not any(len(g) for g in groups):
             return []
         n = len(self._ids)
@@ -972,7 +996,10 @@ class Store:
         for fact_id in exclude:
             if fact_id in self._row:
                 chosen[self._row[fact_id]] = False
-        return [self._ids[r] for r in self._top_rows(scores, np.flatnonzero(chosen), k)]
+        rows = np.flatnonzero(chosen)
+        if exact_for is not None:
+            self.make_exact(scores, exact_for, k, rows)
+        return [self._ids[r] for r in self._top_rows(scores, rows, k)]
 
     def top_open_with_predicate(
         self, scores: np.ndarray, predicate: str, k: int, exclude: Iterable[str], exact_for: np.ndarray | None = None

@@ -145,7 +145,8 @@ Evidence = tuple[str, float, int, str]  # (u, e(f, u), pieces of evidence agains
 @dataclass(frozen=True)
 class ScoredAhead:
     """s_cos(m_{t+1}, .) computed in message t's first fact pass, for m_{t+1}'s similar facts: the message's
-    vector, its scores over the rows stored then, and the store's rewrite count then (`Store.rescore`)."""
+    vector, its batched scores over the rows stored then (made exact where the pick reads them, `Store.make_exact`),
+    and the store's rewrite count then (`Store.rescore`)."""
 
     message_id: str
     vector: np.ndarray
@@ -251,7 +252,7 @@ class WritePath:
         """Top_10 s_cos(m_t, .) among facts that can still change, as the store is now, found when first read:
         the rows and the candidate mask are kept, so a later read sees the store as extraction did. When the
         previous message's fact pass scored this message ahead, only the rows stored or rewritten since are
-        scored now (`Store.rescore`): the same scores."""
+        scored now (`Store.rescore`), and the rows that could be among the 10 best are made exact: the same pick."""
         candidates = self.store.candidate_mask()
         ahead = self._ahead if self._ahead is not None and self._ahead.message_id == message.id else None
         self._ahead = None
@@ -261,9 +262,12 @@ class WritePath:
                 return []
             if ahead is not None:
                 scores = self.store.rescore(ahead.scores, ahead.vector, ahead.rewrites)[: candidates.size]
+                top = self.store.top(
+                    scores, config.EXTRACT_SIMILAR_FACTS, candidates=candidates, exact_for=ahead.vector
+                )
             else:
                 scores = self.store.scores(self.embedder.embed([message.text])[0])[: candidates.size]
-            top = self.store.top(scores, config.EXTRACT_SIMILAR_FACTS, candidates=candidates)
+                top = self.store.top(scores, config.EXTRACT_SIMILAR_FACTS, candidates=candidates)
             return [self.store.get(i).text for i, _ in top]
 
         return find
@@ -274,7 +278,10 @@ class WritePath:
         """C(f) = Top_10 s_cos(f, .) ∪ Top_10 G(f), with the answers about each; returns request 1's answers, or
         None when that request failed. Facts of one message are not each other's candidates (as the original)."""
         exclude = set(run.fact_ids)
-        cosine = [i for i, _ in self.store.top(fact.scores, config.CANDIDATE_K, candidates_only=True, exclude=exclude)]
+        picked = self.store.top(
+            fact.scores, config.CANDIDATE_K, candidates_only=True, exclude=exclude, exact_for=fact.exact_for
+        )
+        cosine = [i for i, _ in picked]
         fact_asks = self._fact_asks()
         first = self._request(run, fact.state, fact_asks + self._candidate_asks(fact.cands, cosine))
         if first is None:
@@ -308,7 +315,9 @@ class WritePath:
             holders = self.store.entity_rows(entity)
             if len(holders) < common_bar:
                 groups.append(holders)
-        return self.store.top_candidates_in(fact.scores, groups, config.GRAPH_CANDIDATE_K, exclude)
+        return self.store.top_candidates_in(
+            fact.scores, groups, config.GRAPH_CANDIDATE_K, exclude, exact_for=fact.exact_for
+        )
 
     # ---- zones -----------------------------------------------------------------------------------------------
 
@@ -534,29 +543,35 @@ class WritePath:
 
     def _new_fact(self, run: MessageRun, draft: ExtractedFact, index: int, vector: np.ndarray) -> NewFact:
         subject, obj = normalize_entity(draft.subject), normalize_entity(draft.object)
+        scores, batched = self._fact_scores(run, index, vector)
         return NewFact(
             draft=draft,
             fact_id=f"{run.message.id}#{index}",
             subject=subject,
             object=obj,
             vector=vector,
-            scores=self._fact_scores(run, index, vector),
+            scores=scores,
             state={
                 "new_fact": {"text": draft.text, "subject": subject, "object": obj},
                 "source_message": run.message.text,
             },
+            exact_for=vector if batched else None,
         )
 
-    def _fact_scores(self, run: MessageRun, index: int, vector: np.ndarray) -> np.ndarray:
-        """s_cos(f, .). When the next message is known, the first fact's pass also scores it, for its
-        Top_10 s_cos(m_{t+1}, .): one sweep over the stored vectors for both (`Store.scores_together`)."""
+    def _fact_scores(self, run: MessageRun, index: int, vector: np.ndarray) -> tuple[np.ndarray, bool]:
+        """s_cos(f, .), and whether it is batched. When the next message is known, the first fact's pass also
+        scores it, for its Top_10 s_cos(m_{t+1}, .): one matrix product reads the stored vectors once for both
+        (`Store.scores_few`). Its scores may differ from the one-vector pass in the last bits, so each pick
+        from them (the fact's cosine and graph candidates, the next message's similar facts) first makes exact
+        every row that could be among its k best (`Store.make_exact` over the rows that pick reads): the same
+        picks as from `Store.scores`."""
         if index or run.upcoming is None:
-            return self.store.scores(vector)
+            return self.store.scores(vector), False
         upcoming = self.embedder.embed([run.upcoming.text])[0]
         rewrites = self.store.rewrite_count()
-        fact_scores, upcoming_scores = self.store.scores_together(np.stack([vector, upcoming]))
+        fact_scores, upcoming_scores = self.store.scores_few(np.stack([vector, upcoming]))
         self._ahead = ScoredAhead(run.upcoming.id, upcoming, upcoming_scores, rewrites)
-        return fact_scores
+        return fact_scores, True
 
     def _record_outcome(self, run: MessageRun, fact: NewFact, stored: Fact, zone: Zone, linked: bool) -> None:
         action = "same_as" if linked else ACTION_OF_RELATION.get(zone.relation, "inserted")

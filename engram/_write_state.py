@@ -75,6 +75,8 @@ class NewFact:
     fact_decisions: list[Decision] = field(default_factory=list)
     relation: str = FALLBACK_EDGE  # rel(f), once the first request answered edge_type
     decider_failed: bool = False  # the LLM-decider arm's call failed: the fact stays tentative
+    # set when `scores` came from a batched product (`Store.scores_few`): each pick makes its rows exact first
+    exact_for: np.ndarray | None = None
 
 
 def ref(fact: Fact) -> dict[str, Any]:

@@ -11,7 +11,7 @@ measured and subtracted. What is left is engram's own: the vector passes, graph 
 SQLite writes, reranking bookkeeping and rendering. Two extractors are timed: one that never reads the extraction
 context (so the message's own search, Top_10 s_cos(m_t, .), is never run) and one that reads the similar facts, as
 a prompt extractor does (two passes per write: the message's and the fact's), and that one again with each write
-given the next message (`Engram.add_many`), whose search is then scored in the same sweep as the fact's.
+given the next message (`Engram.add_many`), whose search is then scored in the same product as the fact's.
 
 mem0's store is timed through the same loop: mem0's own Qdrant wrapper in qdrant's local mode, configured as the
 mem0 arm configures it (bench/systems/mem0_system.py: on-disk path, 384 dims, cosine), holding the same vectors. A

@@ -253,18 +253,6 @@ def test_a_store_whose_vectors_file_lost_rows_refuses_to_open(tmp_path):
         Engram(tmp_path / "e.db", extractor=_Sentences(), decider=ScriptedDecider(), embedder=HashEmbedder())
 
 
-@pytest.mark.parametrize("n", [1, 63, 64, 511, 512, 513, 1023, 1024, 1025, 2049, 5000])
-def test_vectors_scored_together_get_exactly_the_scores_of_one_pass_each(tmp_path, n):
-    rng = np.random.default_rng(n)
-    vectors = rng.standard_normal((n, 384), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store = filled(tmp_path / "e.db", vectors, [f"fact {i}" for i in range(n)], [False] * n)
-    queries = rng.standard_normal((3, 384), dtype=np.float32)
-    together = store.scores_together(queries)
-    for j, query in enumerate(queries):
-        assert np.array_equal(together[j], store.scores(query))
-
-
 def test_scores_taken_earlier_are_brought_up_to_date_exactly(tmp_path):
     # Scores over the store as it was, then facts added and vectors rewritten: only those rows are scored again,
     # and the result is, to the bit, the pass over the store as it is now.
@@ -277,7 +265,7 @@ def test_scores_taken_earlier_are_brought_up_to_date_exactly(tmp_path):
     store.rewrite("m5#0", "fact 5 again", vectors[n + 39])
     query = rng.standard_normal(dim, dtype=np.float32)
     rewrites = store.rewrite_count()
-    earlier = store.scores_together(query[None, :])[0]
+    earlier = store.scores(query)
     with store.transaction():
         store.add_facts([fact(i, texts[i]) for i in range(n, n + 30)], vectors[n : n + 30])
         store.rewrite("m7#0", "fact 7 again", vectors[n + 38])
@@ -351,3 +339,52 @@ def test_some_rows_passed_over_get_exactly_the_scores_of_the_whole_pass(tmp_path
         rng.permutation(n)[:65],
     ):
         assert np.array_equal(store._pass_over(rows, query), whole[rows])
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+    near_ties=st.integers(min_value=0, max_value=40),
+    n=st.sampled_from([BATCH_MIN_ROWS - 1, BATCH_MIN_ROWS + 500, 5003]),
+)
+def test_a_writes_picks_from_scores_taken_together_are_those_of_one_pass_each(tmp_path_factory, seed, near_ties, n):
+    # What a write reads from `scores_few` (its fact's and the next message's batched scores): the fact's cosine
+    # candidates (open or closed by belief, minus the message's facts), its graph candidates (rows in groups), and
+    # later, with facts added and a vector rewritten, the next message's similar facts under the mask saved then.
+    # Rows meet at the last bit (copies nudged by one float32 step, exact duplicates) around each query's k-th;
+    # every pick made exact on the way must be, ids and scores, the pick from `scores`.
+    rng = np.random.default_rng(seed)
+    dim = 384
+    vectors = rng.standard_normal((n + 20, dim), dtype=np.float32)
+    queries = rng.standard_normal((2, dim), dtype=np.float32)
+    for j in range(near_ties):
+        target = rng.integers(n - 1)
+        vectors[target] = queries[j % 2] + rng.standard_normal(dim, dtype=np.float32) * 1e-3
+        copy = vectors[target] if j % 3 else np.nextafter(vectors[target], np.float32(np.inf))
+        vectors[target + 1] = copy
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    texts = [f"fact {i % 89}" for i in range(n + 20)]
+    closed = list(rng.random(n) < 0.2)
+    store = filled(tmp_path_factory.mktemp("few") / "e.db", vectors[:n], texts[:n], closed)
+    exclude = {f"m{r}#0" for r in rng.integers(n, size=5)}
+    groups = [rng.integers(n, size=300), np.arange(n // 3, n // 3 + 400)]
+    saved, rewrites = store.candidate_mask(), store.rewrite_count()
+
+    first, upcoming = store.scores_few(queries)
+    alone = store.scores(queries[0])
+    for k in (1, 10, 30):
+        picked = store.top(first.copy(), k, candidates_only=True, exclude=exclude, exact_for=queries[0])
+        assert picked == store.top(alone, k, candidates_only=True, exclude=exclude)
+        picked = store.top(first.copy(), k, exact_for=queries[0])
+        assert picked == store.top(alone, k)
+        assert store.top_candidates_in(first.copy(), groups, k, exclude, exact_for=queries[0]) == (
+            store.top_candidates_in(alone, groups, k, exclude)
+        )
+    with store.transaction():
+        store.add_facts([fact(i, texts[i]) for i in range(n, n + 20)], vectors[n : n + 20])
+        store.rewrite("m3#0", "fact 3 again", vectors[n + 5])
+    later = store.rescore(upcoming, queries[1], rewrites)[:n]
+    assert store.top(later, 10, candidates=saved, exact_for=queries[1]) == (
+        store.top(store.scores(queries[1])[:n], 10, candidates=saved)
+    )
