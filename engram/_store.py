@@ -23,7 +23,7 @@ import math
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from operator import itemgetter
@@ -177,31 +177,11 @@ def named_entities(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _sorted_json(default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
-    """json.dumps(value, sort_keys=True, default=default), with its C encoder built once: json.dumps builds a new
-    encoder on every call, which was a third of the time of the few dozen rows a message writes. The encoder is
-    the one json.dumps uses, with the same settings, so the text is the same (without the check for circular
-    references, which these records never hold)."""
-    encoder = json.JSONEncoder(sort_keys=True, default=default)
-    make = json.encoder.c_make_encoder  # type: ignore[attr-defined]
-    if make is None:  # no C accelerator (not CPython): json's own encode
-        return encoder.encode
-    chunks = make(
-        None,  # markers: no circular check
-        encoder.default,
-        json.encoder.encode_basestring_ascii,  # ensure_ascii, as json.dumps
-        encoder.indent,
-        encoder.key_separator,
-        encoder.item_separator,
-        encoder.sort_keys,
-        encoder.skipkeys,
-        encoder.allow_nan,
-    )
-    return lambda value: "".join(chunks(value, 0))
-
-
-_decision_json = _sorted_json()
-_event_json = _sorted_json(default=str)
+# json.dumps(value, sort_keys=True[, default=str]) with the encoder built once: json.dumps builds a new encoder on
+# every call with these arguments, which was a third of the time of the few dozen rows a message writes. The same
+# encoder class and settings, so the text is the same.
+_decision_json = json.JSONEncoder(sort_keys=True).encode
+_event_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 def _iso(when: datetime | None) -> str | None:
