@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from engram._exceptions import DecisionError
 from engram._flags import Flags
 from engram._protocols import DecisionBackend, Embedder
 from engram._store import Store
-from engram._types import Ask, Decision, Line, LineSource, Question, Usage
+from engram._types import Ask, Decision, Line, LineSource, Usage, assemble
 from engram.questions import NONE_RELATION, QUERY_RELATION, QUERY_RELATION_KEY, RELEVANT_TO_QUERY, relevance_key
 
 
@@ -52,21 +51,6 @@ _RELEVANCE_KEYS = tuple(relevance_key(i) for i in range(config.SHORTLIST_K))
 def _relevance_keys(n: int) -> Sequence[str]:
     """The keys of the first n relevance asks (made once: a read asks about up to 30 facts)."""
     return _RELEVANCE_KEYS[:n] if n <= len(_RELEVANCE_KEYS) else [relevance_key(i) for i in range(n)]
-
-
-def _ask(key: str, question: Question, refs: dict[str, Any], target: str) -> Ask:
-    """`Ask(key, question, refs, target)` with its fields set at once: a frozen dataclass's __init__ sets them one
-    object.__setattr__ at a time, and a read builds 30 (as `_fact_from_row` builds a Fact)."""
-    ask = object.__new__(Ask)
-    ask.__dict__.update(key=key, question=question, refs=refs, target=target)
-    return ask
-
-
-def _line(text: str, fact_id: str, source: LineSource, score: float) -> Line:
-    """`Line(text, fact_id, source, score)`, its fields set at once (as `_ask`)."""
-    line = object.__new__(Line)
-    line.__dict__.update(text=text, fact_id=fact_id, source=source, score=score)
-    return line
 
 
 class ReadPath:
@@ -125,7 +109,7 @@ class ReadPath:
         keys = _relevance_keys(len(shortlist))
         refs = self.store.memory_refs_at(row for row, _ in ranked)
         asks = [
-            _ask(key, RELEVANT_TO_QUERY, {"memory": ref}, fact_id)
+            assemble(Ask, key=key, question=RELEVANT_TO_QUERY, refs={"memory": ref}, target=fact_id)
             for key, (fact_id, _), ref in zip(keys, shortlist, refs)
         ]
         asks.append(Ask(QUERY_RELATION_KEY, QUERY_RELATION))
@@ -230,5 +214,5 @@ class ReadPath:
                 continue
             shown.update(self.store.same_as_cluster(fact_id))  # a same_as cluster shows once
             row = rows[fact_id] if fact_id in rows else self.store.row_of(fact_id)
-            lines.append(_line(self.store.render_at(row), fact_id, source, score))
+            lines.append(assemble(Line, text=self.store.render_at(row), fact_id=fact_id, source=source, score=score))
         return lines

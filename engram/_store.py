@@ -35,7 +35,7 @@ from threadpoolctl import ThreadpoolController
 
 from engram._exceptions import InvalidInput
 from engram._render import render_parts
-from engram._types import Decision, Fact, Message
+from engram._types import Decision, Fact, Message, assemble
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -276,9 +276,8 @@ def _fact_row(fact: Fact) -> tuple[Any, ...]:
 
 
 def _fact_from_row(row: Sequence[Any]) -> Fact:
-    """The Fact of a row in `_FACT_COLUMNS` order: the fields Fact's __init__ would set, in its order, set at once
-    (a frozen dataclass's __init__ sets its 23 fields one object.__setattr__ at a time, five times slower, and a
-    search builds up to 30 facts it has not read before)."""
+    """The Fact of a row in `_FACT_COLUMNS` order, its fields in Fact's order (`assemble`: a search builds up to 30
+    facts it has not read before)."""
     (
         seq,
         fact_id,
@@ -304,8 +303,8 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
         disputed,
         against_count,
     ) = row
-    fact = object.__new__(Fact)
-    fact.__dict__.update(
+    return assemble(
+        Fact,
         id=fact_id,
         text=text,
         subject=subject,
@@ -330,7 +329,6 @@ def _fact_from_row(row: Sequence[Any]) -> Fact:
         against_count=against_count,
         seq=seq,
     )
-    return fact
 
 
 def _near_top(values: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
@@ -667,10 +665,9 @@ class Store:
     def _replace(self, fact: Fact, **changes: Any) -> Fact:
         if not set(changes) <= set(_MUTABLE_COLUMNS):
             raise ValueError(f"fact {fact.id}: {sorted(set(changes) - set(_MUTABLE_COLUMNS))} never change")
-        # A frozen Fact copied field by field through its __dict__: dataclasses.replace re-runs __init__ over every
-        # field and copy.copy goes through __reduce_ex__, each several times slower (a message changes a dozen).
-        updated = object.__new__(Fact)
-        updated.__dict__.update(fact.__dict__, **changes)
+        # dataclasses.replace re-runs __init__ over every field and copy.copy goes through __reduce_ex__, each
+        # several times slower (a message changes a dozen facts).
+        updated = assemble(Fact, **{**fact.__dict__, **changes})
         self._facts[fact.id] = updated
         self._dirty.add(fact.id)
         self._write_through()

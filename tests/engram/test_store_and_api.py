@@ -168,3 +168,21 @@ def test_a_fact_read_back_from_its_row_is_the_fact_that_was_stored():
         assert built == stored and list(vars(built).items()) == list(vars(stored).items())
         assert [type(v) for v in vars(built).values()] == [type(v) for v in vars(stored).values()]
         assert built.is_open == stored.is_open
+
+
+def test_records_assembled_on_hot_paths_are_the_records_their_constructor_builds():
+    # `assemble` skips __init__, so it is only right for records without __post_init__, given every field.
+    from engram._types import Ask, Fact, Line, assemble
+    from engram.questions import RELEVANT_TO_QUERY
+    from tests.engram.test_store_exact import fact
+
+    stored = fact(4, "Ana paints")
+    examples = [
+        (Fact, dict(vars(stored))),
+        (Ask, {"key": "rel_0", "question": RELEVANT_TO_QUERY, "refs": {"memory": {"text": "x"}}, "target": "m1#0"}),
+        (Line, {"text": "[said 2023-05-01] Ana paints", "fact_id": "m4#0", "source": "cosine", "score": 0.5}),
+    ]
+    for cls, fields in examples:
+        assert not hasattr(cls, "__post_init__")
+        built = assemble(cls, **fields)
+        assert built == cls(**fields) and list(vars(built).items()) == list(vars(cls(**fields)).items())
