@@ -33,7 +33,7 @@ import platform
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -222,16 +222,17 @@ def measure_engram(
         else:
             memory.add(message.text, speaker=message.speaker, when=message.when, message_id=message.id)
         per_fact.append(1000 * (time.perf_counter() - began - (outside() - before)))
-    if not queries:
-        memory.close()
-        one_pass, quiet_pass = anchor.since(first)
-        return {
-            "pass": one_pass,
-            "pass_p10": quiet_pass,
-            "write": statistics.median(per_fact),
-            "write_p10": float(np.percentile(per_fact, 10)),
-        }
+    figures = {"write": statistics.median(per_fact), "write_p10": float(np.percentile(per_fact, 10))}
+    if queries:
+        figures |= measure_reads(memory, queries, anchor, outside)
+    memory.close()
+    one_pass, quiet_pass = anchor.since(first)
+    return {"pass": one_pass, "pass_p10": quiet_pass, **figures}
 
+
+def measure_reads(memory: Engram, queries: int, anchor: Anchor, outside: Callable[[], float]) -> dict[str, float]:
+    """Single reads, each right after an anchor pass, then the same questions asked together (checked to rank as
+    the single reads do); `outside()`: the seconds spent so far in decider, embedder and extractor."""
     per_query = []
     for n in range(queries):
         anchor.once()
@@ -248,13 +249,7 @@ def measure_engram(
     singles = [memory.search(q, k=3) for q in batch]
     if [[line.fact_id for line in lines] for lines in batched] != [[line.fact_id for line in s] for s in singles]:
         raise SystemExit("batched read ranked differently from single reads")
-    memory.close()
-    one_pass, quiet_pass = anchor.since(first)
     return {
-        "pass": one_pass,
-        "pass_p10": quiet_pass,
-        "write": statistics.median(per_fact),
-        "write_p10": float(np.percentile(per_fact, 10)),
         "read": statistics.median(per_query),
         "read_p10": float(np.percentile(per_query, 10)),
         "batched": batched_ms,
