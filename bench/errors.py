@@ -24,6 +24,8 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
+    ├── SystemFailed            a memory system under test failed: unreachable, crashed, too slow, or broke the protocol
+    │   └── IsolationLeak       one conversation's memory came back when retrieving for another
     ├── GitError                git failed, or is missing, where provenance or the held-out guard needs it
     ├── GridError               a grid cannot start: its executor is missing, or a Ray address does not answer
     ├── HeldoutRefused          the held-out guard said no (wrong commit, modified tree, would overwrite)
@@ -69,6 +71,8 @@ __all__ = [
     "RunLocked",
     "TraceError",
     "SpendNotConfirmed",
+    "SystemFailed",
+    "IsolationLeak",
 ]
 
 
@@ -154,6 +158,15 @@ class QuestionSetMismatch(ResultError):
 
 class TraceError(ResultError):
     """A trace sidecar that is missing, unparsable or not in the trace schema."""
+
+
+class SystemFailed(BenchError):
+    """A memory system in another process (an http or mcp arm, an adapter) did not answer, crashed, exceeded its
+    time limit or replied outside the protocol: the message names the system and what it did."""
+
+
+class IsolationLeak(SystemFailed):
+    """The isolation canary came back: a marker written under one namespace was retrieved for another."""
 
 
 class GitError(BenchError):

@@ -1,0 +1,179 @@
+"""Adapters: a third-party memory library wrapped in a small server that speaks the memory protocol.
+
+Each lives in `systems/<name>/` (docs/memory-protocol.md, "Adapters"): `adapter.toml` (the manifest read here), the
+server, and for `environment = "venv"` a requirements file that `engram-bench systems install NAME` turns into
+`.venvs/<name>/`, so the library's pins never meet the project's. `$ENGRAM_SYSTEMS_DIR` and `$ENGRAM_VENVS_DIR`
+point elsewhere (tests, or a researcher's own adapters).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.errors import ConfigError, SystemFailed
+from bench.systems.process import command_words
+from bench.vocab import REPO_ROOT
+
+SYSTEMS_DIR_ENV = "ENGRAM_SYSTEMS_DIR"
+VENVS_DIR_ENV = "ENGRAM_VENVS_DIR"
+MANIFEST = "adapter.toml"
+ENVIRONMENTS = ("venv", "project")
+KEYS = ("description", "library", "store", "environment", "command", "requirements", "roles", "config")
+REQUIRED = ("description", "library", "store", "environment", "command")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+INSTALL_TIMEOUT_S = 1800
+
+
+def systems_dir() -> Path:
+    return Path(os.environ.get(SYSTEMS_DIR_ENV) or REPO_ROOT / "systems")
+
+
+def venvs_dir() -> Path:
+    return Path(os.environ.get(VENVS_DIR_ENV) or REPO_ROOT / ".venvs")
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One `systems/<name>/adapter.toml`, validated."""
+
+    name: str
+    folder: Path
+    description: str
+    library: str
+    store: str
+    environment: str
+    command: tuple[str, ...]
+    requirements: str | None
+    roles: tuple[str, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def venv(self) -> Path:
+        return venvs_dir() / self.name
+
+    @property
+    def python(self) -> Path:
+        """The interpreter `{python}` stands for: the adapter's own venv, or the harness's."""
+        if self.environment == "project":
+            return Path(sys.executable)
+        return self.venv / "bin" / "python"
+
+    def installed(self) -> bool:
+        return self.environment == "project" or self.python.exists()
+
+    def not_runnable_reason(self) -> str | None:
+        """Why the adapter cannot run here (None: it can)."""
+        if not self.installed():
+            return f"not installed: run `engram-bench systems install {self.name}` (builds {self.venv})"
+        return None
+
+
+def adapter_names(root: Path | None = None) -> list[str]:
+    root = root or systems_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
+
+
+def load_adapter(name: str, root: Path | None = None) -> Adapter:
+    """The adapter `name`; ConfigError naming the manifest and field when it is absent or malformed."""
+    root = root or systems_dir()
+    folder = root / name
+    path = folder / MANIFEST
+    if not _NAME.fullmatch(name) or not path.is_file():
+        known = ", ".join(adapter_names(root)) or "(none)"
+        raise ConfigError(
+            f"adapter: expected one of the folders with an {MANIFEST} in {root} ({known}), found {name!r}"
+        )
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: expected a TOML manifest, found {exc}") from None
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: {unknown[0]}: unknown key; expected keys among {list(KEYS)}")
+    missing = [key for key in REQUIRED if key not in data]
+    if missing:
+        raise ConfigError(f"{path}: {missing[0]}: expected a value, found none")
+    texts = {key: _text(path, data, key) for key in ("description", "library", "store", "environment")}
+    if texts["environment"] not in ENVIRONMENTS:
+        raise ConfigError(f"{path}: environment: expected one of {list(ENVIRONMENTS)}, found {texts['environment']!r}")
+    requirements = data.get("requirements")
+    if texts["environment"] == "venv":
+        if not isinstance(requirements, str) or not (folder / requirements).is_file():
+            raise ConfigError(
+                f"{path}: requirements: expected the name of a requirements file in {folder} "
+                f"(environment = 'venv'), found {requirements!r}"
+            )
+    roles = data.get("roles", [])
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise ConfigError(f"{path}: roles: expected a list of role names, found {roles!r}")
+    config = data.get("config", {})
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: config: expected a table, found {config!r}")
+    return Adapter(
+        name=name,
+        folder=folder,
+        command=tuple(command_words(data["command"], f"{path}: command")),
+        requirements=requirements if isinstance(requirements, str) else None,
+        roles=tuple(roles),
+        config=config,
+        **texts,
+    )
+
+
+def _text(path: Path, data: dict[str, Any], key: str) -> str:
+    value = data[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{path}: {key}: expected a non-empty string, found {value!r}")
+    return value
+
+
+def install(adapter: Adapter, *, python: str | None = None) -> Path:
+    """Build `.venvs/<name>/` from the adapter's requirements file; the venv is built beside its final place and
+    renamed into it only when pip succeeded, so a failed install leaves no half-built environment behind."""
+    if adapter.environment == "project":
+        return Path(sys.executable)
+    assert adapter.requirements is not None
+    target = adapter.venv
+    building = target.with_name(f".{target.name}.building")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove(building)
+    steps = [
+        [python or sys.executable, "-m", "venv", str(building)],
+        [
+            str(building / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            str(adapter.folder / adapter.requirements),
+        ],
+    ]
+    for argv in steps:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+        if done.returncode != 0:
+            _remove(building)
+            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise SystemFailed(f"adapter {adapter.name!r}: install step `{' '.join(argv[:4])} ...` failed: {last}")
+    _remove(target)
+    building.rename(target)
+    # A venv records its own absolute path in its scripts; the rename leaves bin/python (a symlink) working, and
+    # the adapter is always started as `{python} server.py`, never through a console script.
+    return target
+
+
+def _remove(path: Path) -> None:
+    import shutil
+
+    if path.exists():
+        shutil.rmtree(path)

@@ -1,0 +1,170 @@
+"""A memory service in another process, written against docs/memory-protocol.md only, runs as an arm from a TOML
+file; every way it can misbehave stops the run with one line naming it, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.errors import BenchError, ConfigError, IsolationLeak, SystemFailed
+from bench.runner import RunOptions, run_arm
+
+SERVICE = Path(__file__).with_name("memory_service.py")
+
+
+def _arm(folder: Path, name: str, settings: str, k: int = 4) -> Path:
+    arms = folder / "arms"
+    arms.mkdir(exist_ok=True)
+    (arms / f"{name}.toml").write_text(f'system = "http"\nk = {k}\n[settings]\n{settings}\n')
+    return arms
+
+
+def _command(*flags: str) -> str:
+    return "command = " + json.dumps([sys.executable, str(SERVICE), "--port", "{port}", *flags])
+
+
+def _options(folder: Path, limit: int | None = 6) -> RunOptions:
+    return RunOptions(
+        arms_dir=folder / "arms",
+        runs_root=folder / "runs",
+        out=folder / "out",
+        cache_dir=folder / "cache",
+        progress=False,
+        limit=limit,
+    )
+
+
+def _no_results(folder: Path) -> bool:
+    return not (folder / "out").exists() or not list((folder / "out").glob("*.json"))
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_a_service_started_from_its_command_runs_as_an_arm_and_is_stopped_after(tmp_path: Path) -> None:
+    _arm(tmp_path, "wordbag", _command())
+    [written] = run_arm("wordbag", "dev", _options(tmp_path))
+
+    result = json.loads(written.read_text())
+    assert result["system"] == "http" and result["k"] == 4
+    described = result["extras"]["system"]
+    assert described["memory_system"]["library"] == "wordbag-memory"
+    assert described["memory_system"]["version"] == "0.0.1"
+    assert described["protocol"] == "engram-memory/1" and described["isolation_canary"] is True
+    answers = result["answers"]
+    assert len(answers) == 6 and all(a["lines_shown"] == 4 for a in answers)
+    # Every line came back with the id of the dev turn it quotes, so evidence recall could be scored.
+    for answer in answers:
+        for line, sources in zip(answer["lines"], answer["sources"], strict=True):
+            assert len(sources) == 1 and sources[0].startswith("D")
+            assert " said: " in line
+    assert any(a["evidence_recall"] for a in answers if a["evidence_recall"] is not None)
+    assert result["store"]["stored"] == 76 and result["store"]["unit"] == "turn"
+    # The canary lived in its own namespace: nothing about the tortoise reached any answer.
+    assert not any("tortoise" in line for a in answers for line in a["lines"])
+    log = next((tmp_path / "runs").rglob("server.log"))
+    assert log.exists()
+    running = subprocess.run(["pgrep", "-f", str(SERVICE)], capture_output=True, text=True).stdout.split()
+    assert running == []
+
+
+@pytest.fixture()
+def running_service(tmp_path: Path) -> Iterator[int]:
+    """A service somebody else started, reached by its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(SERVICE), "--port", str(port)])
+    try:
+        for _ in range(200):
+            if not _port_free(port):
+                break
+            time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+def test_a_service_already_running_is_reached_by_url_and_left_running(tmp_path: Path, running_service: int) -> None:
+    _arm(tmp_path, "wordbag-url", f'url = "http://127.0.0.1:{running_service}"')
+    [written] = run_arm("wordbag-url", "dev", _options(tmp_path, limit=3))
+    assert json.loads(written.read_text())["accuracy"]["n"] == 3
+    assert not _port_free(running_service)  # the harness does not stop what it did not start
+
+
+@pytest.mark.parametrize(
+    ("flags", "error", "fragment"),
+    [
+        (("--too-many",), SystemFailed, "lines: expected at most k=4 lines, found 6"),
+        (("--malformed",), SystemFailed, "lines: expected a JSON array, found str"),
+        (("--bad-source",), SystemFailed, "'D99:999', never written"),
+        (("--leak",), IsolationLeak, "isolation canary leaked"),
+        (("--crash-after", "9"), SystemFailed, "of message D1:9: could not connect"),
+        (("--slow-retrieve", "3"), SystemFailed, "timed out, no answer within timeout_s=1 s"),
+    ],
+)
+def test_a_misbehaving_service_stops_the_run_with_one_line_and_writes_nothing(
+    tmp_path: Path, flags: tuple[str, ...], error: type[BenchError], fragment: str
+) -> None:
+    _arm(tmp_path, "unruly", _command(*flags) + "\ntimeout_s = 1")
+    with pytest.raises(error) as raised:
+        run_arm("unruly", "dev", _options(tmp_path))
+    message = str(raised.value)
+    assert fragment in message and "system 'http'" in message
+    assert "\n" not in message and raised.value.exit_code == 2
+    assert _no_results(tmp_path)
+
+
+def test_a_crash_says_how_the_process_ended_and_quotes_its_last_output(tmp_path: Path) -> None:
+    _arm(tmp_path, "crashing", _command("--crash-after", "2"))
+    with pytest.raises(SystemFailed) as raised:
+        run_arm("crashing", "dev", _options(tmp_path))
+    assert "the process ended (exit code 3)" in str(raised.value)
+
+
+def test_an_unreachable_url_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    _arm(tmp_path, "nobody-home", f'url = "http://127.0.0.1:{port}"')
+    with pytest.raises(SystemFailed) as raised:
+        run_arm("nobody-home", "dev", _options(tmp_path))
+    assert f"GET /health: could not connect to http://127.0.0.1:{port}" in str(raised.value)
+    assert _no_results(tmp_path)
+
+
+def test_a_command_that_never_serves_is_stopped_at_its_start_limit(tmp_path: Path) -> None:
+    sleeper = json.dumps([sys.executable, "-c", "import time; print('warming up'); time.sleep(60)"])
+    _arm(tmp_path, "sleepy", f"command = {sleeper}\nstart_timeout_s = 1")
+    with pytest.raises(SystemFailed) as raised:
+        run_arm("sleepy", "dev", _options(tmp_path))
+    assert "did not answer its health check within start_timeout_s=1 s" in str(raised.value)
+    assert "warming up" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("settings", "fragment"),
+    [
+        ("", "expected exactly one of url, command or adapter for system 'http', found none"),
+        ('url = "http://x"\ncommand = "serve"', "found url, command"),
+        ('url = "ftp://x"', "settings.url: expected an http:// or https:// URL"),
+        ('command = "serve {prt}"', "expected placeholders among"),
+        ('adapter = "no-such-adapter"', "adapter: expected one of the folders"),
+    ],
+)
+def test_a_bad_http_arm_is_refused_before_anything_starts(tmp_path: Path, settings: str, fragment: str) -> None:
+    _arm(tmp_path, "misdeclared", settings)
+    with pytest.raises(ConfigError) as raised:
+        run_arm("misdeclared", "dev", _options(tmp_path))
+    assert fragment in str(raised.value)
+    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").rglob("server.log"))
