@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_S = 120.0
 CANARY_NAMESPACE_PREFIX = "canary-"
 DATA_DIR_NAME = "system-data"
+PROBE_K = 10  # lines the canary probe asks for
 
 #: Who starts a model endpoint for a run's out-of-process system: a context manager over the SystemContext that
 #: yields the environment the system needs (OPENAI_BASE_URL, OPENAI_API_KEY) and stops the endpoint on exit. The
@@ -69,6 +70,11 @@ class Canary:
             marker=marker,
             text=f"My pet tortoise is called {marker} and he lives in my greenhouse.",
         )
+
+    @property
+    def question(self) -> str:
+        """The probe: a question only the canary's message answers, asked in the conversation's own namespace."""
+        return "What is the name of the pet tortoise that lives in the greenhouse?"
 
     def leaked_in(self, body: Any) -> bool:
         """Whether a reply names the canary anywhere (a line's text or a source id)."""
@@ -184,7 +190,7 @@ class HttpSystem(System):
             client = ProtocolClient(self.settings["url"], self.label, timeout)
             self._stack.callback(client.close)
             return client
-        env = dict(self._stack.enter_context(_endpoint_for(context)))
+        env = dict(self._stack.enter_context(endpoint_env(context)))
         process, url = start_server(
             self._command(),
             label=self.label,
@@ -256,19 +262,31 @@ class HttpSystem(System):
         return lines_of(reply)
 
     def retrieve_body(self, question: SliceQuestion, k: int | None) -> dict[str, Any]:
+        return self.retrieve_body_for(question.question, k)
+
+    def retrieve_body_for(self, question: str, k: int | None) -> dict[str, Any]:
         last = self._last
         return {
             "namespace": self.namespace,
-            "question": question.question,
+            "question": question,
             "k": k,
             "as_of": last.session_date if last else None,
             "as_of_timestamp": last.timestamp.isoformat() if last else None,
         }
 
-    def check_canary(self, body: Any, question: SliceQuestion) -> None:
+    def before_final_questions(self) -> None:
+        """The canary probe: ask, in this conversation's namespace, the one question the canary answers. Ordinary
+        questions rarely rank a stray marker high enough to show it; this one would."""
+        if self.canary is None:
+            return
+        body = {**self.retrieve_body_for(self.canary.question, PROBE_K), "namespace": self.namespace}
+        self.check_canary(self.client.call("POST", "/retrieve", body, " (isolation canary probe)"), "the canary probe")
+
+    def check_canary(self, body: Any, question: SliceQuestion | str) -> None:
+        asked = question if isinstance(question, str) else f"question {question.id}"
         if self.canary is not None and self.canary.leaked_in(body):
             raise IsolationLeak(
-                f"{self.label}: isolation canary leaked: retrieving for question {question.id} in namespace "
+                f"{self.label}: isolation canary leaked: retrieving for {asked} in namespace "
                 f"{self.namespace!r} returned the marker written only under namespace {self.canary.namespace!r}"
             )
 
@@ -318,7 +336,7 @@ class HttpSystem(System):
 
 
 @contextlib.contextmanager
-def _endpoint_for(context: SystemContext) -> Iterator[Mapping[str, str]]:
+def endpoint_env(context: SystemContext) -> Iterator[Mapping[str, str]]:
     if _model_endpoint is None:
         yield {}
         return

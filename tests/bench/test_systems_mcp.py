@@ -1,0 +1,109 @@
+"""An MCP memory server written in the tests (stdio, the mcp SDK's server API) runs as an arm from a TOML file alone."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.errors import IsolationLeak, SystemFailed
+from bench.runner import RunOptions, run_arm
+
+pytest.importorskip("mcp")
+
+SERVER = Path(__file__).with_name("mcp_memory_server.py")
+
+
+def _arm(folder: Path, name: str, flags: tuple[str, ...] = (), extra: str = "", k: int = 5) -> None:
+    arms = folder / "arms"
+    arms.mkdir(exist_ok=True)
+    command = json.dumps([sys.executable, str(SERVER), *flags])
+    (arms / f"{name}.toml").write_text(
+        f'description = "a notebook over MCP"\nsystem = "mcp"\nk = {k}\n[settings]\ncommand = {command}\n'
+        f"timeout_s = 20\n{extra}\n"
+    )
+
+
+def _run(folder: Path, name: str, limit: int = 5) -> dict:
+    options = RunOptions(
+        arms_dir=folder / "arms",
+        runs_root=folder / "runs",
+        out=folder / "out",
+        cache_dir=folder / "cache",
+        progress=False,
+        limit=limit,
+    )
+    [written] = run_arm(name, "dev", options)
+    return json.loads(written.read_text())
+
+
+def test_an_mcp_memory_server_runs_as_an_arm_from_a_toml_file_alone(tmp_path: Path) -> None:
+    _arm(tmp_path, "notebook", ("--data-dir", "{data_dir}"))
+    result = _run(tmp_path, "notebook")
+
+    described = result["extras"]["system"]
+    assert described["transport"] == "stdio"
+    assert described["tools"] == {
+        "ingest": {"tool": "add_memory", "text_arg": "content", "namespace_arg": "user_id"},
+        "search": {"tool": "search_memories", "text_arg": "query", "namespace_arg": "user_id", "k_arg": "limit"},
+        "reset": {"tool": "delete_all_memories", "namespace_arg": "user_id"},
+    }
+    assert described["isolation"] == "namespace argument + canary"
+    answers = result["answers"]
+    assert len(answers) == 5 and all(a["lines_shown"] == 5 for a in answers)
+    # Lines came back as the server stored them, and each is traced to the turn it holds.
+    for answer in answers:
+        for line, sources in zip(answer["lines"], answer["sources"], strict=True):
+            assert line.startswith("[") and len(sources) == 1 and sources[0].startswith("D")
+    assert result["store"]["stored"] == 76
+    # The store lived in the run's own data folder, and the canary's namespace was emptied at the end.
+    [notes] = (tmp_path / "runs").rglob("notes.json")
+    kept = json.loads(notes.read_text())
+    assert list(kept) == ["conv-26"] and len(kept["conv-26"]) == 76
+
+
+def test_a_server_with_unusual_tool_names_runs_once_the_arm_names_them(tmp_path: Path) -> None:
+    names = 'ingest_tool = "jot"\ntext_arg = "body"\nsearch_tool = "lookup"\nquery_arg = "phrase"'
+    _arm(tmp_path, "odd-notebook", ("--tool-names", "odd"), names, k=3)
+    result = _run(tmp_path, "odd-notebook", limit=3)
+    tools = result["extras"]["system"]["tools"]
+    assert tools["ingest"] == {"tool": "jot", "text_arg": "body", "namespace_arg": "bucket"}
+    assert tools["search"] == {"tool": "lookup", "text_arg": "phrase", "namespace_arg": "bucket"}
+    assert result["extras"]["system"]["k_applied_by"].startswith("harness")
+    assert all(a["lines_shown"] == 3 for a in result["answers"])
+
+
+def test_without_names_the_odd_server_is_refused_in_one_line_naming_its_tools(tmp_path: Path) -> None:
+    _arm(tmp_path, "odd-unnamed", ("--tool-names", "odd"))
+    with pytest.raises(SystemFailed) as raised:
+        _run(tmp_path, "odd-unnamed")
+    message = str(raised.value)
+    assert "has no usable store" in message and "['jot', 'lookup']" in message and "settings.ingest_tool" in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_server_without_memory_tools_is_one_line(tmp_path: Path) -> None:
+    _arm(tmp_path, "weather", ("--no-memory-tools",))
+    with pytest.raises(SystemFailed) as raised:
+        _run(tmp_path, "weather")
+    assert "found tools ['get_weather']" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_server_that_mixes_users_trips_the_isolation_canary(tmp_path: Path) -> None:
+    _arm(tmp_path, "leaky-notebook", ("--ignore-user",))
+    with pytest.raises(IsolationLeak) as raised:
+        _run(tmp_path, "leaky-notebook")
+    assert "isolation canary leaked" in str(raised.value) and raised.value.exit_code == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_server_that_dies_at_start_is_one_line_quoting_it(tmp_path: Path) -> None:
+    arms = tmp_path / "arms"
+    arms.mkdir()
+    command = json.dumps([sys.executable, "-c", "import sys; sys.exit('no notebook today')"])
+    (arms / "dead.toml").write_text(f'system = "mcp"\nk = 3\n[settings]\ncommand = {command}\nstart_timeout_s = 20\n')
+    with pytest.raises(SystemFailed) as raised:
+        _run(tmp_path, "dead")
+    assert "system 'mcp'" in str(raised.value) and "\n" not in str(raised.value)
