@@ -52,6 +52,10 @@ class MemoryBackend:
         """{"stored": n, "unit": "memory"}."""
         raise NotImplementedError
 
+    def facts(self, namespace: str) -> dict[str, Any] | None:
+        """Optional: {"facts": [{"id", "text", "source", "active"}]}; None answers 404 (the library cannot list)."""
+        return None
+
 
 def checked(body: Any, fields: dict[str, bool]) -> dict[str, Any]:
     """The body's fields, or RequestError naming the first missing, unknown or mistyped one."""
@@ -105,6 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/write": self._write,
             "/retrieve": self._retrieve,
             "/stats": self._stats,
+            "/facts": self._facts,
         }
         route = routes.get(self.path)
         if route is None:
@@ -132,12 +137,20 @@ class _Handler(BaseHTTPRequestHandler):
     def _stats(self, body: Any) -> dict[str, Any]:
         return self.backend.stats(checked(body, {"namespace": True})["namespace"])
 
+    def _facts(self, body: Any) -> dict[str, Any]:
+        listed = self.backend.facts(checked(body, {"namespace": True})["namespace"])
+        if listed is None:
+            raise LookupError("this system cannot list what it stored")
+        return listed
+
     def _answer(self, route: Any, body: Any) -> None:
         try:
             with self.lock:
                 reply = route(body)
         except RequestError as exc:
             self._send(400, {"error": f"{self.command} {self.path}: {exc}"})
+        except LookupError as exc:
+            self._send(404, {"error": f"{self.command} {self.path}: {exc}"})
         except Exception as exc:  # the adapter's library failed: say what, in one line, and keep serving
             first = (str(exc).strip().splitlines() or [""])[0][:300]
             self._send(500, {"error": f"{self.command} {self.path}: {type(exc).__name__}: {first}"})

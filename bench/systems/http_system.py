@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -27,7 +28,15 @@ import httpx
 from bench.errors import ConfigError, IsolationLeak, SystemFailed
 from bench.systems import wire
 from bench.systems.adapters import Adapter, load_adapter
-from bench.systems.base import RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
+from bench.systems.base import (
+    AuditFact,
+    RetrievedLines,
+    Setting,
+    System,
+    SystemContext,
+    WriteUsage,
+    register_system,
+)
 from bench.systems.process import ServerProcess, command_words, expand, free_port, project_python
 
 if TYPE_CHECKING:
@@ -36,6 +45,7 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_S = 120.0
 CANARY_NAMESPACE_PREFIX = "canary-"
 DATA_DIR_NAME = "system-data"
+EXIT_WAIT_S = 2.0  # how long a lost connection waits for the server process to end, to say how it ended
 PROBE_K = 10  # lines the canary probe asks for
 
 #: Who starts a model endpoint for a run's out-of-process system: a context manager over the SystemContext that
@@ -98,8 +108,10 @@ class ProtocolClient:
             response = self._http.request(method, self.url + path, json=body)
         except httpx.TimeoutException:
             raise SystemFailed(f"{where}: timed out, no answer within timeout_s={self.timeout_s:g} s") from None
-        except httpx.TransportError as exc:
+        except httpx.ConnectError as exc:
             raise SystemFailed(f"{where}: could not connect to {self.url} ({self._why(exc)})") from None
+        except httpx.TransportError as exc:
+            raise SystemFailed(f"{where}: lost the connection to {self.url} ({self._why(exc)})") from None
         try:
             data = response.json()
         except ValueError:
@@ -113,8 +125,11 @@ class ProtocolClient:
         return data
 
     def _why(self, exc: Exception) -> str:
-        if self.process is not None and self.process.exited() is not None:
-            return self.process.describe_exit()
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.proc.wait(EXIT_WAIT_S)  # a crashing server drops the connection a moment before it ends
+            if self.process.exited() is not None:
+                return self.process.describe_exit()
         return f"{type(exc).__name__}: {exc}"
 
     def health(self) -> wire.Identity:
@@ -191,6 +206,10 @@ class HttpSystem(System):
             self._stack.callback(client.close)
             return client
         env = dict(self._stack.enter_context(endpoint_env(context)))
+        if self.adapter is not None and self.adapter.environment == "project":
+            from bench.systems.handoff import handoff_env
+
+            env.update(handoff_env(context))
         process, url = start_server(
             self._command(),
             label=self.label,
@@ -238,7 +257,10 @@ class HttpSystem(System):
             "timestamp": "2000-01-01T00:00:00",
             "text": canary.text,
         }
-        wire.read_write(self.client.call("POST", "/write", body, " (isolation canary)"), f"{self.label}: canary")
+        reply = wire.read_write(
+            self.client.call("POST", "/write", body, " (isolation canary)"), f"{self.label}: canary"
+        )
+        self._note_calls(reply.usage)
 
     @staticmethod
     def _canary_date() -> str:
@@ -252,6 +274,7 @@ class HttpSystem(System):
         reply = wire.read_write(body, f"{self.label}: POST /write{what}")
         self._written[message.id] = message.text
         self._last = message
+        self._note_calls(reply.usage)
         return usage_of(reply.usage, reply.stored)
 
     def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
@@ -259,7 +282,13 @@ class HttpSystem(System):
         body = self.client.call("POST", "/retrieve", self.retrieve_body(question, k), what)
         self.check_canary(body, question)
         reply = wire.read_retrieve(body, f"{self.label}: POST /retrieve{what}", k, self._written)
+        self._note_calls(reply.usage)
         return lines_of(reply)
+
+    def _note_calls(self, usage: wire.Usage) -> None:
+        note = getattr(self.context.gateway, "note_external", None)
+        if note is not None and (usage.cache_keys or usage.cache_hits or usage.cache_misses):
+            note(usage.cache_keys, usage.cache_hits, usage.cache_misses)
 
     def retrieve_body(self, question: SliceQuestion, k: int | None) -> dict[str, Any]:
         return self.retrieve_body_for(question.question, k)
@@ -289,6 +318,28 @@ class HttpSystem(System):
                 f"{self.label}: isolation canary leaked: retrieving for {asked} in namespace "
                 f"{self.namespace!r} returned the marker written only under namespace {self.canary.namespace!r}"
             )
+
+    def facts_for_audit(self) -> list[AuditFact]:
+        """The optional /facts: a system that lists what it stored gets the update-set scoring; 404 = it does not."""
+        try:
+            body = self.client.call("POST", "/facts", {"namespace": self.namespace})
+        except SystemFailed as exc:
+            if "answered HTTP 404" in str(exc):
+                return []
+            raise
+        facts = wire.read_facts(body, f"{self.label}: POST /facts", self._written)
+        audit = [
+            AuditFact(
+                fact_id=f["id"],
+                text=f["text"],
+                source_message_id=f["source"],
+                active=f["active"],
+                closed_reason=f["closed_reason"],
+                closed_by=f["closed_by"],
+            )
+            for f in facts
+        ]
+        return sorted(audit, key=lambda f: (f.source_message_id or "", f.fact_id))
 
     def stats(self) -> dict[str, Any]:
         body = self.client.call("POST", "/stats", {"namespace": self.namespace})

@@ -27,6 +27,11 @@ class Usage:
     output_tokens: int | None = None
     cost_usd: float | None = None
     latency_ms: float | None = None
+    # A project-environment adapter's calls through its own gateway (bench.systems.handoff), for the result's key
+    # list and hit/miss counts.
+    cache_keys: tuple[str, ...] = ()
+    cache_hits: int = 0
+    cache_misses: int = 0
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,12 @@ class Reply:
         data = self.object(value, "usage")
         counts = {key: self.count(data.get(key), f"usage.{key}") for key in USAGE_COUNTS}
         figures = {key: self.figure(data.get(key), f"usage.{key}") for key in USAGE_FIGURES}
-        return Usage(**counts, **figures)  # type: ignore[arg-type]
+        keys = data.get("cache_keys", [])
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise self.fail(f"usage.cache_keys: expected an array of cache keys, found {_kind(keys)}")
+        hits = self.count(data.get("cache_hits", 0), "usage.cache_hits", nullable=False) or 0
+        misses = self.count(data.get("cache_misses", 0), "usage.cache_misses", nullable=False) or 0
+        return Usage(**counts, **figures, cache_keys=tuple(keys), cache_hits=hits, cache_misses=misses)  # type: ignore[arg-type]
 
 
 def read_health(body: Any, where: str) -> Identity:
@@ -182,3 +192,32 @@ def _kind(value: Any) -> str:
     text = repr(value)
     shown = text if len(text) <= 60 else text[:57] + "..."
     return f"{type(value).__name__} {shown}"
+
+
+def read_facts(body: Any, where: str, written: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The optional /facts reply: every stored item with its source message, for the update-set scoring."""
+    reply = Reply(body, where)
+    raw = reply.required(reply.body, "facts", "facts reply")
+    if not isinstance(raw, list):
+        raise reply.fail(f"facts: expected a JSON array, found {_kind(raw)}")
+    facts = []
+    for i, item in enumerate(raw):
+        name = f"facts[{i}]"
+        data = reply.object(item, name)
+        source = data.get("source")
+        if source is not None and source not in written:
+            raise reply.fail(f"{name}.source: expected the id of a written message or null, found {source!r}")
+        active = data.get("active", True)
+        if not isinstance(active, bool):
+            raise reply.fail(f"{name}.active: expected true or false, found {_kind(active)}")
+        facts.append(
+            {
+                "id": reply.string(reply.required(data, "id", name), f"{name}.id", empty=False),
+                "text": reply.string(reply.required(data, "text", name), f"{name}.text"),
+                "source": source,
+                "active": active,
+                "closed_reason": data.get("closed_reason"),
+                "closed_by": data.get("closed_by"),
+            }
+        )
+    return facts
