@@ -7,6 +7,8 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     BenchError                  a problem the user can fix (exit 2)
     ├── DataError               a data file is missing, altered or malformed
     ├── ConfigError             an arm, stack, flag or option is invalid
+    │   └── RegistryError       a part's name (system, provider, dataset, ...) is unknown, registered twice, or
+    │                           its installed package's entry point fails to load
     ├── CacheError              the call cache cannot serve a request
     │   └── CacheMiss           replay met a request no cache holds (no network was touched)
     ├── BudgetExceeded          a call would exceed the spend budget; it was not sent
@@ -66,6 +68,7 @@ __all__ = [
     "PaperError",
     "ProviderError",
     "QuestionSetMismatch",
+    "RegistryError",
     "ReproduceError",
     "ResultError",
     "RunLocked",
@@ -88,6 +91,11 @@ class DataError(BenchError):
 
 class ConfigError(BenchError):
     """An arm file, stack, flag or option is invalid."""
+
+
+class RegistryError(ConfigError):
+    """A part's name is unknown or registered twice (the line lists the known names and how to add one), or an
+    installed package's entry point for it fails to load (the line names the entry point and its distribution)."""
 
 
 class CacheError(BenchError):

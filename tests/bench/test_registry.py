@@ -1,0 +1,225 @@
+"""The one registry: names to factories, one error for a duplicate or unknown name, creation parameters recorded,
+and parts from installed packages found through entry points, loaded only when used."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bench.errors import BenchError, ConfigError, RegistryError
+from bench.registry import ENTRY_POINT_GROUPS, Registry, RegistryInfo, registry_info
+
+
+class Kettle:
+    def __init__(self, litres: float = 1.0, colour: str = "steel") -> None:
+        self.litres = litres
+        self.colour = colour
+
+
+@dataclass(frozen=True)
+class Teapot:
+    cups: int
+
+
+def fresh(kind: str = "appliance", **kw: object) -> Registry[type]:
+    return Registry(kind, group=None, **kw)  # type: ignore[arg-type]
+
+
+def test_a_registered_factory_creates_parts_that_record_their_parameters() -> None:
+    appliances = fresh()
+    appliances.register("kettle")(Kettle)
+
+    made = appliances.create("kettle", litres=1.7, colour="copper")
+
+    assert isinstance(made, Kettle) and made.litres == 1.7
+    assert registry_info(made) == RegistryInfo(
+        kind="appliance", name="kettle", params={"litres": 1.7, "colour": "copper"}
+    )
+    assert registry_info(made).to_json() == {  # type: ignore[union-attr]
+        "kind": "appliance",
+        "name": "kettle",
+        "params": {"litres": 1.7, "colour": "copper"},
+    }
+
+
+def test_a_frozen_part_still_carries_its_record() -> None:
+    appliances = fresh()
+    appliances.add("teapot", Teapot)
+    pot = appliances.create("teapot", cups=6)
+    assert pot == Teapot(6)
+    assert registry_info(pot) is not None and registry_info(pot).params == {"cups": 6}  # type: ignore[union-attr]
+
+
+def test_an_unknown_name_lists_the_known_ones_and_says_how_to_add_one() -> None:
+    appliances = Registry("gadget", group="engram_bench.gadgets_nowhere", hint="decorate a class with @gadget('x')")
+    appliances.add("toaster", Kettle)
+    appliances.add("blender", Teapot)
+
+    with pytest.raises(RegistryError) as caught:
+        appliances.get("juicer", where="arms/breakfast.toml: system")
+
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("arms/breakfast.toml: system: unknown gadget 'juicer'")
+    assert "known gadgets: blender, toaster" in message
+    assert "@gadget('x')" in message and "engram_bench.gadgets_nowhere" in message
+    # One error class for the user: a ConfigError, so the CLI prints one line and exits 2.
+    assert isinstance(caught.value, ConfigError) and isinstance(caught.value, BenchError)
+    assert caught.value.exit_code == 2
+
+
+def test_a_second_factory_under_a_taken_name_is_refused_naming_both() -> None:
+    appliances = fresh()
+    appliances.add("kettle", Kettle)
+
+    with pytest.raises(RegistryError, match=r"appliance 'kettle' is registered twice: by .*Kettle and by .*Teapot"):
+        appliances.add("kettle", Teapot)
+    assert appliances.get("kettle") is Kettle  # the first registration stands
+
+
+def test_registering_the_same_class_again_is_not_a_duplicate() -> None:
+    appliances = fresh()
+    appliances.add("kettle", Kettle)
+    appliances.add("kettle", Kettle)
+
+    # A module imported a second time defines an equal class under the same module and qualified name.
+    Again = type("Kettle", (), {"__module__": Kettle.__module__, "__qualname__": Kettle.__qualname__})
+    appliances.add("kettle", Again)
+    assert appliances.get("kettle") is Again
+
+
+def test_discovery_runs_once_on_the_first_lookup_and_adopt_sees_every_factory() -> None:
+    calls: list[str] = []
+    seen: list[str] = []
+
+    def discover() -> None:
+        calls.append("discover")
+        shelf.add("mixer", Kettle)
+        # A lookup from inside discovery sees what is registered so far instead of recursing.
+        assert "mixer" in shelf
+
+    def adopt(name: str, factory: type) -> type:
+        seen.append(name)
+        return factory
+
+    shelf: Registry[type] = Registry("appliance", group=None, discover=discover, adopt=adopt)
+    assert calls == []
+    assert shelf.names() == ["mixer"]
+    assert shelf.names() == ["mixer"]
+    assert calls == ["discover"] and seen == ["mixer"]
+
+
+def test_the_plugin_groups_are_the_five_documented_ones() -> None:
+    assert dict(ENTRY_POINT_GROUPS) == {
+        "system": "engram_bench.systems",
+        "provider": "engram_bench.providers",
+        "dataset": "engram_bench.datasets",
+        "metric": "engram_bench.metrics",
+        "table": "engram_bench.tables",
+    }
+
+
+# ------------------------------------------------------------------------------------------ installed packages
+
+
+def install(site: Path, dist: str, version: str, group: str, entries: dict[str, str], modules: dict[str, str]) -> None:
+    """A package as pip leaves it: its modules, and a dist-info folder with METADATA and entry_points.txt."""
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in entries.items())
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}")
+    for module, source in modules.items():
+        (site / f"{module}.py").write_text(textwrap.dedent(source))
+
+
+GROUP = "engram_bench_test.appliances"
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_an_installed_package_adds_a_part_that_loads_only_when_used(site: Path) -> None:
+    install(
+        site,
+        "griddle-works",
+        "2.4.1",
+        GROUP,
+        {"griddle": "griddle_mod:Griddle"},
+        {"griddle_mod": "class Griddle:\n    def __init__(self, heat=3):\n        self.heat = heat\n"},
+    )
+    sys.modules.pop("griddle_mod", None)
+    appliances: Registry[type] = Registry("appliance", group=GROUP)
+    appliances.add("kettle", Kettle)
+
+    assert appliances.names() == ["griddle", "kettle"]
+    assert "griddle_mod" not in sys.modules  # listing names imports nothing
+
+    griddle = appliances.create("griddle", heat=5)
+
+    assert type(griddle).__name__ == "Griddle" and griddle.heat == 5
+    info = registry_info(griddle)
+    assert info is not None and info.plugin
+    assert (info.distribution, info.version, info.params) == ("griddle-works", "2.4.1", {"heat": 5})
+    assert info.to_json()["distribution"] == "griddle-works"
+    assert "griddle-works 2.4.1" in appliances.origin("griddle")
+    # A built-in part records no distribution at all (absent, not null).
+    assert "distribution" not in appliances.info("kettle", {}).to_json()
+
+
+def test_a_broken_entry_point_is_named_in_one_line_only_when_it_is_used(site: Path) -> None:
+    install(
+        site,
+        "rusty-pans",
+        "0.0.9",
+        GROUP,
+        {"saucepan": "rusty_pans_mod:Saucepan", "wok": "no_such_module_anywhere:Wok"},
+        {"rusty_pans_mod": "raise RuntimeError('the handle fell off\\nsecond line')\n"},
+    )
+    appliances: Registry[type] = Registry("appliance", group=GROUP)
+    appliances.add("kettle", Kettle)
+
+    assert appliances.names() == ["kettle", "saucepan", "wok"]
+    assert appliances.get("kettle") is Kettle  # another name is unaffected
+
+    with pytest.raises(RegistryError) as caught:
+        appliances.get("saucepan")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "rusty_pans_mod:Saucepan" in message and "rusty-pans 0.0.9" in message
+    assert "RuntimeError: the handle fell off" in message
+
+    with pytest.raises(RegistryError, match="wok.*ModuleNotFoundError"):
+        appliances.get("wok")
+
+
+def test_a_package_claiming_a_built_in_name_is_refused_when_that_name_is_used(site: Path) -> None:
+    install(site, "kettle-clone", "1.0", GROUP, {"kettle": "kettle_clone_mod:Kettle"}, {"kettle_clone_mod": ""})
+    appliances: Registry[type] = Registry("appliance", group=GROUP)
+    appliances.add("kettle", Kettle)
+    appliances.add("teapot", Teapot)
+
+    assert appliances.names() == ["kettle", "teapot"]  # listing still works
+    assert appliances.get("teapot") is Teapot
+    with pytest.raises(RegistryError, match=r"'kettle' is registered twice: .*kettle-clone 1.0.*rename one"):
+        appliances.get("kettle")
+
+
+def test_a_plugin_part_is_checked_by_the_same_adopt_hook_as_a_built_in_one(site: Path) -> None:
+    install(site, "odd-parts", "3.1", GROUP, {"spoon": "odd_parts_mod:SPOON"}, {"odd_parts_mod": "SPOON = 42\n"})
+
+    def adopt(name: str, factory: object) -> type:
+        if not isinstance(factory, type):
+            raise RegistryError(f"appliance {name!r}: expected a class, found {type(factory).__name__}")
+        return factory
+
+    appliances: Registry[type] = Registry("appliance", group=GROUP, adopt=adopt)
+    with pytest.raises(RegistryError, match="'spoon': expected a class, found int"):
+        appliances.get("spoon")
