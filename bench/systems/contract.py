@@ -1,0 +1,249 @@
+"""The contract every memory system must pass: `engram-bench systems check NAME`.
+
+Written against the `System` interface the runner uses, so one contract covers in-process systems, `http` and `mcp`
+arms and adapters alike. On four short turns, each check says what it saw in one line:
+
+- round trip: a question about one written turn gets a line sourced from that turn;
+- valid source ids: every source is the id of a turn written to that conversation;
+- k respected: asked for one line, the system shows at most one;
+- retrieved tokens: a protocol system reports its own count of the lines it returned;
+- reset isolation: a conversation built again from nothing holds nothing of its earlier turns;
+- namespace isolation: a marker written for another conversation never comes back (the canary's rule);
+- errors in one line: a protocol server answers a malformed request with a one-line error (http only).
+
+The turns and questions are made up for the check (nothing from any dataset), in plain first-person English so an
+extractor can find a fact in each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bench.errors import BenchError, SystemFailed
+from bench.slices import SliceMessage, SliceQuestion
+from bench.systems.base import RetrievedLines, System, SystemContext, build_system
+
+HOME = "contract-home"
+ELSEWHERE = "contract-elsewhere"
+TURNS = (
+    ("Ines", "I just adopted a three-legged greyhound called Pistachio."),
+    ("Bartholomew", "My sister Odalys moved to Reykjavik last spring for a glaciology job."),
+    ("Ines", "We repainted our kitchen a saffron yellow over the weekend."),
+    ("Bartholomew", "I am training for the Lisbon half marathon in October."),
+)
+ASKED_TURN = 1  # the round trip asks about Odalys
+ROUND_TRIP_QUESTION = "Where did Odalys move to?"
+MARKER_TURN = ("Ines", "My hamster Quintessa sleeps inside a porcelain teapot.")
+MARKER_WORD = "quintessa"
+MARKER_QUESTION = "Where does the hamster Quintessa sleep?"
+ROUND_TRIP_K = 4
+
+
+@dataclass(frozen=True)
+class Outcome:
+    check: str
+    passed: bool
+    detail: str
+
+    def line(self) -> str:
+        return f"{'ok  ' if self.passed else 'FAIL'} {self.check}: {self.detail}"
+
+
+def turn(conversation: str, index: int, speaker: str, text: str) -> SliceMessage:
+    return SliceMessage(
+        id=f"C{index + 1}:1" if conversation == HOME else f"X{index + 1}:1",
+        conversation=conversation,
+        session=1,
+        index=index,
+        speaker=speaker,
+        text=text,
+        session_date=f"10:0{index} am on 3 March, 2031",
+        timestamp=datetime(2031, 3, 3, 10, index),
+    )
+
+
+def question(conversation: str, text: str, n: int) -> SliceQuestion:
+    return SliceQuestion(
+        id=f"contract-q{n}",
+        conversation=conversation,
+        question=text,
+        gold=None,
+        category=0,
+        category_name="",
+        evidence=(),
+        scored=False,
+        asked_at=(1,),
+    )
+
+
+Builder = Callable[[str, Path], System]
+
+
+def context_builder(system: str, settings: Mapping[str, Any], stack: str, gateway: Any) -> Builder:
+    """Builds the named system for one conversation, on `stack`, its model calls through `gateway`."""
+    from bench.stacks import build_stack
+
+    models = build_stack(stack).models
+
+    def build(conversation: str, run_dir: Path) -> System:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        context = SystemContext(
+            stack=stack,
+            models=models,
+            gateway=gateway,
+            run_dir=run_dir,
+            conversation=conversation,
+            speakers=("Ines", "Bartholomew"),
+        )
+        return build_system(system, settings, context, where="settings")
+
+    return build
+
+
+@contextlib.contextmanager
+def offline_gateway(cache_dir: Path | None) -> Iterator[Any]:
+    """A gateway over a cache of the check's own (its stand-in calls are recorded there, never in a run's cache)."""
+    from bench.budget import RunLabels
+    from bench.gateway import Gateway
+
+    with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch:
+        gateway = Gateway(
+            local=cache_dir or Path(scratch) / "cache", subsets=[], labels=RunLabels(run_id="systems-check")
+        )
+        try:
+            yield gateway
+        finally:
+            gateway.close()
+
+
+def run_contract(build: Builder, work_dir: Path, *, reuse_dir: bool) -> list[Outcome]:
+    """Every check, in order; a system that fails to start fails the round trip and the checks stop there.
+
+    `reuse_dir`: the reset check builds the conversation again in the same folder, so a server whose store lives
+    on disk must empty it itself (protocol systems, whose reset is theirs); an in-process system always gets a fresh
+    folder from the runner, so it gets one here too."""
+    outcomes: list[Outcome] = []
+    home = [turn(HOME, i, speaker, text) for i, (speaker, text) in enumerate(TURNS)]
+    written = {m.id for m in home}
+
+    def attempt(name: str, body: Callable[[], Outcome]) -> bool:
+        try:
+            outcome = body()
+        except BenchError as exc:
+            outcome = Outcome(name, False, str(exc))
+        outcomes.append(outcome)
+        return outcome.passed
+
+    with contextlib.ExitStack() as stack:
+        system_holder: dict[str, System] = {}
+
+        def first() -> Outcome:
+            system = build(HOME, work_dir / "home-1")
+            stack.callback(system.close)
+            system_holder["home"] = system
+            for message in home:
+                system.write(message)
+            found = system.retrieve(question(HOME, ROUND_TRIP_QUESTION, 1), ROUND_TRIP_K)
+            system_holder["found"] = found  # type: ignore[assignment]
+            sourced = [line for line, s in zip(found.lines, found.sources, strict=True) if home[ASKED_TURN].id in s]
+            if sourced:
+                return Outcome("round trip", True, f"{len(found.lines)} lines, one from the asked turn: {sourced[0]!r}")
+            return Outcome(
+                "round trip",
+                False,
+                f"wrote {len(home)} turns; asked about {home[ASKED_TURN].id} at k={ROUND_TRIP_K}, got "
+                f"{len(found.lines)} lines sourced from {sorted({s for ids in found.sources for s in ids})}",
+            )
+
+        if not attempt("round trip", first):
+            if "home" not in system_holder:
+                return outcomes
+        system = system_holder["home"]
+        found: RetrievedLines = system_holder.get("found")  # type: ignore[assignment]
+        if found is not None:
+            outcomes.append(_sources_valid(found, written))
+            outcomes.append(_tokens(system, found))
+        attempt("k respected", lambda: _k_respected(system))
+        attempt("namespace isolation", lambda: _namespace_isolation(build, system, work_dir, stack))
+        attempt("errors in one line", lambda: _errors_one_line(system))
+        stack.close()
+        again = work_dir / ("home-1" if reuse_dir else "home-2")
+        attempt("reset isolation", lambda: _reset_isolation(build, again, written))
+    return outcomes
+
+
+def _sources_valid(found: RetrievedLines, written: set[str]) -> Outcome:
+    named = {s for ids in found.sources for s in ids}
+    stray = sorted(named - written)
+    if stray:
+        return Outcome("valid source ids", False, f"sources {stray} were never written to this conversation")
+    return Outcome("valid source ids", True, f"{len(named)} distinct sources, all written turns")
+
+
+def _tokens(system: System, found: RetrievedLines) -> Outcome:
+    if "system_retrieved_tokens" not in found.notes:
+        return Outcome("retrieved tokens", True, "counted by the harness (the system's interface has no count)")
+    count = found.notes["system_retrieved_tokens"]
+    if count is None:
+        return Outcome("retrieved tokens", False, "the reply's retrieved_tokens is null: expected the system's count")
+    if found.lines and count == 0:
+        return Outcome("retrieved tokens", False, f"{len(found.lines)} lines reported as 0 tokens")
+    return Outcome("retrieved tokens", True, f"{count} tokens reported for {len(found.lines)} lines")
+
+
+def _k_respected(system: System) -> Outcome:
+    found = system.retrieve(question(HOME, "What colour is the kitchen?", 2), 1)
+    if len(found.lines) > 1:
+        return Outcome("k respected", False, f"asked for k=1, got {len(found.lines)} lines")
+    return Outcome("k respected", True, f"asked for k=1, got {len(found.lines)}")
+
+
+def _namespace_isolation(build: Builder, home: System, work_dir: Path, stack: contextlib.ExitStack) -> Outcome:
+    other = build(ELSEWHERE, work_dir / "elsewhere")
+    stack.callback(other.close)
+    other.write(turn(ELSEWHERE, 0, *MARKER_TURN))
+    mine = other.retrieve(question(ELSEWHERE, MARKER_QUESTION, 3), ROUND_TRIP_K)
+    found = home.retrieve(question(HOME, MARKER_QUESTION, 4), ROUND_TRIP_K)
+    leaked = [line for line in found.lines if MARKER_WORD in line.lower()]
+    if leaked:
+        return Outcome("namespace isolation", False, f"another conversation's marker came back: {leaked[0]!r}")
+    kept = any(MARKER_WORD in line.lower() for line in mine.lines)
+    return Outcome(
+        "namespace isolation",
+        True,
+        "the marker stayed in its own conversation" + ("" if kept else " (it did not come back there either)"),
+    )
+
+
+def _errors_one_line(system: System) -> Outcome:
+    client = getattr(system, "client", None)
+    if client is None:
+        return Outcome("errors in one line", True, "not a protocol server (its errors are the harness's own)")
+    try:
+        client.call("POST", "/write", {"namespace": HOME, "id": "C9:1"}, " (malformed on purpose)")
+    except SystemFailed as exc:
+        text = str(exc)
+        if "answered HTTP 4" in text and "\n" not in text:
+            return Outcome("errors in one line", True, f"a write without text was refused: {text.split(': ', 2)[-1]}")
+        return Outcome("errors in one line", False, f"expected a 4xx with one line, found: {text}")
+    return Outcome("errors in one line", False, "a write without speaker, date or text was accepted (HTTP 2xx)")
+
+
+def _reset_isolation(build: Builder, folder: Path, written: set[str]) -> Outcome:
+    again = build(HOME, folder)
+    try:
+        found = again.retrieve(question(HOME, ROUND_TRIP_QUESTION, 5), ROUND_TRIP_K)
+    finally:
+        again.close()
+    stale = [
+        line for line, s in zip(found.lines, found.sources, strict=True) if set(s) & written or "odalys" in line.lower()
+    ]
+    if stale:
+        return Outcome("reset isolation", False, f"after a reset the conversation still returned {stale[0]!r}")
+    return Outcome("reset isolation", True, f"after a reset: {len(found.lines)} lines, none from before")

@@ -1,0 +1,141 @@
+"""`engram-bench systems list | install | check`: what a researcher sees when bringing a memory system."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+from bench.systems.adapters import adapter_names
+
+TESTS = Path(__file__).parent
+
+
+def _cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
+    code = 0
+    try:
+        main()
+    except SystemExit as exited:
+        code = int(exited.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _venv_adapter(root: Path, name: str, requirements: str) -> None:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "requirements.txt").write_text(requirements)
+    (folder / "adapter.toml").write_text(
+        'description = "a scrapbook memory in its own environment"\nlibrary = "scrapbook"\n'
+        'store = "json files"\nenvironment = "venv"\nrequirements = "requirements.txt"\n'
+        'command = ["{python}", "{dir}/server.py", "--port", "{port}"]\n'
+    )
+
+
+def test_list_shows_in_process_systems_the_two_generic_kinds_and_each_adapter(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = _cli(["systems", "list", "--json"], monkeypatch, capsys)
+    rows = {(r["name"], r["kind"]): r for r in json.loads(out)}
+    assert code == 0
+    assert {("engram", "in-process"), ("mem0", "in-process"), ("http", "http"), ("mcp", "mcp")} <= set(rows)
+    shipped = rows[("mem0", "adapter")]
+    assert shipped["runnable"] and shipped["library"] == "mem0ai" and shipped["environment"] == "project"
+    assert shipped["arm"] == 'system = "http", adapter = "mem0"'
+
+
+def test_an_adapter_is_not_runnable_until_installed_and_install_builds_its_own_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    monkeypatch.setenv("ENGRAM_VENVS_DIR", str(tmp_path / "venvs"))
+    _venv_adapter(tmp_path / "systems", "scrapbook", "# no third-party packages\n")
+
+    _, out, _ = _cli(["systems", "list"], monkeypatch, capsys)
+    assert "engram-bench systems install scrapbook" in out
+
+    code, out, _ = _cli(["systems", "install", "scrapbook"], monkeypatch, capsys)
+    assert code == 0 and "installed in" in out
+    python = tmp_path / "venvs" / "scrapbook" / "bin" / "python"
+    assert python.exists() and (tmp_path / "venvs" / "scrapbook" / "pyvenv.cfg").is_file()
+    _, out, _ = _cli(["systems", "list", "--json"], monkeypatch, capsys)
+    assert {r["name"]: r for r in json.loads(out)}["scrapbook"]["runnable"] is True
+
+
+def test_a_failed_install_is_one_line_and_leaves_no_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    monkeypatch.setenv("ENGRAM_VENVS_DIR", str(tmp_path / "venvs"))
+    _venv_adapter(tmp_path / "systems", "garbled", "this line is not a requirement ((\n")
+    code, _, err = _cli(["systems", "install", "garbled"], monkeypatch, capsys)
+    assert code == 2 and "adapter 'garbled': install step" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "venvs" / "garbled").exists()
+    assert not list((tmp_path / "venvs").glob(".garbled*"))
+
+
+def test_a_malformed_manifest_is_refused_naming_its_field(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    folder = tmp_path / "systems" / "halfdone"
+    folder.mkdir(parents=True)
+    (folder / "adapter.toml").write_text(
+        'description = "x"\nlibrary = "x"\nstore = "x"\nenvironment = "conda"\ncommand = "x"\n'
+    )
+    code, _, err = _cli(["systems", "install", "halfdone"], monkeypatch, capsys)
+    assert code == 2 and "adapter.toml: environment: expected one of ['venv', 'project'], found 'conda'" in err
+
+
+@pytest.mark.parametrize("adapter", adapter_names())
+def test_every_shipped_adapter_passes_the_contract(
+    adapter: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _cli(["systems", "check", adapter], monkeypatch, capsys)
+    assert code == 0, err
+    assert f"adapter {adapter!r}: all 7 contract checks passed" in out
+    assert "FAIL" not in out
+
+
+def _service_arm(folder: Path, *flags: str) -> Path:
+    command = json.dumps([sys.executable, str(TESTS / "memory_service.py"), "--port", "{port}", *flags])
+    path = folder / "wordbag-check.toml"
+    path.write_text(f'system = "http"\nk = 4\n[settings]\ncommand = {command}\ntimeout_s = 10\n')
+    return path
+
+
+def test_a_protocol_service_passes_the_contract_from_its_arm_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = _cli(["systems", "check", "--arm", str(_service_arm(tmp_path))], monkeypatch, capsys)
+    assert code == 0, err
+    assert "ok   reset isolation" in out and "ok   errors in one line" in out
+
+
+@pytest.mark.parametrize(
+    ("flag", "failing"),
+    [("--too-many", "FAIL k respected"), ("--leak", "isolation canary leaked")],
+)
+def test_a_service_that_breaks_the_contract_fails_the_check_with_exit_2(
+    flag: str, failing: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = _cli(["systems", "check", "--arm", str(_service_arm(tmp_path, flag))], monkeypatch, capsys)
+    assert code == 2
+    assert failing in out and "FAIL" in out
+    assert len(err.strip().splitlines()) == 1 and "contract checks failed" in err
+
+
+def test_an_mcp_server_passes_the_contract_from_its_arm_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("mcp")
+    command = json.dumps([sys.executable, str(TESTS / "mcp_memory_server.py")])
+    arm = tmp_path / "notebook-check.toml"
+    arm.write_text(f'system = "mcp"\nk = 4\n[settings]\ncommand = {command}\ntimeout_s = 20\n')
+    code, out, err = _cli(["systems", "check", "--arm", str(arm)], monkeypatch, capsys)
+    assert code == 0, err
+    assert "ok   namespace isolation" in out and "ok   k respected" in out
