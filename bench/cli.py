@@ -9,12 +9,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from typing import Any
 
 import typer
 
 import bench.commands
-from bench.errors import BenchError
+from bench.errors import BenchError, RegistryError
 from bench.redact import redact
+from bench.registry import Registry
 from bench.terminal import set_quiet
 
 app = typer.Typer(
@@ -40,13 +42,35 @@ def _root(
         set_quiet()
 
 
+#: command name -> the callback (or sub-app) that serves it; a name two modules add is one RegistryError
+COMMANDS: Registry[Any] = Registry(
+    "command", hint="a module in bench/commands/ whose register(app) adds the command to the app"
+)
+
+
+def _command_names(application: typer.Typer) -> list[tuple[str, Any]]:
+    """(name, callback or sub-app) of every command and group on the app, in the order they were added."""
+    names: list[tuple[str, Any]] = []
+    for command in application.registered_commands:
+        callback = command.callback
+        name = command.name or (callback.__name__.replace("_", "-") if callback is not None else "")
+        names.append((name, callback))
+    for group in application.registered_groups:
+        names.append((group.name or "", group.typer_instance))
+    return names
+
+
 def _register_commands() -> None:
     for info in sorted(pkgutil.iter_modules(bench.commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"bench.commands.{info.name}")
         register = getattr(module, "register", None)
         if register is None:
-            raise RuntimeError(f"bench/commands/{info.name}.py defines no register(app)")
+            raise RegistryError(f"bench/commands/{info.name}.py: expected a function register(app), found none")
+        before = {id(part) for _, part in _command_names(app)}
         register(app)
+        for name, part in _command_names(app):
+            if id(part) not in before:
+                COMMANDS.add(name, part, origin=module.__name__)
 
 
 _register_commands()

@@ -33,6 +33,7 @@ __all__ = [
     "ENTRY_POINT_GROUPS",
     "Registry",
     "RegistryInfo",
+    "attach_info",
     "registry_info",
 ]
 
@@ -179,6 +180,12 @@ class Registry(Generic[T]):
     def get(self, name: str, where: str | None = None) -> T:
         """The factory registered under `name` (an entry point is loaded now); `RegistryError` when unknown."""
         return self._loaded(name, where)[0]
+
+    def is_loaded(self, name: str) -> bool:
+        """True when `name` is usable without importing anything: a built-in part, or a plug-in already loaded."""
+        self._ready()
+        entry = self._entries.get(name)
+        return entry is not None and entry.loaded and entry.duplicate_of is None
 
     def origin(self, name: str) -> str:
         """Where `name` was registered: a module, or the entry point and its distribution."""

@@ -104,6 +104,9 @@ class Provenance:
     cache_subset_sha256: str | None = None
     packages: dict[str, str] = field(default_factory=dict)
     sources: list[Source] = field(default_factory=list)
+    # The parts of the run that installed packages provided (entry points, `bench.registry`): one record each,
+    # {kind, name, params, distribution, version}. Left out of the file when every part is built in.
+    plugins: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,8 @@ class Result:
             del d["metrics"]
         if d["trace"] is None:
             del d["trace"]
+        if d["provenance"]["plugins"] is None:
+            del d["provenance"]["plugins"]
         for answer in d["answers"]:
             for name in ("scores", "sources", "evidence"):
                 if answer[name] is None:
@@ -400,7 +405,22 @@ def _provenance(c: _Checker, d: Any, path: str) -> Provenance:
     p: Provenance = c.dataclass_from(Provenance, d, f"{path}.", {"sources": sources})
     c.typed(p.origin, (str,), f"{path}.origin", "a string")
     c.typed(p.packages, (dict,), f"{path}.packages", "an object")
+    if p.plugins is not None:
+        _check_plugins(c, p.plugins, f"{path}.plugins")
     return p
+
+
+def _check_plugins(c: _Checker, plugins: Any, path: str) -> None:
+    if not isinstance(plugins, list) or not plugins:
+        raise c.fail(path, "a non-empty list of plug-in records (or the field left out)", plugins)
+    for i, record in enumerate(plugins):
+        at = f"{path}[{i}]"
+        if not isinstance(record, dict) or set(record) != {"kind", "name", "params", "distribution", "version"}:
+            raise c.fail(at, "an object with kind, name, params, distribution, version", record)
+        for name in ("kind", "name", "distribution"):
+            c.typed(record[name], (str,), f"{at}.{name}", "a string")
+        c.typed(record["version"], (str,), f"{at}.version", "a string or null", nullable=True)
+        c.typed(record["params"], (dict,), f"{at}.params", "an object")
 
 
 def _simple(cls: type) -> Any:

@@ -45,7 +45,7 @@ from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.gitinfo import git_state
 from bench.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
 from bench.preflight import Preflight, announce_and_confirm, modes_for
-from bench.providers import Models
+from bench.providers import Models, plugin_records
 from bench.results import (
     Answer,
     Calls,
@@ -65,7 +65,7 @@ from bench.slices import Slice, SliceQuestion, load_slice
 from bench.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack, build_stack
 from bench.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
-from bench.systems.base import shared_minilm
+from bench.systems.base import plugin_record, shared_minilm
 from bench.terminal import step
 from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
 from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR
@@ -985,8 +985,16 @@ def _identity(
         "settings": arm.settings,
         "models": dict(models),
         "standins": stack.standins,
-        "provenance": _provenance(arm, the_slice, stack, options),
+        "provenance": replace(_provenance(arm, the_slice, stack, options), plugins=_plugins(arm, models)),
     }
+
+
+def _plugins(arm: Arm, models: Mapping[str, str]) -> list[dict[str, Any]] | None:
+    """The parts of this run that installed packages provide (system, providers), with their distribution and
+    version; None (left out of the file) when every part is built in."""
+    records = [r for r in [plugin_record(arm.system, arm.settings)] if r is not None]
+    records += plugin_records(models)
+    return records or None
 
 
 def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Provenance:

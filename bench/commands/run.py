@@ -34,6 +34,11 @@ def run(
     limit: int = typer.Option(None, "--limit", help="Only the first N questions (a quick try; marked in the result)."),
     yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+    arms_dir: Path = typer.Option(
+        None,
+        "--arms-dir",
+        help="Read ARM (and the arms it extends) from this folder instead of arms/, e.g. an arm naming a plug-in's system.",
+    ),
     replicates: int = typer.Option(
         1, "--replicates", help="N independent samples of every call; results side by side as <name>__r<i>.json."
     ),
@@ -50,6 +55,7 @@ def run(
         limit=limit,
         assume_yes=yes,
         replicates=replicates,
+        arms_dir=arms_dir,
     )
     for path in run_arm(arm, slice_name, options):
         typer.echo(summary_line(path))

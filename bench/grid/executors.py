@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from bench.errors import GridError
 from bench.grid.budget import BudgetLink, BudgetService
+from bench.grid.spec import EXECUTORS
 from bench.grid.worker import FAILED, UnitOutcome, UnitTask, run_unit, worker_environment
 
 ADDRESS_TIMEOUT_S = 5.0
@@ -277,10 +278,20 @@ class RayExecutor(Executor):
             self._ray.shutdown()
 
 
+@EXECUTORS.register("local")
+def _local(workers: int, retries: int, address: str | None) -> Executor:
+    return LocalExecutor(workers, retries)  # a local pool has no address (the grid spec refuses one)
+
+
+@EXECUTORS.register("ray")
+def _ray(workers: int, retries: int, address: str | None) -> Executor:
+    return RayExecutor(workers, retries, address)
+
+
 def make_executor(name: str, workers: int, retries: int, address: str | None) -> Executor:
-    if name == "ray":
-        return RayExecutor(workers, retries, address)
-    return LocalExecutor(workers, retries)
+    """The executor registered under `name` (RegistryError listing the known ones otherwise)."""
+    executor: Executor = EXECUTORS.create(name, workers=workers, retries=retries, address=address)
+    return executor
 
 
 def _first_line(exc: BaseException) -> str:

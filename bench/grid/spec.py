@@ -11,6 +11,7 @@ the executor is one this harness has; the first problem is one line naming the g
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import tomllib
@@ -22,13 +23,26 @@ from typing import Any
 from bench.arms import Arm, arm_names, load_arm
 from bench.budget import limits_from_env
 from bench.errors import BenchError, ConfigError
+from bench.registry import Registry
 from bench.results import file_name, slice_dir
 from bench.slices import Slice, load_slice
 from bench.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
 from bench.vocab import HELDOUT_GROUP, heldout_slices
 
-EXECUTORS = ("local", "ray")
 DEFAULT_EXECUTOR = "local"
+
+
+def _import_executors() -> None:
+    # The executors import the worker, which imports this module: they are read on the first lookup, not here.
+    importlib.import_module("bench.grid.executors")
+
+
+#: executor name -> factory(workers=, retries=, address=) -> Executor (registered in bench.grid.executors)
+EXECUTORS: Registry[Callable[..., Any]] = Registry(
+    "executor",
+    discover=_import_executors,
+    hint="a factory in bench/grid/executors.py decorated @EXECUTORS.register(NAME)",
+)
 DEFAULT_RETRIES = 2  # a unit whose worker died is tried this many more times (Ray's max_retries; the pool's own)
 REPLICATES_DIR = "replicates"  # replicate i > 0 of a grid lives under <out>/replicates/r<i>/ (same tree below)
 GRID_FILE_KEYS = (
@@ -176,8 +190,7 @@ def spec_from(file: Path | None, overrides: Mapping[str, Any]) -> GridSpec:
         tag = _text(tag, where("tag"))
     if stack not in STACK_NAMES:
         raise ConfigError(f"{where('stack')}: expected one of {', '.join(STACK_NAMES)}, found {stack!r}")
-    if executor not in EXECUTORS:
-        raise ConfigError(f"{where('executor')}: expected one of {', '.join(EXECUTORS)}, found {executor!r}")
+    EXECUTORS.get(executor, where("executor"))
     if address is not None:
         address = _text(address, where("address"))
         if executor != "ray":

@@ -21,7 +21,8 @@ import pkgutil
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from bench.errors import ConfigError
+from bench.errors import ConfigError, RegistryError
+from bench.registry import Registry
 from bench.stacks import ModelRef, ProviderSettings, load_stack_spec
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from engram import LLM, DecisionBackend, Embedder, Extractor
 
 P = TypeVar("P", bound=type["Provider"])
-_REGISTRY: dict[str, type[Provider]] = {}
-_DISCOVERED = False
 
 
 class Provider:
@@ -96,46 +95,74 @@ class Provider:
         self._closers = []
 
 
+def _discover() -> None:
+    """Import every module of this package once, so their @register_provider decorators run."""
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def _adopt(name: str, factory: Any) -> type[Provider]:
+    """A provider is a `Provider` subclass; it learns the name it is registered under (also one from a plug-in)."""
+    if not (isinstance(factory, type) and issubclass(factory, Provider)):
+        raise RegistryError(f"provider {name!r}: expected a subclass of bench.providers.Provider, found {factory!r}")
+    factory.name = name
+    return factory
+
+
+PROVIDERS: Registry[type[Provider]] = Registry(
+    "provider",
+    discover=_discover,
+    adopt=_adopt,
+    hint="a module in bench/providers/ with a Provider subclass decorated @register_provider(NAME)",
+)
+
+
 def register_provider(name: str) -> Callable[[P], P]:
     def decorate(cls: P) -> P:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise ValueError(f"provider {name!r} is registered twice ({_REGISTRY[name].__name__}, {cls.__name__})")
-        cls.name = name
-        _REGISTRY[name] = cls
+        PROVIDERS.add(name, cls)
         return cls
 
     return decorate
 
 
-def _discover() -> None:
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
-    _DISCOVERED = True
-
-
 def provider_names() -> list[str]:
-    _discover()
-    return sorted(_REGISTRY)
+    return PROVIDERS.names()
 
 
 def provider_class(name: str, where: str = "models") -> type[Provider]:
-    _discover()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(
-            f"{where}: unknown provider {name!r}; expected one of {', '.join(provider_names())}"
-        ) from None
+    return PROVIDERS.get(name, where)
 
 
 def api_key_envs() -> dict[str, str]:
-    """provider -> the environment variable holding its API key (paid providers that need one)."""
-    _discover()
-    return {name: cls.key_env for name, cls in sorted(_REGISTRY.items()) if cls.key_env}
+    """provider -> the environment variable holding its API key (paid providers that need one).
+
+    Only built-in providers and plug-ins already in use are asked: listing key variables must not import every
+    installed package (a broken one would break every command that reads keys)."""
+    out: dict[str, str] = {}
+    for name in PROVIDERS.names():
+        if not PROVIDERS.is_loaded(name):
+            continue
+        key_env = PROVIDERS.get(name).key_env
+        if key_env:
+            out[name] = key_env
+    return out
+
+
+def plugin_records(models: Mapping[str, str]) -> list[dict[str, Any]]:
+    """For a result's `provenance.plugins`: the registry record of each provider an installed package provides,
+    with the roles it serves as parameters ({role: model}); built-in providers are left out."""
+    served: dict[str, dict[str, str]] = {}
+    for role, ref in sorted(models.items()):
+        provider, _, model = ref.partition("/")
+        served.setdefault(provider, {})[role] = model
+    records = []
+    for provider, roles in sorted(served.items()):
+        if provider in PROVIDERS:
+            info = PROVIDERS.info(provider, roles)
+            if info.plugin:
+                records.append(info.to_json())
+    return records
 
 
 class Models:

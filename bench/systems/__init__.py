@@ -1,6 +1,7 @@
 """Memory systems under test, found by name through a registry (see `bench.systems.base`)."""
 
 from bench.systems.base import (
+    SYSTEMS,
     AuditFact,
     RetrievedLines,
     Setting,
@@ -14,6 +15,7 @@ from bench.systems.base import (
 )
 
 __all__ = [
+    "SYSTEMS",
     "AuditFact",
     "RetrievedLines",
     "Setting",

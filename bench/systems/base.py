@@ -26,14 +26,14 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from bench.errors import ConfigError
+from bench.errors import ConfigError, RegistryError
+from bench.registry import Registry, attach_info
 from bench.stacks import STACK_NAMES
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
@@ -276,63 +276,71 @@ def _type_names(types: tuple[type, ...]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Registry
-
-_REGISTRY: dict[str, type[System]] = {}
-_DISCOVERY_LOCK = threading.Lock()
-_discovered = False
+# Registry (bench.registry): the modules of this package, and installed packages' `engram_bench.systems` entry points
 
 S = TypeVar("S", bound=type[System])
+
+
+def _discover() -> None:
+    """Import every module of this package once, so their @register_system decorators run."""
+    import bench.systems as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name != "base":
+            importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def _adopt(name: str, factory: Any) -> type[System]:
+    """A system is a `System` subclass; it learns the name it is registered under (also one from a plug-in)."""
+    if not (isinstance(factory, type) and issubclass(factory, System)):
+        raise RegistryError(f"system {name!r}: expected a subclass of bench.systems.System, found {factory!r}")
+    factory.name = name
+    return factory
+
+
+SYSTEMS: Registry[type[System]] = Registry(
+    "system",
+    discover=_discover,
+    adopt=_adopt,
+    hint="a module in bench/systems/ with a System subclass decorated @register_system(NAME)",
+)
 
 
 def register_system(name: str) -> Callable[[S], S]:
     """Class decorator: make a System findable as `system = "<name>"` in an arm file."""
 
     def decorate(cls: S) -> S:
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
-            raise ConfigError(f"system {name!r}: registered twice ({existing.__module__} and {cls.__module__})")
-        cls.name = name
-        _REGISTRY[name] = cls
+        SYSTEMS.add(name, cls)
         return cls
 
     return decorate
 
 
-def _discover() -> None:
-    """Import every module of this package once, so their @register_system decorators run."""
-    global _discovered
-    with _DISCOVERY_LOCK:
-        if _discovered:
-            return
-        import bench.systems as package
-
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            if info.name != "base":
-                importlib.import_module(f"{package.__name__}.{info.name}")
-        _discovered = True
-
-
 def system_names() -> list[str]:
-    _discover()
-    return sorted(_REGISTRY)
+    return SYSTEMS.names()
 
 
-def get_system(name: str) -> type[System]:
-    """The System class registered under `name`; ConfigError listing the accepted names otherwise."""
-    _discover()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(f"system: unknown system {name!r}; accepted: {', '.join(sorted(_REGISTRY))}") from None
+def get_system(name: str, where: str = "system") -> type[System]:
+    """The System class registered under `name`; RegistryError listing the known names otherwise."""
+    return SYSTEMS.get(name, where)
 
 
 def build_system(name: str, settings: Mapping[str, Any], context: SystemContext, where: str = "settings") -> System:
-    """Validate the arm's settings for the named system and construct it."""
+    """Validate the arm's settings for the named system and construct it; the system carries `registry_info`
+    (its name, its validated settings as parameters and, for a plug-in, the distribution and version)."""
     if context.stack not in STACK_NAMES:
         raise ConfigError(f"stack: expected one of {list(STACK_NAMES)}, found {context.stack!r}")
     cls = get_system(name)
-    return cls(cls.validate_settings(settings, where), context)
+    params = cls.validate_settings(settings, where)
+    return attach_info(cls(params, context), SYSTEMS.info(name, params))
+
+
+def plugin_record(name: str, settings: Mapping[str, Any]) -> dict[str, Any] | None:
+    """For a result's `provenance.plugins`: the system's registry record (name, validated settings, distribution
+    and version) when an installed package provides it; None for a built-in system, whose name and settings the
+    result already carries (so built-in results keep their bytes)."""
+    info = SYSTEMS.info(name, get_system(name).validate_settings(settings))
+    return info.to_json() if info.plugin else None
 
 
 TORCH_THREADS_ENV = "ENGRAM_TORCH_THREADS"

@@ -69,7 +69,11 @@ def _closed_port() -> int:
         ('arms = ["mem0"]\nslices = ["dev"]\nexecutors = "ray"\n', [], "GRID.toml: executors: expected one of"),
         ('arms = ["mem0"]\nslices = ["dev"]\nreplicates = 0\n', [], "GRID.toml: replicates: expected an integer"),
         ('arms = "mem0"\nslices = ["dev"]\n', [], "GRID.toml: arms: expected a list of names"),
-        ('arms = ["mem0"]\nslices = ["dev"]\nexecutor = "dask"\n', [], "GRID.toml: executor: expected one of"),
+        (
+            'arms = ["mem0"]\nslices = ["dev"]\nexecutor = "dask"\n',
+            [],
+            "GRID.toml: executor: unknown executor 'dask'; known executors: local, ray",
+        ),
         ('arms = ["mem0"\n', [], "GRID.toml: expected a grid file in TOML"),
         ('arms = ["mem0"]\nslices = ["dev"]\n', ["--stack", "cloud"], "--stack: expected one of"),
         (

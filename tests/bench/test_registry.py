@@ -223,3 +223,28 @@ def test_a_plugin_part_is_checked_by_the_same_adopt_hook_as_a_built_in_one(site:
     appliances: Registry[type] = Registry("appliance", group=GROUP, adopt=adopt)
     with pytest.raises(RegistryError, match="'spoon': expected a class, found int"):
         appliances.get("spoon")
+
+
+# ------------------------------------------------------------------------------- the registries of the harness
+
+
+def test_systems_providers_commands_and_executors_refuse_a_taken_name_the_same_way() -> None:
+    from bench.cli import COMMANDS
+    from bench.grid.spec import EXECUTORS
+    from bench.providers import PROVIDERS
+    from bench.systems import SYSTEMS
+
+    def impostor() -> None: ...
+
+    for registry, taken in ((SYSTEMS, "mem0"), (PROVIDERS, "jev"), (COMMANDS, "run"), (EXECUTORS, "ray")):
+        assert taken in registry.names()
+        with pytest.raises(RegistryError, match=rf"{registry.kind} '{taken}' is registered twice: .* rename one"):
+            registry.add(taken, impostor)
+        assert registry.get(taken) is not impostor
+
+
+def test_a_command_module_records_where_each_command_came_from() -> None:
+    from bench.cli import COMMANDS
+
+    assert COMMANDS.origin("reproduce-dev") == "bench.commands.reproduce"
+    assert {"cache", "paper", "run", "schema"} <= set(COMMANDS.names())

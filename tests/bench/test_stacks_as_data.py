@@ -80,7 +80,7 @@ def test_an_arm_may_override_a_role_with_another_provider_model() -> None:
     ("overrides", "message"),
     [
         ({"answer": "claude-sonnet-4-6"}, r"models\.answer: expected a model as provider/model"),
-        ({"answer": "acme/big-model"}, r"models\.answer: unknown provider 'acme'; expected one of"),
+        ({"answer": "acme/big-model"}, r"models\.answer: unknown provider 'acme'; known providers: "),
         (
             {"answer": "anthropic/claude-opus-9"},
             r"models\.answer: anthropic/claude-opus-9 has no price in stacks/paper",

@@ -37,7 +37,7 @@ def test_every_shipped_system_is_found_by_name() -> None:
 
 
 def test_an_unknown_system_or_setting_is_refused_with_the_accepted_values(context: SystemContext) -> None:
-    with pytest.raises(ConfigError, match="unknown system 'memgpt'; accepted: .*full-context.*raw-turn-rag"):
+    with pytest.raises(ConfigError, match="unknown system 'memgpt'; known systems: .*full-context.*raw-turn-rag"):
         get_system("memgpt")
     with pytest.raises(ConfigError, match=r"settings\.top_n: unknown setting .*accepted: show_dates"):
         build_system("raw-turn-rag", {"top_n": 3}, context)

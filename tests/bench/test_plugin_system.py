@@ -1,0 +1,132 @@
+"""A system from an installed package runs as an arm, found by its `engram_bench.systems` entry point, and its
+result names the package that provided it.
+
+The package is "installed" the way pip leaves one: a module and a `*.dist-info` folder (METADATA, entry_points.txt)
+in a folder on PYTHONPATH. Nothing in this repository names it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bench.errors import ResultError
+from bench.results import read_result
+from bench.vocab import REPO_ROOT
+
+PLUGIN_MODULE = '''
+"""Echo-recall: remembers the last few turns verbatim (a toy system shipped outside engram-bench)."""
+
+from bench.systems import RetrievedLines, Setting, System, WriteUsage
+from bench.systems.base import turn_store_stats
+
+
+class EchoRecall(System):
+    SETTINGS = (Setting("window", int, 4, "how many of the latest turns to show"),)
+    MODEL_CALLS_PER_MESSAGE = {}
+
+    def __init__(self, settings, context):
+        super().__init__(settings, context)
+        self.turns = []
+
+    def write(self, message):
+        self.turns.append(message)
+        return WriteUsage()
+
+    def retrieve(self, question, k):
+        shown = self.turns[-self.settings["window"]:]
+        return RetrievedLines(
+            lines=tuple(f"{m.speaker}: {m.text}" for m in shown), sources=tuple((m.id,) for m in shown)
+        )
+
+    def stats(self):
+        return turn_store_stats(len(self.turns))
+'''
+
+ARM = """
+description = "last turns verbatim, from the echo-recall-memory package"
+system = "echo-recall"
+settings = { window = 3 }
+"""
+
+
+def install_plugin(site: Path) -> None:
+    site.mkdir()
+    (site / "echo_recall_memory.py").write_text(textwrap.dedent(PLUGIN_MODULE))
+    info = site / "echo_recall_memory-0.7.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-recall-memory\nVersion: 0.7.2\n")
+    (info / "entry_points.txt").write_text("[engram_bench.systems]\necho-recall = echo_recall_memory:EchoRecall\n")
+
+
+def bench_cli(args: list[str], site: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)]),
+        "ENGRAM_RUNS_DIR": str(tmp_path / "runs"),
+        "ENGRAM_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "bench", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_an_installed_packages_system_runs_as_an_arm_and_its_result_names_the_package(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    install_plugin(site)
+    arms = tmp_path / "arms"
+    arms.mkdir()
+    (arms / "echo-recall.toml").write_text(ARM)
+    out = tmp_path / "out"
+
+    ran = bench_cli(
+        ["run", "echo-recall", "--slice", "dev", "--limit", "2", "--out", str(out), "--arms-dir", str(arms), "--quiet"],
+        site,
+        tmp_path,
+    )
+
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    (written,) = sorted(out.glob("echo-recall*.json"))
+    result = json.loads(written.read_text())
+    assert result["system"] == "echo-recall" and result["settings"] == {"window": 3}
+    assert len(result["answers"]) == 2
+    assert all(len(a["lines"]) <= 3 for a in result["answers"])
+    assert result["provenance"]["plugins"] == [
+        {
+            "kind": "system",
+            "name": "echo-recall",
+            "params": {"window": 3},
+            "distribution": "echo-recall-memory",
+            "version": "0.7.2",
+        }
+    ]
+    # The record is part of the schema: read back, and a damaged one refused with the field named.
+    assert read_result(written).provenance.plugins[0]["distribution"] == "echo-recall-memory"  # type: ignore[index]
+    result["provenance"]["plugins"][0]["version"] = 72
+    written.write_text(json.dumps(result))
+    with pytest.raises(ResultError, match=r"provenance\.plugins\[0\]\.version: expected a string or null, found 72"):
+        read_result(written)
+
+
+def test_a_broken_plugin_is_one_line_when_an_arm_uses_it_and_never_breaks_help(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    install_plugin(site)
+    (site / "echo_recall_memory.py").write_text("import a_dependency_nobody_installed\n")
+    arms = tmp_path / "arms"
+    arms.mkdir()
+    (arms / "echo-recall.toml").write_text(ARM)
+
+    assert bench_cli(["--help"], site, tmp_path).returncode == 0
+    ran = bench_cli(["run", "echo-recall", "--slice", "dev", "--arms-dir", str(arms)], site, tmp_path)
+
+    assert ran.returncode == 2
+    (line,) = ran.stderr.strip().splitlines()
+    assert "echo-recall" in line and "echo-recall-memory 0.7.2" in line
+    assert "ModuleNotFoundError: No module named 'a_dependency_nobody_installed'" in line
+    assert not (tmp_path / "runs").exists()  # refused before anything was written
