@@ -33,7 +33,11 @@ def listing() -> list[dict[str, Any]]:
             reason = _generic_reason(name)
             rows.append(_row(name, name, reason, GENERIC[name], f'system = "{name}"'))
             continue
-        cls = get_system(name)
+        try:
+            cls = get_system(name)
+        except ConfigError as exc:  # an installed package's entry point that fails to load: listed, not fatal
+            rows.append(_row(name, "in-process", str(exc), "(its package does not load)", f'system = "{name}"'))
+            continue
         doc = (cls.__doc__ or sys.modules[cls.__module__].__doc__ or cls.__module__).strip().splitlines()[0]
         rows.append(_row(name, "in-process", None, doc, f'system = "{name}"'))
     for name in adapter_names():

@@ -123,6 +123,10 @@ def test_a_broken_plugin_is_one_line_when_an_arm_uses_it_and_never_breaks_help(t
     (arms / "echo-recall.toml").write_text(ARM)
 
     assert bench_cli(["--help"], site, tmp_path).returncode == 0
+    listed = bench_cli(["systems", "list", "--json"], site, tmp_path)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    (row,) = [r for r in json.loads(listed.stdout) if r["name"] == "echo-recall"]
+    assert not row["runnable"] and "a_dependency_nobody_installed" in row["why_not"]
     ran = bench_cli(["run", "echo-recall", "--slice", "dev", "--arms-dir", str(arms)], site, tmp_path)
 
     assert ran.returncode == 2
