@@ -45,6 +45,7 @@ import numpy as np
 from bench.cache import CallRequest
 from bench.errors import ConfigError
 from bench.gateway import LiveResponse
+from bench.registry import Registry
 from bench.vocab import PROMPTS_DIR, judge_metric
 
 if TYPE_CHECKING:
@@ -54,7 +55,10 @@ if TYPE_CHECKING:
 ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"
 JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"
 DEFAULT_JUDGE_PROMPT = "mem0-lenient"
-JUDGE_PROMPTS = {DEFAULT_JUDGE_PROMPT: JUDGE_PROMPT_FILE, "strict": PROMPTS_DIR / "judge_strict_prompt.txt"}
+#: judge prompt name -> its template file (a judge prompt is a file in bench/prompts/ added here)
+JUDGE_PROMPTS: Registry[Path] = Registry("judge prompt", hint="a template in bench/prompts/ added to bench.judge")
+JUDGE_PROMPTS.add(DEFAULT_JUDGE_PROMPT, JUDGE_PROMPT_FILE, origin=__name__)
+JUDGE_PROMPTS.add("strict", PROMPTS_DIR / "judge_strict_prompt.txt", origin=__name__)
 
 ANSWER_MAX_TOKENS = 1024
 JUDGE_MAX_TOKENS = 1024
@@ -136,10 +140,8 @@ def render_answer_prompt(question: str, split: Mapping[str, Sequence[str]]) -> s
 
 
 def judge_prompt_file(prompt: str) -> Path:
-    """The file of a named judge prompt; ConfigError listing the names otherwise."""
-    if prompt not in JUDGE_PROMPTS:
-        raise ConfigError(f"judge prompt {prompt!r}: expected one of {', '.join(JUDGE_PROMPTS)}")
-    return JUDGE_PROMPTS[prompt]
+    """The file of a named judge prompt; RegistryError listing the names otherwise."""
+    return JUDGE_PROMPTS.get(prompt, where="judge prompt")
 
 
 def judge_prompt_id(prompt: str) -> str:

@@ -53,7 +53,8 @@ def judge_choice(name: str, stack: str | None) -> JudgeChoice:
         return JudgeChoice(LEXICAL, OFFLINE, DEFAULT_JUDGE_PROMPT)
     if name not in JUDGE_PROMPTS:
         raise ConfigError(
-            f"rejudge --judge: expected {LEXICAL} or a judge prompt ({', '.join(JUDGE_PROMPTS)}), found {name!r}"
+            f"rejudge --judge: expected {LEXICAL} or a judge prompt ({', '.join(JUDGE_PROMPTS.names())}), "
+            f"found {name!r}"
         )
     if stack in (None, OFFLINE):
         raise ConfigError(

@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.errors import ResultError
+from bench.errors import RegistryError, ResultError
+from bench.registry import Registry
 from bench.results import Answer, Result
 from bench.scoring.names import (
     EVIDENCE_RECALL,
@@ -41,21 +42,30 @@ class MetricChoice:
     adversarial: bool  # whether adversarial questions have a value (under --all)
 
 
-CHOICES = {
-    "j": MetricChoice("j", JUDGE, "answers[].label", adversarial=True),
-    "f1": MetricChoice("f1", LOCOMO_F1, "answers[].f1", adversarial=True),
-    "mem0-f1": MetricChoice("mem0-f1", MEM0_F1, f"answers[].scores.{MEM0_F1}", adversarial=False),
-    "bleu1": MetricChoice("bleu1", MEM0_BLEU1, f"answers[].scores.{MEM0_BLEU1}", adversarial=False),
-    "evidence-recall": MetricChoice("evidence-recall", EVIDENCE_RECALL, "answers[].evidence_recall", adversarial=True),
-}
+def _adopt(name: str, factory: object) -> MetricChoice:
+    """A metric is a `MetricChoice` (a plug-in's reads `answers[].scores.<its metric>`, written by its package)."""
+    if not isinstance(factory, MetricChoice):
+        raise RegistryError(f"metric {name!r}: expected a bench.scoring.values.MetricChoice, found {factory!r}")
+    return factory
+
+
+#: `compare --metric` name -> the metric it reads; installed packages add theirs (`engram_bench.metrics`)
+CHOICES: Registry[MetricChoice] = Registry(
+    "metric", adopt=_adopt, hint="a MetricChoice added to CHOICES in bench/scoring/values.py"
+)
+for _choice in (
+    MetricChoice("j", JUDGE, "answers[].label", adversarial=True),
+    MetricChoice("f1", LOCOMO_F1, "answers[].f1", adversarial=True),
+    MetricChoice("mem0-f1", MEM0_F1, f"answers[].scores.{MEM0_F1}", adversarial=False),
+    MetricChoice("bleu1", MEM0_BLEU1, f"answers[].scores.{MEM0_BLEU1}", adversarial=False),
+    MetricChoice("evidence-recall", EVIDENCE_RECALL, "answers[].evidence_recall", adversarial=True),
+):
+    CHOICES.add(_choice.name, _choice, origin=__name__)
 ALIASES = {LOCOMO_F1: "f1", MEM0_BLEU1: "bleu1", "judge": "j"}
 
 
 def metric_choice(name: str) -> MetricChoice:
-    choice = CHOICES.get(ALIASES.get(name, name))
-    if choice is None:
-        raise ResultError(f"compare --metric: expected one of {', '.join(CHOICES)}, found {name!r}")
-    return choice
+    return CHOICES.get(ALIASES.get(name, name), where="compare --metric")
 
 
 def metric_entry(result: Result, choice: MetricChoice) -> str | None:

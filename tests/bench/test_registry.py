@@ -231,12 +231,22 @@ def test_a_plugin_part_is_checked_by_the_same_adopt_hook_as_a_built_in_one(site:
 def test_systems_providers_commands_and_executors_refuse_a_taken_name_the_same_way() -> None:
     from bench.cli import COMMANDS
     from bench.grid.spec import EXECUTORS
+    from bench.judge import JUDGE_PROMPTS
     from bench.providers import PROVIDERS
+    from bench.scoring.values import CHOICES
     from bench.systems import SYSTEMS
 
     def impostor() -> None: ...
 
-    for registry, taken in ((SYSTEMS, "mem0"), (PROVIDERS, "jev"), (COMMANDS, "run"), (EXECUTORS, "ray")):
+    taken_names = (
+        (SYSTEMS, "mem0"),
+        (PROVIDERS, "jev"),
+        (COMMANDS, "run"),
+        (EXECUTORS, "ray"),
+        (CHOICES, "bleu1"),
+        (JUDGE_PROMPTS, "strict"),
+    )
+    for registry, taken in taken_names:
         assert taken in registry.names()
         with pytest.raises(RegistryError, match=rf"{registry.kind} '{taken}' is registered twice: .* rename one"):
             registry.add(taken, impostor)
