@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from bench.cache import LocalStore
+from bench.errors import SystemFailed
 from bench.runner import RunOptions, run_arm
 
 COMPARED = ("question_id", "answer", "label", "lines", "sources", "retrieved_tokens", "evidence_recall", "f1")
@@ -55,3 +58,59 @@ def test_the_result_records_which_library_answered_and_how(both: tuple[dict, dic
     assert described["memory_system"]["version"] == "2.1.0"
     assert "qdrant" in described["memory_system"]["store"]
     assert described["adapter"]["environment"] == "project"
+
+
+def test_a_crash_mid_run_stops_it_and_the_rerun_replays_what_the_first_one_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mem0 adapter behind a proxy that dies on its 21st write (the canary, then 19 dev turns got through):
+    the run stops with one line and writes nothing; the rerun serves those 20 extraction calls from the cache."""
+    repo = Path(__file__).resolve().parents[2]
+    adapters = tmp_path / "systems"
+    (adapters / "mem0-fragile").mkdir(parents=True)
+    command = [
+        "{python}", str(repo / "tests" / "bench" / "crash_proxy.py"), "--port", "{port}", "--die-after", "20",
+        "--once-file", str(tmp_path / "crashed-once"), "--",
+        "{python}", str(repo / "systems" / "mem0" / "server.py"), "--data-dir", "{data_dir}",
+    ]  # fmt: skip
+    (adapters / "mem0-fragile" / "adapter.toml").write_text(
+        'description = "mem0 that dies once"\nlibrary = "mem0ai"\nstore = "qdrant"\nenvironment = "project"\n'
+        f"command = {json.dumps(command)}\n"
+    )
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(adapters))
+    (tmp_path / "arms").mkdir()
+    (tmp_path / "arms" / "fragile.toml").write_text('system = "http"\nk = 5\n[settings]\nadapter = "mem0-fragile"\n')
+    options = RunOptions(
+        arms_dir=tmp_path / "arms",
+        runs_root=tmp_path / "runs",
+        out=tmp_path / "out",
+        cache_dir=tmp_path / "cache",
+        subsets=(),  # no shipped cache: only what the first run recorded can be served
+        progress=False,
+        limit=3,
+    )
+
+    with pytest.raises(SystemFailed) as raised:
+        run_arm("fragile", "dev", options)
+    assert "adapter" in str(raised.value) and "POST /write of message" in str(raised.value)
+    assert "\n" not in str(raised.value) and raised.value.exit_code == 2
+    assert not (tmp_path / "out").exists()
+
+    recorded = _cached_keys(tmp_path / "cache")
+    assert len(recorded) >= 20  # at least the canary's and 19 turns' extraction calls
+
+    [written] = run_arm("fragile", "dev", options)
+    result = json.loads(written.read_text())
+    needed = set(written.with_suffix(".calls.txt").read_text().split())
+    assert recorded <= needed  # the rerun needed every call the first run made...
+    # ...and made none of them again: the cache grew by exactly the rerun's misses, each a call not made before.
+    assert len(_cached_keys(tmp_path / "cache")) == len(recorded) + result["calls"]["misses"]
+    assert result["calls"]["hits"] >= len(recorded)
+
+
+def _cached_keys(folder: Path) -> set[str]:
+    store = LocalStore(folder)
+    try:
+        return set(store.keys())
+    finally:
+        store.close()
