@@ -5,13 +5,17 @@ own memory server looks like. It keeps short notes per user and ranks them by sh
 --no-memory-tools: a server whose only tool has nothing to do with memory.
 --ignore-user: search ignores the user, so one user's notes reach another (the canary must catch it).
 --data-dir: the notes survive in a JSON file there (a server with a store on disk).
+--slow-search S: every search takes S seconds; --die-after N: the process ends on store call N+1.
+--http-port P: serve streamable HTTP on 127.0.0.1:P (path /mcp) instead of stdio.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 from mcp.server.fastmcp import FastMCP
@@ -25,8 +29,12 @@ def main() -> None:
     parser.add_argument("--no-memory-tools", action="store_true")
     parser.add_argument("--ignore-user", action="store_true")
     parser.add_argument("--data-dir")
+    parser.add_argument("--slow-search", type=float, default=0.0)
+    parser.add_argument("--die-after", type=int)
+    parser.add_argument("--http-port", type=int)
     options = parser.parse_args()
-    server = FastMCP("notebook-memory")
+    server = FastMCP("notebook-memory", host="127.0.0.1", port=options.http_port or 8000)
+    stored = 0
     notes: dict[str, list[str]] = {}
     store = Path(options.data_dir) / "notes.json" if options.data_dir else None
 
@@ -35,11 +43,16 @@ def main() -> None:
             store.write_text(json.dumps(notes))
 
     def remember(text: str, user: str) -> str:
+        nonlocal stored
+        stored += 1
+        if options.die_after is not None and stored > options.die_after:
+            os._exit(5)
         notes.setdefault(user, []).append(text)
         save()
         return f"stored note {len(notes[user])}"
 
     def search(query: str, user: str, limit: int) -> list[dict[str, str]]:
+        time.sleep(options.slow_search)
         asked = set(WORD.findall(query.lower()))
         pool = [n for ns in notes.values() for n in ns] if options.ignore_user else notes.get(user, [])
         ranked = sorted(enumerate(pool), key=lambda it: (-len(asked & set(WORD.findall(it[1].lower()))), it[0]))
@@ -86,7 +99,7 @@ def main() -> None:
             """Forget everything about a user."""
             return forget(user_id)
 
-    server.run()
+    server.run(transport="streamable-http" if options.http_port else "stdio")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,8 @@ def _arm(folder: Path, name: str, flags: tuple[str, ...] = (), extra: str = "", 
     command = json.dumps([sys.executable, str(SERVER), *flags])
     (arms / f"{name}.toml").write_text(
         f'description = "a notebook over MCP"\nsystem = "mcp"\nk = {k}\n[settings]\ncommand = {command}\n'
-        f"timeout_s = 20\n{extra}\n"
+        + ("" if "timeout_s" in extra else "timeout_s = 20\n")
+        + f"{extra}\n"
     )
 
 
@@ -107,3 +111,46 @@ def test_a_server_that_dies_at_start_is_one_line_quoting_it(tmp_path: Path) -> N
     with pytest.raises(SystemFailed) as raised:
         _run(tmp_path, "dead")
     assert "system 'mcp'" in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (("--slow-search", "5"), "timed out, no answer within timeout_s=1 s"),
+        (("--die-after", "7"), "for message D1:7"),
+    ],
+)
+def test_a_slow_or_crashing_mcp_server_stops_the_run_in_one_line(
+    tmp_path: Path, flags: tuple[str, ...], fragment: str
+) -> None:
+    _arm(tmp_path, "unsteady", flags, "timeout_s = 1")
+    started = time.monotonic()
+    with pytest.raises(SystemFailed) as raised:
+        _run(tmp_path, "unsteady")
+    assert fragment in str(raised.value) and "system 'mcp'" in str(raised.value)
+    assert "\n" not in str(raised.value) and not (tmp_path / "out").exists()
+    assert time.monotonic() - started < 60
+
+
+def test_an_mcp_server_over_streamable_http_runs_from_its_url(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(SERVER), "--http-port", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        arms = tmp_path / "arms"
+        arms.mkdir()
+        (arms / "remote-notebook.toml").write_text(
+            f'system = "mcp"\nk = 4\n[settings]\nurl = "http://127.0.0.1:{port}/mcp"\ntimeout_s = 20\n'
+        )
+        result = _run(tmp_path, "remote-notebook", limit=3)
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert result["extras"]["system"]["transport"] == "streamable-http"
+    assert all(a["lines_shown"] == 4 for a in result["answers"])
