@@ -68,6 +68,20 @@ class Adapter:
     def installed(self) -> bool:
         return self.environment == "project" or self.python.exists()
 
+    def installed_version(self) -> str | None:
+        """The version of `library` installed in the adapter's environment (None: not installed there), so a
+        result records what ran, not what the adapter says about itself."""
+        if self.environment == "project":
+            from importlib import metadata
+
+            try:
+                return metadata.version(self.library)
+            except metadata.PackageNotFoundError:
+                return None
+        code = f"import importlib.metadata as m; print(m.version({self.library!r}))"
+        done = subprocess.run([str(self.python), "-c", code], capture_output=True, text=True, timeout=120, check=False)
+        return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
     def not_runnable_reason(self) -> str | None:
         """Why the adapter cannot run here (None: it can)."""
         if not self.installed():

@@ -241,10 +241,24 @@ class HttpSystem(System):
         return str(self.adapter.folder) if self.adapter is not None else str(Path.cwd())
 
     def _check_identity(self) -> None:
-        if self.adapter is not None and self.identity.library != self.adapter.library:
+        """An adapter's /health must name the library its manifest names, at the version its environment holds."""
+        if self.adapter is None:
+            return
+        if self.identity.library != self.adapter.library:
             raise SystemFailed(
                 f"{self.label}: GET /health: system.library: expected {self.adapter.library!r} (its adapter.toml), "
                 f"found {self.identity.library!r}"
+            )
+        installed = self.adapter.installed_version()
+        if installed is None:
+            raise SystemFailed(
+                f"{self.label}: library {self.adapter.library!r}: expected it installed in {self.adapter.python}, "
+                "found it missing (engram-bench systems install " + self.adapter.name + ")"
+            )
+        if self.identity.version != installed:
+            raise SystemFailed(
+                f"{self.label}: GET /health: system.version: expected {installed} (installed in its environment), "
+                f"found {self.identity.version!r}"
             )
 
     def _plant_canary(self, canary: Canary) -> None:

@@ -4,7 +4,8 @@ but the standard library (no engram-bench import), the way a system written in a
 It keeps each namespace's turns and ranks them by words shared with the question (newest first on ties). Flags make
 it misbehave the ways the harness must survive: --too-many (k+2 lines), --crash-after N (the process dies on write
 N+1), --slow-retrieve S, --malformed (lines is not an array), --leak (the first line comes from another namespace),
---bad-source (a line names an id never written), --count-file PATH (appends one line per /write it serves).
+--bad-source (a line names an id never written), --count-file PATH (appends one line per /write it serves),
+--claims LIB==VERSION (the library and version /health names).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ def main() -> None:
     parser.add_argument("--leak", action="store_true")
     parser.add_argument("--bad-source", action="store_true")
     parser.add_argument("--count-file")
+    parser.add_argument("--claims", default="wordbag-memory==0.0.1")
     options = parser.parse_args()
     service = Service(options)
 
@@ -102,7 +104,8 @@ def main() -> None:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            system = {"name": "wordbag", "library": "wordbag-memory", "version": "0.0.1", "store": "a dict in memory"}
+            library, version = options.claims.split("==")
+            system = {"name": "wordbag", "library": library, "version": version, "store": "a dict in memory"}
             self.reply(200, {"status": "ok", "protocol": "engram-memory/1", "system": system})
 
         def do_POST(self) -> None:

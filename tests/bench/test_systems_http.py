@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,44 @@ def test_a_bad_http_arm_is_refused_before_anything_starts(tmp_path: Path, settin
         run_arm("misdeclared", "dev", _options(tmp_path))
     assert fragment in str(raised.value)
     assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").rglob("server.log"))
+
+
+def _service_adapter(root: Path, library: str, claims: str) -> None:
+    folder = root / "wordbag"
+    folder.mkdir(parents=True)
+    command = json.dumps(["{python}", str(SERVICE), "--port", "{port}", "--claims", claims])
+    (folder / "adapter.toml").write_text(
+        f'description = "wordbag as an adapter"\nlibrary = "{library}"\nstore = "a dict"\n'
+        f'environment = "project"\ncommand = {command}\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("library", "claims", "fragment"),
+    [
+        ("wordbag-memory", "wordbag-memory==0.0.1", "library 'wordbag-memory': expected it installed in"),
+        ("httpx", "httpx==0.0.1", "system.version: expected " + metadata.version("httpx") + " (installed"),
+        ("httpx", "requests==" + metadata.version("httpx"), "system.library: expected 'httpx' (its adapter.toml)"),
+    ],
+)
+def test_an_adapter_must_name_the_library_and_version_its_environment_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: str, claims: str, fragment: str
+) -> None:
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    _service_adapter(tmp_path / "systems", library, claims)
+    _arm(tmp_path, "wordbag-adapter", 'adapter = "wordbag"')
+    with pytest.raises(SystemFailed) as raised:
+        run_arm("wordbag-adapter", "dev", _options(tmp_path))
+    assert fragment in str(raised.value) and "system 'wordbag' (adapter)" in str(raised.value)
+
+
+def test_an_adapter_result_records_the_installed_library_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    _service_adapter(tmp_path / "systems", "httpx", "httpx==" + metadata.version("httpx"))
+    _arm(tmp_path, "wordbag-adapter", 'adapter = "wordbag"')
+    [written] = run_arm("wordbag-adapter", "dev", _options(tmp_path, limit=2))
+    described = json.loads(written.read_text())["extras"]["system"]
+    assert described["memory_system"]["version"] == metadata.version("httpx")
+    assert described["adapter"] == {"name": "wordbag", "environment": "project", "roles": [], "config": {}}
