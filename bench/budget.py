@@ -28,9 +28,10 @@ from typing import Any, Protocol
 
 from filelock import FileLock
 
+from bench import settings
 from bench.atomic import fsync_directory, write_json
 from bench.cache import CallRequest, canonical_json
-from bench.errors import BudgetExceeded, ConfigError, DataError
+from bench.errors import BudgetExceeded, DataError
 from bench.stacks import FREE, Price
 from bench.stacks import price_for as model_price
 
@@ -39,8 +40,8 @@ FREE_ENDPOINTS = frozenset({"count_tokens"})  # Anthropic's token counting is no
 # Pessimistic bytes-per-token for the pre-send estimate: English runs ~4 characters per token, JSON markup less;
 # 3 errs on the side of refusing a call rather than overspending.
 ESTIMATE_BYTES_PER_TOKEN = 3
-DEFAULT_RUN_LIMIT_USD = 20.0
-DEFAULT_TOTAL_LIMIT_USD = 100.0
+DEFAULT_RUN_LIMIT_USD = settings.DEFAULT_RUN_LIMIT_USD
+DEFAULT_TOTAL_LIMIT_USD = settings.DEFAULT_TOTAL_LIMIT_USD
 
 
 def price_for(provider: str, model: str, endpoint: str = "") -> Price:
@@ -281,20 +282,6 @@ class Budget:
 
 
 def limits_from_env() -> tuple[float, float]:
-    return (
-        _float_env("ENGRAM_RUN_BUDGET_USD", DEFAULT_RUN_LIMIT_USD),
-        _float_env("ENGRAM_TOTAL_BUDGET_USD", DEFAULT_TOTAL_LIMIT_USD),
-    )
-
-
-def _float_env(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"environment {name}: expected a number of USD, found {raw!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise ConfigError(f"environment {name}: expected a finite, non-negative USD amount, found {raw!r}")
-    return value
+    """The per-run and total limits: $ENGRAM_RUN_BUDGET_USD / $ENGRAM_TOTAL_BUDGET_USD (bench.settings)."""
+    current = settings.current()
+    return current.run_budget_usd, current.total_budget_usd

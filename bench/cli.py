@@ -9,11 +9,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from dataclasses import replace
 from typing import Any
 
 import typer
 
 import bench.commands
+from bench import settings
 from bench.errors import BenchError, RegistryError
 from bench.redact import redact
 from bench.registry import Registry
@@ -30,6 +32,7 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     quiet: bool = typer.Option(
         False,
         "--quiet",
@@ -38,8 +41,14 @@ def _root(
     ),
 ) -> None:
     """Reproducible benchmark harness for the engram memory system (a group: always take a subcommand)."""
+    # The one reading of the ENGRAM_* variables: validated here (a bad one is one line, exit 2, before the command
+    # does anything) and installed for the command's duration; the code below reads it, never os.environ.
+    told = settings.Settings.from_env()
     if quiet:
-        set_quiet()
+        set_quiet()  # also in the environment, so worker processes inherit it
+        told = replace(told, quiet=True)
+    settings.install(told)
+    ctx.call_on_close(settings.uninstall)
 
 
 #: command name -> the callback (or sub-app) that serves it; a name two modules add is one RegistryError

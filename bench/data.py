@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from bench import settings
 from bench.errors import DataError
-from bench.vocab import DATA_DIR, REPO_ROOT
+from bench.vocab import REPO_ROOT
 
 LOCOMO = "locomo/locomo10.json"
 UPDATE_SET_1 = "engram-eval-v1/updates_conv26.json"
@@ -41,7 +41,7 @@ _SOURCES_ROW = re.compile(r"^\|\s*`(?P<file>[^`]+)`\s*\|.*\|\s*`(?P<sha>[0-9a-f]
 
 def data_dir() -> Path:
     """`data/` in the repo, or the folder named by ENGRAM_DATA_DIR (tests point it at a doctored copy)."""
-    return Path(os.environ.get("ENGRAM_DATA_DIR", DATA_DIR))
+    return settings.current().data_dir
 
 
 def _display(path: Path) -> str:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from bench import settings
 from bench.atomic import write_json
 from bench.budget import (
     Budget,
@@ -45,7 +46,6 @@ from bench.cache import (
 )
 from bench.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
 from bench.errors import CacheMiss, ConfigError, ProviderError
-from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
 
 __all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "api_key_env", "default_cache_dir"]
 
@@ -53,7 +53,7 @@ Mode = Literal["live", "replay", "record"]
 MODES: tuple[str, ...] = get_args(Mode)
 OFFLINE = "offline"
 LAST_RUN_FILE = "last_run.json"
-LEDGER_FILE = "spend_ledger.jsonl"
+LEDGER_FILE = settings.LEDGER_FILE
 RUN_KEYS_DIR = "runs"
 
 
@@ -128,13 +128,13 @@ def api_key_env() -> dict[str, str]:
 
 
 def default_cache_dir() -> Path:
-    override = os.environ.get("ENGRAM_CACHE_DIR")
-    return Path(override) if override else CACHE_DIR / LOCAL_CACHE_NAME
+    """$ENGRAM_CACHE_DIR, else `cache/local/` (bench.settings)."""
+    return settings.current().cache_dir
 
 
 def ledger_path(cache_dir: Path | None = None) -> Path:
     """$ENGRAM_LEDGER, else the ledger next to the local cache."""
-    return Path(os.environ.get("ENGRAM_LEDGER") or Path(cache_dir or default_cache_dir()) / LEDGER_FILE)
+    return settings.current().ledger_for(cache_dir)
 
 
 def check_mode(mode: str | None) -> Mode | None:

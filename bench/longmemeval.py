@@ -25,15 +25,15 @@ plus the turn index in seconds; the question is asked once, after the last sessi
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench import settings
 from bench.errors import DataError
-from bench.vocab import DATA_DIR, LONGMEMEVAL_PREFIX, LONGMEMEVAL_TYPES
+from bench.vocab import LONGMEMEVAL_PREFIX, LONGMEMEVAL_TYPES
 
-DIR_ENV = "ENGRAM_LONGMEMEVAL_DIR"
+DIR_ENV = settings.LONGMEMEVAL
 QUESTION_TYPES = LONGMEMEVAL_TYPES
 ROLES = ("user", "assistant")
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
@@ -45,8 +45,7 @@ def is_longmemeval(name: str) -> bool:
 
 
 def longmemeval_dir() -> Path:
-    override = os.environ.get(DIR_ENV)
-    return Path(override) if override else DATA_DIR / "longmemeval"
+    return settings.current().longmemeval_dir
 
 
 def file_for(name: str) -> Path:

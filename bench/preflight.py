@@ -13,13 +13,13 @@ A spend estimate that says nothing will be sent (every call already cached) need
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from bench import settings
 from bench.errors import SpendNotConfirmed
 from bench.stacks import Stack, provider_of
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from bench.arms import Arm
     from bench.slices import Slice
 
-ASSUME_YES_ENV = "ENGRAM_ASSUME_YES"
+ASSUME_YES_ENV = settings.ASSUME_YES
 SPENDING_MODES = frozenset({"live", "record"})
 OFFLINE_PROVIDER = "offline"
 
@@ -150,8 +150,9 @@ def announce_and_confirm(
     say(preflight.banner(estimate))
     if not preflight.may_spend or (estimate is not None and estimate.calls_to_send == 0):
         return
-    env = os.environ if environ is None else environ
-    if assume_yes or env.get(ASSUME_YES_ENV, "") == "1":
+    # the installed settings (the CLI's reading of ENGRAM_ASSUME_YES), or the reading of an environment passed in
+    told = settings.current() if environ is None else settings.Settings.from_env(environ)
+    if assume_yes or told.assume_yes:
         return
     stdin = stdin or sys.stdin
     providers = ", ".join(preflight.paid_providers)

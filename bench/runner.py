@@ -35,7 +35,7 @@ from typing import Any, cast
 from filelock import FileLock, Timeout
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench import data, judge, metrics, scoring, tokens
+from bench import data, judge, metrics, scoring, settings, tokens
 from bench.arms import Arm, TokenMatchPlan, load_arm
 from bench.atomic import write_text
 from bench.budget import Ledger, RunLabels, limits_from_env
@@ -68,9 +68,9 @@ from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, bui
 from bench.systems.base import plugin_record, shared_minilm
 from bench.terminal import step
 from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
-from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR
+from bench.vocab import REPO_ROOT, RESULTS_DIR
 
-RUNS_DIR_ENV = "ENGRAM_RUNS_DIR"
+RUNS_DIR_ENV = settings.RUNS
 ANSWER_CONCURRENCY = 6  # the original harness answered six questions at a time
 STORE_DIR = "store"
 LOCK_FILE = ".run.lock"
@@ -92,9 +92,8 @@ LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": 
 
 
 def default_runs_root() -> Path:
-    """$ENGRAM_RUNS_DIR when set, else `runs/` in the checkout."""
-    override = os.environ.get(RUNS_DIR_ENV)
-    return Path(override) if override else RUNS_DIR
+    """$ENGRAM_RUNS_DIR when set, else `runs/` in the checkout (bench.settings)."""
+    return settings.current().runs_dir
 
 
 @dataclass(frozen=True)

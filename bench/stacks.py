@@ -32,11 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
-from bench.vocab import REPO_ROOT, STACKS_DIR
+from bench.settings import stacks_dir_at_import
+from bench.vocab import REPO_ROOT
 
 ROLES = ("extract", "decide", "escalate", "llm_decider", "answer", "judge", "count_tokens")
 # The stack of a run that names none, whatever keys the environment holds: a key never chooses to spend money.
 DEFAULT_STACK = "offline"
+# The folder of stack files: $ENGRAM_STACKS_DIR or the shipped stacks/, fixed at import (its names are CLI choices).
+STACKS_DIR = stacks_dir_at_import()
 OFFLINE = "offline"  # the provider of the local stand-ins: free, keyless, labelled as stand-ins everywhere
 STACK_KEYS = ("description", "label", "import_only", "roles", "providers")
 

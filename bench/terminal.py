@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from bench import settings
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-QUIET_ENV = "ENGRAM_BENCH_QUIET"
+QUIET_ENV = settings.QUIET
 # Each library's own switch for its progress bars and log noise; set before the library is imported.
 THIRD_PARTY_QUIET_ENV = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -31,7 +33,7 @@ QUIET_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "da
 
 
 def is_quiet() -> bool:
-    return os.environ.get(QUIET_ENV) == "1"
+    return settings.current().quiet
 
 
 def set_quiet() -> None:

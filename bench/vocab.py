@@ -10,7 +10,6 @@ that take a folder as an option use these as defaults; tests pass their own fold
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 # ----------------------------------------------------------------------------------------------- repository layout
@@ -22,8 +21,9 @@ DATA_DIR = REPO_ROOT / "data"  # the datasets with their sha256 list (data/SOURC
 V1_DATA_DIR = DATA_DIR / "engram-eval-v1"  # the article's released results, which `import-v1` converts
 ARMS_DIR = REPO_ROOT / "arms"  # one TOML file per arm
 # One file per stack (which model serves each role). ENGRAM_STACKS_DIR names a folder of your own stack files to use
-# instead, read once when the harness starts (copy into it the shipped files you still want: arms name them).
-STACKS_DIR = Path(os.environ.get("ENGRAM_STACKS_DIR") or REPO_ROOT / "stacks")
+# instead, read once when the harness starts (copy into it the shipped files you still want: arms name them); the
+# folder in use is `bench.stacks.STACKS_DIR`, through bench.settings.
+SHIPPED_STACKS_DIR = REPO_ROOT / "stacks"
 RESULTS_DIR = REPO_ROOT / "results"  # results/<stack>/<slice-dir>/<arm>[__k<k>].json
 V1_RESULTS_DIR = RESULTS_DIR / "v1"  # the article's results, converted to the result schema
 V3_RESULTS_DIR = RESULTS_DIR / "v3"  # the v3 paper's results, converted to the result schema

@@ -8,7 +8,6 @@ point elsewhere (tests, or a researcher's own adapters).
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -17,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import settings
 from bench.errors import ConfigError, SystemFailed
 from bench.systems.process import command_words
-from bench.vocab import REPO_ROOT
 
-SYSTEMS_DIR_ENV = "ENGRAM_SYSTEMS_DIR"
-VENVS_DIR_ENV = "ENGRAM_VENVS_DIR"
+SYSTEMS_DIR_ENV = settings.SYSTEMS
+VENVS_DIR_ENV = settings.VENVS
 MANIFEST = "adapter.toml"
 ENVIRONMENTS = ("venv", "project")
 KEYS = ("description", "library", "store", "environment", "command", "requirements", "roles", "config")
@@ -32,11 +31,11 @@ INSTALL_TIMEOUT_S = 1800
 
 
 def systems_dir() -> Path:
-    return Path(os.environ.get(SYSTEMS_DIR_ENV) or REPO_ROOT / "systems")
+    return settings.current().systems_dir
 
 
 def venvs_dir() -> Path:
-    return Path(os.environ.get(VENVS_DIR_ENV) or REPO_ROOT / ".venvs")
+    return settings.current().venvs_dir
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from bench import settings
 from bench.errors import ConfigError, RegistryError
 from bench.registry import Registry, attach_info
 from bench.stacks import STACK_NAMES
@@ -343,7 +344,7 @@ def plugin_record(name: str, settings: Mapping[str, Any]) -> dict[str, Any] | No
     return info.to_json() if info.plugin else None
 
 
-TORCH_THREADS_ENV = "ENGRAM_TORCH_THREADS"
+TORCH_THREADS_ENV = settings.TORCH_THREADS
 
 
 @functools.cache
@@ -355,11 +356,9 @@ def shared_minilm() -> Embedder:
     per text under load, measured 2026-12-02), and a fixed thread count keeps float reductions in one order, so
     vectors do not depend on how many cores a machine has.
     """
-    import os
-
     import torch
 
-    torch.set_num_threads(int(os.environ.get(TORCH_THREADS_ENV, "1")))
+    torch.set_num_threads(settings.current().torch_threads)
     from engram import MiniLMEmbedder
 
     return MiniLMEmbedder()

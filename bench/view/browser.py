@@ -7,14 +7,15 @@ report is seen exactly as a reader opening the file would see it, and nothing re
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-CHROMIUM_ENV = "ENGRAM_BENCH_CHROMIUM"  # a browser binary other than `chromium` on PATH
+from bench import settings
+
+CHROMIUM_ENV = settings.CHROMIUM  # a browser binary other than `chromium` on PATH
 CHROMIUM_FLAGS = (
     "--no-sandbox",  # runs as root in CI containers
     "--disable-gpu",
@@ -26,7 +27,7 @@ CHROMIUM_FLAGS = (
 
 
 def chromium_path() -> str | None:
-    return os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or shutil.which("chromium-browser")
+    return settings.current().chromium or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def unavailable_reason() -> str | None:
