@@ -9,6 +9,9 @@ Why not the endpoint: on the offline stack the endpoint has no stand-in for a fo
 in-process mem0 arm's stand-in answers mem0's prompt from the message being added. An adapter that imports the
 harness can run that same stand-in; one in its own environment cannot, and must use the endpoint.
 
+Known limit: the handed-over gateway keeps its spend in the local cache's ledger; a grid worker's remote budget
+(bench.grid) is not handed over, so on a paid stack a grid's one budget does not see the adapter's calls.
+
 The adapter reports the keys its calls used in each reply's `usage` (`cache_keys`, `cache_hits`, `cache_misses`),
 so the result's key list and hit/miss counts include them as they would for an in-process system.
 """
@@ -31,14 +34,20 @@ def handoff_env(context: SystemContext) -> dict[str, str]:
     """The run as `$ENGRAM_BENCH_RUN` for a project-environment adapter."""
     gateway: Any = context.gateway
     local = getattr(gateway, "local", None)
-    labels = gateway.labels
+    labels = getattr(gateway, "labels", None)
+    if labels is None or not hasattr(gateway, "subsets"):
+        raise ConfigError(
+            "adapter environment 'project': expected the run's gateway to say where its cache is, found a "
+            f"{type(gateway).__name__} that does not"
+        )
     run = {
         "stack": context.stack,
         "models": dict(context.models),
         "cache_dir": str(local.directory) if local is not None else None,
         "subsets": [str(s.directory) for s in gateway.subsets],
+        "read_through": [str(s.directory) for s in getattr(gateway, "read_through", ())],
         "mode": getattr(gateway, "_explicit_mode", None),
-        "strict": bool(gateway.strict),
+        "strict": bool(getattr(gateway, "strict", False)),
         "run_id": labels.run_id,
         "arm": labels.arm,
         "slice": labels.slice_name,
@@ -73,5 +82,6 @@ def gateway_from_run(run: Mapping[str, Any]) -> Any:
         strict=bool(run.get("strict")),
         labels=labels,
         budget=budget,
+        read_through=[Path(p) for p in run.get("read_through", [])],
         replicate=int(run.get("replicate", 0)),
     )
