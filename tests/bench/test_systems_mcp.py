@@ -66,6 +66,8 @@ def test_an_mcp_memory_server_runs_as_an_arm_from_a_toml_file_alone(tmp_path: Pa
     [notes] = (tmp_path / "runs").rglob("notes.json")
     kept = json.loads(notes.read_text())
     assert list(kept) == ["conv-26"] and len(kept["conv-26"]) == 76
+    # The stdio server ended with the run.
+    assert subprocess.run(["pgrep", "-f", str(SERVER)], capture_output=True, text=True).stdout.split() == []
 
 
 def test_a_server_with_unusual_tool_names_runs_once_the_arm_names_them(tmp_path: Path) -> None:
