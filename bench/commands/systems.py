@@ -111,12 +111,16 @@ def check(
     name: str = typer.Argument(None, help="An adapter (systems/NAME/) or an in-process system; or use --arm."),
     arm: str = typer.Option(None, "--arm", help="An arm in arms/ or a path to an arm file (e.g. an http/mcp arm)."),
     stack: str = typer.Option("offline", "--stack", help="The stack whose models the system uses."),
+    in_process: bool = typer.Option(
+        False, "--in-process", help="NAME is the in-process system even where an adapter has the same name (mem0)."
+    ),
 ) -> None:
     """Run the contract every memory system must pass (round trip, source ids, k, tokens, reset and namespace
-    isolation, one-line errors); exit 2 if any check fails."""
+    isolation, one-line errors); exit 2 if any check fails. A NAME that is both an adapter and an in-process system
+    means the adapter unless --in-process."""
     from bench.systems.contract import context_builder, offline_gateway, run_contract
 
-    system, settings, label = _resolve(name, arm)
+    system, settings, label = _resolve(name, arm, in_process)
     with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch, offline_gateway(None) as gateway:
         build = context_builder(system, settings, stack, gateway)
         outcomes = run_contract(build, Path(scratch), reuse_dir=system in GENERIC)
@@ -130,7 +134,7 @@ def check(
     typer.echo(f"{label}: all {len(outcomes)} contract checks passed")
 
 
-def _resolve(name: str | None, arm: str | None) -> tuple[str, dict[str, Any], str]:
+def _resolve(name: str | None, arm: str | None, in_process: bool = False) -> tuple[str, dict[str, Any], str]:
     from bench.systems import get_system
     from bench.systems.adapters import adapter_names
 
@@ -143,7 +147,7 @@ def _resolve(name: str | None, arm: str | None) -> tuple[str, dict[str, Any], st
         loaded = load_arm(path.stem, path.parent) if path.suffix == ".toml" else load_arm(arm, ARMS_DIR)
         return loaded.system, dict(loaded.settings), f"arm {loaded.name!r}"
     assert name is not None
-    if name in adapter_names():
+    if name in adapter_names() and not in_process:
         return "http", {"adapter": name}, f"adapter {name!r}"
     if name in GENERIC:
         raise ConfigError(f"systems check: {name!r} needs a server to check: pass an arm with --arm")

@@ -139,3 +139,22 @@ def test_an_mcp_server_passes_the_contract_from_its_arm_file(
     code, out, err = _cli(["systems", "check", "--arm", str(arm)], monkeypatch, capsys)
     assert code == 0, err
     assert "ok   namespace isolation" in out and "ok   k respected" in out
+
+
+def test_an_in_process_system_passes_the_same_contract_by_name(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _cli(["systems", "check", "raw-turn-rag"], monkeypatch, capsys)
+    assert code == 0, err
+    assert "system 'raw-turn-rag': all 7 contract checks passed" in out
+
+
+def test_a_name_shared_by_an_adapter_and_an_in_process_system_needs_no_guessing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench.commands.systems import _resolve
+
+    assert _resolve("mem0", None) == ("http", {"adapter": "mem0"}, "adapter 'mem0'")
+    assert _resolve("mem0", None, in_process=True) == ("mem0", {}, "system 'mem0'")
+    code, _, err = _cli(["systems", "check", "no-such-memory"], monkeypatch, capsys)
+    assert code == 2 and "no-such-memory" in err and len(err.strip().splitlines()) == 1
