@@ -11,7 +11,9 @@ a role to its client is a registry lookup on the provider name, never a guess fr
     [roles]                        # every role of ROLES, each "provider/model"
     extract = "anthropic/claude-haiku-4-5"
     [providers.anthropic]          # optional per provider: base_url, concurrency, timeout_s, retries,
-    concurrency = 4                # max_retry_after_s, requests_per_second, paid, and a price per model
+    concurrency = 4                # max_retry_after_s, requests_per_second, paid, a price per model, and
+                                   # the capability flags json_schema, tools, max_array_items,
+                                   # max_string_length, repair_json
     [providers.anthropic.prices]
     claude-haiku-4-5 = { input = 1.0, output = 5.0 }
 
@@ -111,6 +113,13 @@ class ProviderSettings:
     requests_per_second: float | None = None
     paid: bool | None = None  # None: the provider's own default (every provider but `offline` is paid)
     prices: Mapping[str, Price] = field(default_factory=dict)
+    # What the server can take, for the gateway endpoint's translations (bench.endpoint.translate); None: OpenAI's
+    # behaviour. Declared here, never guessed from replies.
+    json_schema: bool | None = None  # false: response_format json_schema is sent as json_object with a schema
+    tools: bool | None = None  # false: tool calls are emulated with a schema over the offered tools
+    max_array_items: int | None = None  # set: arrays without maxItems in a schema sent upstream get this bound
+    max_string_length: int | None = None  # set: strings without maxLength in a schema sent upstream get this bound
+    repair_json: bool | None = None  # true: raw control characters inside returned JSON strings are escaped
 
 
 _SETTING_TYPES: dict[str, tuple[type, ...]] = {
@@ -120,7 +129,11 @@ _SETTING_TYPES: dict[str, tuple[type, ...]] = {
     "retries": (int,),
     "max_retry_after_s": (int, float),
     "requests_per_second": (int, float),
+    "max_array_items": (int,),
+    "max_string_length": (int,),
 }
+# Capability flags of a server (true or false), read by the gateway endpoint's translations.
+_CAPABILITY_FLAGS = ("json_schema", "tools", "repair_json")
 
 
 @dataclass(frozen=True)
@@ -207,7 +220,7 @@ def _providers(where: str, table: Any) -> dict[str, ProviderSettings]:
         here = f"{where}: providers.{provider}"
         if not isinstance(settings, dict):
             raise ConfigError(f"{here}: expected a table of settings, found {settings!r}")
-        allowed = (*_SETTING_TYPES, "paid", "prices")
+        allowed = (*_SETTING_TYPES, *_CAPABILITY_FLAGS, "paid", "prices")
         unknown = sorted(set(settings) - set(allowed))
         if unknown:
             raise ConfigError(f"{here}: unknown setting {unknown[0]!r}; expected one of: {', '.join(allowed)}")
@@ -215,6 +228,11 @@ def _providers(where: str, table: Any) -> dict[str, ProviderSettings]:
         for name, types in _SETTING_TYPES.items():
             if name in settings:
                 values[name] = _setting(f"{here}.{name}", settings[name], types)
+        for flag in _CAPABILITY_FLAGS:
+            if flag in settings:
+                if not isinstance(settings[flag], bool):
+                    raise ConfigError(f"{here}.{flag}: expected true or false, found {settings[flag]!r}")
+                values[flag] = settings[flag]
         values["prices"] = _prices(f"{here}.prices", settings.get("prices", {}))
         if "paid" in settings:
             values["paid"] = _paid(here, settings["paid"], values["prices"])

@@ -11,8 +11,13 @@ from importlib import metadata
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# The packages themselves, and test modules that import each other by name (pytest puts their folders on sys.path).
-FIRST_PARTY = {"bench", "engram", "tests"} | {p.stem for p in (REPO / "tests").rglob("*.py")}
+# The packages themselves, test modules that import each other by name (pytest puts their folders on sys.path), and
+# the adapters' helper in systems/ (a test's memory service imports it as the adapters do).
+FIRST_PARTY = (
+    {"bench", "engram", "tests"}
+    | {p.stem for p in (REPO / "tests").rglob("*.py")}
+    | {p.stem for p in (REPO / "systems").glob("*.py")}
+)
 
 
 def _canonical(name: str) -> str:

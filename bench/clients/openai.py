@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,6 +41,8 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 SENT_AS_PARAMETERS = ("model", "messages")
 # Sees a fresh reply body before the gateway caches it; raises to refuse it (e.g. a reply without log-probabilities).
 ReplyCheck = Callable[[Mapping[str, Any]], None]
+# Turns a fresh reply body into the body that is cached and returned (never sees a cached one).
+ReplyFinish = Callable[[dict[str, Any]], dict[str, Any]]
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 # Sent to a local server only: the SDK will not build a client without some key, and local servers ignore it.
 LOCAL_PLACEHOLDER_KEY = "local-server-needs-no-key"
@@ -231,18 +233,29 @@ class OpenAIChat(SDKClient):
 
     # -- raw calls (any chat-completions body) -----------------------------------------------------------------
 
-    def chat(self, body: Mapping[str, Any], purpose: str, replicate: int = 0) -> CallResult:
-        return self._loop.run(self.achat(body, purpose, replicate))
+    def chat(
+        self, body: Mapping[str, Any], purpose: str, replicate: int = 0, finish: ReplyFinish | None = None
+    ) -> CallResult:
+        return self._loop.run(self.achat(body, purpose, replicate, finish=finish))
 
     async def achat(
-        self, body: Mapping[str, Any], purpose: str, replicate: int = 0, check: ReplyCheck | None = None
+        self,
+        body: Mapping[str, Any],
+        purpose: str,
+        replicate: int = 0,
+        check: ReplyCheck | None = None,
+        finish: ReplyFinish | None = None,
     ) -> CallResult:
+        """One call of `body` as is. `check` may refuse a fresh reply; `finish` turns a fresh reply body into what
+        is cached and served (the gateway endpoint's translations, which name themselves in it)."""
         request = CallRequest(PROVIDER, ENDPOINT, str(body["model"]), dict(body), purpose, replicate, self.target)
 
         async def live(missing: CallRequest) -> LiveResponse:
             response = await self._loop.run_async(self._send(missing))
             if check is not None:
                 check(response.body)  # raising here keeps the reply out of the cache
+            if finish is not None:
+                response = replace(response, body=finish(response.body))
             return response
 
         return await self.gateway.acall(request, live)

@@ -50,8 +50,9 @@ PROBE_K = 10  # lines the canary probe asks for
 
 #: Who starts a model endpoint for a run's out-of-process system: a context manager over the SystemContext that
 #: yields the environment the system needs (OPENAI_BASE_URL, OPENAI_API_KEY) and stops the endpoint on exit. The
-#: gateway endpoint (`engram-bench gateway serve`) installs itself with `set_model_endpoint`; without one, a system
-#: gets no model endpoint and must not need one.
+#: gateway endpoint (`bench.endpoint.model_endpoint`) is the default; `set_model_endpoint` replaces it (a test's
+#: fake). The mapping it yields may also carry `check()` (raise the endpoint's first run-stopping error, e.g. a replay
+#: miss the system swallowed) and `report()` (what it served, for the result).
 ModelEndpoint = Callable[[SystemContext], AbstractContextManager[Mapping[str, str]]]
 _model_endpoint: ModelEndpoint | None = None
 
@@ -95,14 +96,31 @@ class Canary:
 class ProtocolClient:
     """Requests to one memory-protocol server; every failure is a SystemFailed naming `label` and the request."""
 
-    def __init__(self, url: str, label: str, timeout_s: float, process: ServerProcess | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        label: str,
+        timeout_s: float,
+        process: ServerProcess | None = None,
+        after: Callable[[], None] | None = None,
+    ) -> None:
         self.url = url.rstrip("/")
         self.label = label
         self.timeout_s = timeout_s
         self.process = process
+        self.after = after  # runs after every request, also a failed one: the model endpoint's check
         self._http = httpx.Client(timeout=timeout_s)
 
     def call(self, method: str, path: str, body: Mapping[str, Any] | None = None, what: str = "") -> Any:
+        try:
+            return self._request(method, path, body, what)
+        finally:
+            # A run-stopping error of the model endpoint (a replay miss names its key) wins over whatever the
+            # system made of it: a system may swallow a failed model call and answer as if all went well.
+            if self.after is not None:
+                self.after()
+
+    def _request(self, method: str, path: str, body: Mapping[str, Any] | None, what: str) -> Any:
         where = f"{self.label}: {method} {path}{what}"
         try:
             response = self._http.request(method, self.url + path, json=body)
@@ -177,6 +195,7 @@ class HttpSystem(System):
         self._written: dict[str, str] = {}
         self._last: SliceMessage | None = None
         self._stack = contextlib.ExitStack()
+        self._endpoint: Mapping[str, str] = {}
         self.canary = Canary.for_conversation(context.conversation) if settings["canary"] else None
         try:
             self.client = self._connect(context)
@@ -205,7 +224,8 @@ class HttpSystem(System):
             client = ProtocolClient(self.settings["url"], self.label, timeout)
             self._stack.callback(client.close)
             return client
-        env = dict(self._stack.enter_context(endpoint_env(context)))
+        self._endpoint = self._stack.enter_context(endpoint_env(context))
+        env = dict(self._endpoint)
         if self.adapter is not None and self.adapter.environment == "project":
             from bench.systems.handoff import handoff_env
 
@@ -220,7 +240,7 @@ class HttpSystem(System):
             folder=self._folder(),
         )
         self._stack.callback(process.stop)
-        client = ProtocolClient(url, self.label, timeout, process)
+        client = ProtocolClient(url, self.label, timeout, process, after=getattr(self._endpoint, "check", None))
         self._stack.callback(client.close)
         start_timeout = float(self.settings["start_timeout_s"])
         process.wait_ready(lambda: client.call("GET", "/health"), start_timeout)
@@ -366,6 +386,9 @@ class HttpSystem(System):
             "memory_system": identity_record(self.identity),
             "isolation_canary": self.canary is not None,
         }
+        report = getattr(self._endpoint, "report", None)
+        if report is not None:
+            described["model_endpoint"] = report()  # calls per role, translations and errors, by name
         if self.adapter is not None:
             described["adapter"] = {
                 "name": self.adapter.name,
@@ -402,10 +425,12 @@ class HttpSystem(System):
 
 @contextlib.contextmanager
 def endpoint_env(context: SystemContext) -> Iterator[Mapping[str, str]]:
-    if _model_endpoint is None:
-        yield {}
-        return
-    with _model_endpoint(context) as env:
+    starter = _model_endpoint
+    if starter is None:
+        from bench.endpoint import model_endpoint
+
+        starter = model_endpoint
+    with starter(context) as env:
         yield env
 
 
