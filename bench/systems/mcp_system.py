@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT_S = 120.0
 CLOSE_WAIT_S = 10.0
+MIN_QUOTED_CHARS = 16  # a turn's text shorter than this is not traced by containment alone
 ITEM_TEXT_KEYS = ("text", "memory", "content", "fact", "note", "document", "observation", "value", "summary")
 LIST_KEYS = ("results", "memories", "items", "data", "hits", "matches", "documents", "notes", "facts", "result")
 
@@ -158,6 +159,7 @@ class McpSystem(System):
         self.timeout_s = float(settings["timeout_s"])
         self.label = self._label()
         self._written: dict[str, str] = {}  # message id -> its text
+        self._rendered: dict[str, str] = {}  # message id -> the text stored for it
         self._acknowledged = 0
         self._stack = contextlib.ExitStack()
         try:
@@ -258,6 +260,7 @@ class McpSystem(System):
     def write(self, message: SliceMessage) -> WriteUsage:
         self._store(self.namespace, rendered(message), f"for message {message.id}")
         self._written[message.id] = message.text
+        self._rendered[message.id] = rendered(message)
         self._acknowledged += 1
         return WriteUsage(calls=0)
 
@@ -295,7 +298,7 @@ class McpSystem(System):
         named = meta.get("message_id") if isinstance(meta, Mapping) else None
         if isinstance(named, str) and named in self._written:
             return (named,)
-        return tuple(mid for mid, text in self._written.items() if text.strip() and text.strip() in line)
+        return trace_sources(line, self._rendered, self._written)
 
     def stats(self) -> dict[str, Any]:
         # MCP has no standard count of what a server holds: the turns it acknowledged storing.
@@ -309,7 +312,7 @@ class McpSystem(System):
             "k_applied_by": "server" if self.tools.search.k_arg else "harness (the search tool takes no count)",
             "isolation": "namespace argument + canary" if self.canary is not None else "one process per conversation",
             "stored_text": "[<session_date>] <speaker>: <text>",
-            "sources": "message_id metadata, else the written turns whose text the line contains",
+            "sources": "message_id metadata, else the turns whose stored text (or own words, 16+ chars) the line contains",
         }
 
     def close(self) -> None:
@@ -374,3 +377,13 @@ def item_text(item: Any) -> str:
             if isinstance(item.get(key), str):
                 return item[key]
     return json.dumps(item, ensure_ascii=False, sort_keys=True)
+
+
+def trace_sources(line: str, stored: Mapping[str, str], said: Mapping[str, str]) -> tuple[str, ...]:
+    """The turns a returned line came from: those whose stored form it contains (date and speaker make that form
+    unique), else those whose own words it contains when they are long enough not to match by chance ("Yes!" is
+    in many lines)."""
+    whole = tuple(mid for mid, text in stored.items() if text in line)
+    if whole:
+        return whole
+    return tuple(mid for mid, text in said.items() if len(text.strip()) >= MIN_QUOTED_CHARS and text.strip() in line)

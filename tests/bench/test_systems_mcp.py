@@ -156,3 +156,14 @@ def test_an_mcp_server_over_streamable_http_runs_from_its_url(tmp_path: Path) ->
         server.wait(10)
     assert result["extras"]["system"]["transport"] == "streamable-http"
     assert all(a["lines_shown"] == 4 for a in result["answers"])
+
+
+def test_a_line_is_traced_to_the_turn_it_quotes_and_never_to_a_short_reply_by_chance() -> None:
+    from bench.systems.mcp_system import trace_sources
+
+    stored = {"D7:1": "[5 May, 2024] Ysolde: Yes!", "D7:2": "[5 May, 2024] Ysolde: Our ferry to Tromso leaves at dawn."}
+    said = {"D7:1": "Yes!", "D7:2": "Our ferry to Tromso leaves at dawn."}
+    assert trace_sources("[5 May, 2024] Ysolde: Our ferry to Tromso leaves at dawn.", stored, said) == ("D7:2",)
+    # A server that keeps only the words still gets its source; a short reply inside another line does not.
+    assert trace_sources("Ysolde said: Our ferry to Tromso leaves at dawn. Yes!", stored, said) == ("D7:2",)
+    assert trace_sources("Yes! said the captain", stored, said) == ()
