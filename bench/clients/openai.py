@@ -238,6 +238,20 @@ class OpenAIChat(SDKClient):
     ) -> CallResult:
         return self._loop.run(self.achat(body, purpose, replicate, finish=finish))
 
+    def chat_here(
+        self, body: Mapping[str, Any], purpose: str, replicate: int = 0, finish: ReplyFinish | None = None
+    ) -> CallResult:
+        """`chat` answered on the calling thread when the cache holds the call; only a miss crosses to the client's
+        loop. For callers that are threads already (the gateway endpoint's request threads): a hit then costs no
+        hand-over between threads, which on a loaded machine is most of a replayed call's time."""
+        request = CallRequest(PROVIDER, ENDPOINT, str(body["model"]), dict(body), purpose, replicate, self.target)
+
+        def live(missing: CallRequest) -> LiveResponse:
+            response = self._loop.run(self._send(missing))
+            return replace(response, body=finish(response.body)) if finish is not None else response
+
+        return self.gateway.call(request, live)
+
     async def achat(
         self,
         body: Mapping[str, Any],

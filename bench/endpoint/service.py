@@ -173,7 +173,7 @@ class EndpointService:
             plan = translate_request({**body, "model": model}, caps)
         except ValueError as exc:
             raise EndpointError(400, str(exc), "invalid_tools", param="tool_choice") from None
-        result = self._through_gateway(lambda: llm.chat(plan.body, role, finish=_finisher(plan, caps)))
+        result = self._through_gateway(lambda: llm.chat_here(plan.body, role, finish=_finisher(plan, caps)))
         self._count(role, result.cached, translations_of(result.body))
         return Reply(200, result.body)
 
