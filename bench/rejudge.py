@@ -16,8 +16,9 @@ far the two judgings agree (bench.metric_compare.judge_agreement).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,7 +82,8 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _judge_entry(result: Result) -> str | None:
+def judge_entry(result: Result) -> str | None:
+    """The name of the judge metric a result's labels carry (`judge:<model>:<prompt>`), if it has one."""
     return next((name for name in sorted(result.metrics) if name.startswith(f"{JUDGE}:")), None)
 
 
@@ -104,7 +106,7 @@ def rejudged(path: Path, result: Result, judge: Any, judge_model: str, judge_nam
     with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
         verdicts = list(pool.map(lambda a: judge.judge(a.question, a.gold, a.answer), result.answers))
     answers = [replace(a, label=v.label) for a, v in zip(result.answers, verdicts, strict=True)]
-    before = _judge_entry(result)
+    before = judge_entry(result)
     metrics = {name: entry for name, entry in result.metrics.items() if name != before}
     metrics[judge_name] = {"field": "answers[].label"}
     standins = sorted({*result.standins} - {"judge"} | ({"judge"} if standin else set()))
@@ -128,17 +130,42 @@ def rejudged(path: Path, result: Result, judge: Any, judge_model: str, judge_nam
     )
 
 
-def rejudge_files(
-    paths: Sequence[Path], choice: JudgeChoice, out_root: Path, mode: str | None = None
-) -> list[tuple[Path, Result]]:
-    """Judge every file again; every file is read and checked before the first judge call, and all are judged
-    before the first is written (a failure leaves nothing half-written)."""
+@dataclass(frozen=True)
+class OpenedJudge:
+    """A judge built for one stack, with the `provider/model` that serves it and the metric its labels carry."""
+
+    judge: Any
+    model: str
+    metric: str
+    standin: bool
+
+
+@contextmanager
+def opened_judge(choice: JudgeChoice, mode: str | None, run_id: str, arm: str) -> Iterator[OpenedJudge]:
+    """The chosen judge on its own gateway (cached, replayable, budgeted like every call), closed on exit."""
     from bench.gateway import Gateway
     from bench.judge import judge_metric_for
     from bench.providers import Models
     from bench.stacks import build_stack
     from bench.systems.base import shared_minilm
 
+    stack = build_stack(choice.stack)
+    gateway = Gateway.from_env(mode=mode, run_id=run_id, arm=arm)  # type: ignore[arg-type]
+    models = Models.for_stack(choice.stack, stack.models, gateway, shared_minilm)
+    try:
+        judge = models.judge(choice.prompt)
+        model = models.ran["judge"]
+        yield OpenedJudge(judge, model, judge_metric_for({"judge": model}, choice.prompt), models.is_standin("judge"))
+    finally:
+        models.close()
+        gateway.close()
+
+
+def rejudge_files(
+    paths: Sequence[Path], choice: JudgeChoice, out_root: Path, mode: str | None = None
+) -> list[tuple[Path, Result]]:
+    """Judge every file again; every file is read and checked before the first judge call, and all are judged
+    before the first is written (a failure leaves nothing half-written)."""
     loaded = [(path, read_result(path)) for path in paths]
     for path, result in loaded:
         check_judgeable(path, result)
@@ -148,21 +175,11 @@ def rejudge_files(
             raise ResultError(
                 f"{path}: expected a re-judging to go to a new file, found --out pointing at the original"
             )
-    stack = build_stack(choice.stack)
-    gateway = Gateway.from_env(mode=mode, run_id=f"rejudge-{slug(choice)}", arm="rejudge")  # type: ignore[arg-type]
-    models = Models.for_stack(choice.stack, stack.models, gateway, shared_minilm)
-    try:
-        judge = models.judge(choice.prompt)
-        judge_model = models.ran["judge"]
-        name = judge_metric_for({"judge": judge_model}, choice.prompt)
-        standin = models.is_standin("judge")
+    with opened_judge(choice, mode, run_id=f"rejudge-{slug(choice)}", arm="rejudge") as opened:
         out = [
-            (target, rejudged(path, result, judge, judge_model, name, standin))
+            (target, rejudged(path, result, opened.judge, opened.model, opened.metric, opened.standin))
             for (path, result), target in zip(loaded, targets, strict=True)
         ]
-    finally:
-        models.close()
-        gateway.close()
     for target, result in out:
         write_result(target, result)
     return out

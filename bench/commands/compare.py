@@ -77,6 +77,16 @@ def compare(
         for r, agreement in zip(reports, agreements, strict=True)
     ]
     typer.echo("\n\n".join(texts))
+    typer.echo("\n" + _judge_rates(loaded))
+
+
+def _judge_rates(loaded: list[ComparisonSide]) -> str:
+    """How lenient each side's judge measured on planted wrong answers (bench.judge_probe), one line per judge."""
+    from bench.judge_probe import rate_line
+    from bench.rejudge import judge_entry
+
+    metrics = dict.fromkeys(judge_entry(side.first) for side in loaded)
+    return "\n".join(rate_line(metric) for metric in metrics)
 
 
 def _compare_graded(

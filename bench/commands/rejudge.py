@@ -31,10 +31,16 @@ def rejudge(
             f"rejudge --judge {judge} --stack {stack}: judging {len(files)} file(s) may send paid calls; "
             "pass --yes to allow it, or --mode replay to use only recorded judgings"
         )
-    for target, result in rejudge_files(files, choice, out, mode):
+    written = rejudge_files(files, choice, out, mode)
+    for target, result in written:
         typer.echo(
             f"{target}: {result.accuracy.correct}/{result.accuracy.n} correct, judged by {result.models['judge']}"
         )
+    if written:
+        from bench.judge_probe import rate_line
+        from bench.rejudge import judge_entry
+
+        typer.echo(rate_line(judge_entry(written[0][1])))
 
 
 def register(app: typer.Typer) -> None:
