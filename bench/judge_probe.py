@@ -306,6 +306,10 @@ def summary_rows(report: dict[str, Any]) -> list[RateRow]:
         rows.append(_row(f"  {source}: {kind}", chosen))
     for category, chosen in sorted(_grouped(items, lambda i: i["category"]).items()):
         rows.append(_row(f"category {category} {LOCOMO_CATEGORY_NAMES.get(category, '')}".rstrip(), chosen))
+    # a source whose file recorded its own judge's verdicts: per category too, beside that judge's rate
+    recorded = [i for i in items if i.get("recorded") is not None]
+    for (source, category), chosen in sorted(_grouped(recorded, lambda i: (i["source"], i["category"])).items()):
+        rows.append(_row(f"  {source}, category {category}", chosen))
     return rows
 
 
