@@ -10,7 +10,9 @@ Why it is built this way:
 - Every model call goes through the gateway, so a killed run restarted later replays what it already did from the
   cache and continues (resumable); the store itself is rebuilt from scratch in `runs/` each time, which is cheap on
   replay and keeps a half-written store from leaking into a result.
-- Questions are answered concurrently (a bounded thread pool) but collected in slice order, so files are stable.
+- The conversations of a pooled slice run concurrently, each on its own store with its writes in order, and the
+  questions of all of them are answered on one bounded thread pool, collected in slice order, so files are stable
+  whatever finishes first. The bound is the stack's provider `concurrency` (`--concurrency N` overrides it).
 - Two runs on a cache that holds every call write byte-identical files except `timing` (and the `calls` hit/miss
   counters, which say how much of the run the cache served; they match too once the cache is complete).
 """
@@ -24,7 +26,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -44,6 +46,7 @@ from bench.errors import ConfigError, ResultError, RunLocked
 from bench.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.gitinfo import git_state
 from bench.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
+from bench.planner import calls_in_flight, with_concurrency
 from bench.preflight import Preflight, announce_and_confirm, modes_for
 from bench.providers import Models, plugin_records
 from bench.results import (
@@ -71,7 +74,6 @@ from bench.trace import Trace, referenced_messages, trace_name, trace_of, write_
 from bench.vocab import REPO_ROOT, RESULTS_DIR
 
 RUNS_DIR_ENV = settings.RUNS
-ANSWER_CONCURRENCY = 6  # the original harness answered six questions at a time
 STORE_DIR = "store"
 LOCK_FILE = ".run.lock"
 LOCK_OWNER_FILE = ".run.lock.pid"
@@ -114,7 +116,9 @@ class RunOptions:
     subsets: tuple[Path, ...] | None = None  # shipped subsets to read; None = every one under cache/
     cache_dir: Path | None = None  # the local cache; None = the gateway's default
     use_local_cache: bool = True  # False: read only `subsets` (reproduce-dev)
-    concurrency: int = ANSWER_CONCURRENCY
+    # --concurrency N: questions answered at once (and conversations of a pooled slice run at once); None: the
+    # stack file's provider `concurrency` (bench.planner.calls_in_flight)
+    concurrency: int | None = None
     git_tag: str | None = None  # stamped by `heldout`
     progress: bool = True
     assume_yes: bool = False  # --yes: a run that may send paid calls goes ahead without asking
@@ -353,7 +357,7 @@ def check_options(options: RunOptions) -> None:
     check_mode(options.mode)
     if options.stack not in STACK_NAMES:
         raise ConfigError(f"--stack: expected one of {', '.join(STACK_NAMES)}, found {options.stack!r}")
-    if options.concurrency < 1:
+    if options.concurrency is not None and (isinstance(options.concurrency, bool) or options.concurrency < 1):
         raise ConfigError(f"--concurrency: expected a positive integer, found {options.concurrency!r}")
     if options.limit is not None and (isinstance(options.limit, bool) or options.limit < 1):
         raise ConfigError(f"--limit: expected a positive number of questions, found {options.limit!r}")
@@ -533,6 +537,7 @@ def _run_part(
     run_dir: Path,
     system_tap: KeyTap,
     answer_taps: Mapping[int | None, KeyTap],
+    pool: Executor,
 ) -> _PartRun:
     embedder = _embedder(options)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -550,7 +555,7 @@ def _run_part(
     ran: dict[str, str] = {}
     try:
         usages, asked = _ingest_and_ask(system, part, ks, options, arm.scores_adversarial)
-        answers = {k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, options, ran) for k in ks}
+        answers = {k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, options, ran, pool) for k in ks}
         return _PartRun(
             usages=usages,
             answers=answers,
@@ -581,21 +586,16 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     answer_taps = {k: KeyTap(gateway) for k in ks}
     embedder = _embedder(options)
     parts = the_slice.runs()
+    in_flight = calls_in_flight(stack, options.concurrency)
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
-        runs = [
-            _run_part(
-                arm,
-                part,
-                stack,
-                ks,
-                options,
-                run_dir / part.conversation if the_slice.parts else run_dir,
-                system_tap,
-                answer_taps,
-            )
-            for part in parts
-        ]
+        with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="answer") as pool:
+
+            def one_part(part: Slice, part_options: RunOptions) -> _PartRun:
+                folder = run_dir / part.conversation if the_slice.parts else run_dir
+                return _run_part(arm, part, stack, ks, part_options, folder, system_tap, answer_taps, pool)
+
+            runs = _each_part(parts, one_part, options, min(in_flight, len(parts)))
     finally:
         gateway.close()
     usages = [u for r in runs for u in r.usages]
@@ -750,9 +750,12 @@ def _answer_all(
     embedder: Any,
     options: RunOptions,
     ran: dict[str, str],
+    pool: Executor | None = None,
 ) -> list[Answer]:
-    """Answer, judge and count tokens for every asked question at k; `ran` receives the models that served."""
-    models = Models(stack.refs, stack.settings, gateway.as_gateway(), lambda: embedder)
+    """Answer, judge and count tokens for every asked question at k on `pool` (the run's, shared by the parts of a
+    pooled slice; None: one of this call's own); `ran` receives the models that served."""
+    in_flight = calls_in_flight(stack, options.concurrency)
+    models = Models(stack.refs, with_concurrency(stack, options.concurrency), gateway.as_gateway(), lambda: embedder)
     answerer, judge_model, counter = models.answerer(), models.judge(), models.token_counter()
     ran.update(models.ran)
     speaker_of = {m.id: m.speaker for m in the_slice.messages}
@@ -762,15 +765,46 @@ def _answer_all(
         return _answer_one(item, k, the_slice, answerer, judge_model, counter, speaker_of, message_ids)
 
     try:
-        with _progress(options.progress) as progress, ThreadPoolExecutor(max_workers=options.concurrency) as pool:
+        with _progress(options.progress) as progress, _own_pool(pool, in_flight) as answering:
             task = progress.add_task(f"answer + judge (k={k if k is not None else 'all'})", total=len(asked))
             records = []
-            for record in pool.map(one, asked):  # map keeps slice order whatever finishes first
+            for record in answering.map(one, asked):  # map keeps slice order whatever finishes first
                 records.append(record)
                 progress.advance(task)
     finally:
         models.close()
     return records
+
+
+@contextmanager
+def _own_pool(shared: Executor | None, workers: int) -> Iterator[Executor]:
+    if shared is not None:
+        yield shared
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="answer") as pool:
+        yield pool
+
+
+def _each_part(
+    parts: Sequence[Slice], one_part: Callable[[Slice, RunOptions], _PartRun], options: RunOptions, at_once: int
+) -> list[_PartRun]:
+    """Every part run, `at_once` at a time, collected in slice order. Parts share nothing but the gateway and the
+    answer pool (each its own store and system), so the order they finish in changes no byte of a result. Run
+    together, their own progress bars would fight over the terminal: one bar counts the conversations instead."""
+    if at_once <= 1:
+        return [one_part(part, options) for part in parts]
+    quiet = replace(options, progress=False)
+    with _progress(options.progress) as progress, ThreadPoolExecutor(at_once, thread_name_prefix="part") as pool:
+        task = progress.add_task(f"{len(parts)} conversations, {at_once} at a time", total=len(parts))
+        futures = [pool.submit(one_part, part, quiet) for part in parts]
+        for future in futures:
+            future.add_done_callback(lambda _: progress.advance(task))
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            for future in futures:  # a failed part ends the run: the parts not yet started never start
+                future.cancel()
+            raise
 
 
 def _answer_one(

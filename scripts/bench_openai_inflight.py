@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.clients.openai import OpenAIChat
 from bench.gateway import Gateway
-from bench.runner import ANSWER_CONCURRENCY
+from bench.planner import ANSWER_CONCURRENCY
 from bench.stacks import build_stack
 
 

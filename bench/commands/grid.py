@@ -29,6 +29,9 @@ def grid(
         None, "--tag", help="A frozen git tag (held-out runs): HEAD must be it, clean; every result is stamped."
     ),
     workers: int = typer.Option(None, "--workers", help="Units at once (default: the machine's cores)."),
+    concurrency: int = typer.Option(
+        None, "--concurrency", help="Model calls in flight per unit (default: the stack file's provider concurrency)."
+    ),
     budget: float = typer.Option(None, "--budget", help="USD for every paid call of the grid together."),
     mode: str = typer.Option(None, "--mode", help="Gateway mode: live | replay | record (default from keys)."),
     yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
@@ -53,6 +56,7 @@ def grid(
             "workers": workers,
             "budget_usd": budget,
             "tag": tag,
+            "concurrency": concurrency,
         },
     )
     report = run_grid(spec, mode=mode, assume_yes=yes, progress=not quiet)

@@ -8,7 +8,7 @@ import typer
 
 from bench.preflight import ASSUME_YES_ENV
 from bench.results import read_result
-from bench.runner import ANSWER_CONCURRENCY, RunOptions, parse_ks, run_arm
+from bench.runner import RunOptions, parse_ks, run_arm
 from bench.stacks import DEFAULT_STACK, STACK_NAMES, stack_label
 
 
@@ -26,7 +26,12 @@ def run(
     ),
     k: str = typer.Option(None, "--k", help="Override the arm's k, e.g. 3 or 3,20 (one ingestion for all)."),
     mode: str = typer.Option(None, "--mode", help="Gateway mode: live | replay | record (default from keys)."),
-    concurrency: int = typer.Option(ANSWER_CONCURRENCY, "--concurrency", help="Questions answered at once."),
+    concurrency: int = typer.Option(
+        None,
+        "--concurrency",
+        help="Model calls in flight: questions answered at once, conversations of a pooled slice run at once "
+        "(default: the stack file's provider concurrency, else 6).",
+    ),
     out: Path = typer.Option(None, "--out", help="Write the result files into this folder instead of the run's own."),
     update_committed: bool = typer.Option(
         False, "--update-committed", help="Write results/<stack>/<slice>/ (the committed files); never a tagged one."

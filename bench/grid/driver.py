@@ -264,6 +264,7 @@ def _task(
         mode=mode,
         arms_dir=str(arms_dir) if arms_dir else None,
         git_tag=plan.spec.tag,
+        concurrency=plan.spec.concurrency,
     )
 
 

@@ -47,6 +47,7 @@ DEFAULT_RETRIES = 2  # a unit whose worker died is tried this many more times (R
 REPLICATES_DIR = "replicates"  # replicate i > 0 of a grid lives under <out>/replicates/r<i>/ (same tree below)
 GRID_FILE_KEYS = (
     "arms", "slices", "replicates", "stack", "executor", "address", "out", "workers", "budget_usd", "tag",
+    "concurrency",
 )  # fmt: skip
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -68,6 +69,7 @@ class GridSpec:
     # A frozen git tag (held-out runs): HEAD must be exactly at it on a clean tree, every result is stamped with it,
     # and the results tree defaults to results/ (what `heldout --tag` writes). None: an ordinary grid.
     tag: str | None = None
+    concurrency: int | None = None  # calls in flight per unit (questions answered at once); None: the stack file's
     source: str = "command line"
     given: frozenset[str] = frozenset()  # the fields the command line gave (they override the grid file's)
 
@@ -180,6 +182,7 @@ def spec_from(file: Path | None, overrides: Mapping[str, Any]) -> GridSpec:
     slices = _names(fields.get("slices"), where("slices"))
     replicates = _count(fields.get("replicates", 1), where("replicates"), minimum=1)
     workers = fields.get("workers")
+    concurrency = fields.get("concurrency")
     stack = _text(fields.get("stack", DEFAULT_STACK), where("stack"))
     executor = _text(fields.get("executor", DEFAULT_EXECUTOR), where("executor"))
     address = fields.get("address")
@@ -213,6 +216,7 @@ def spec_from(file: Path | None, overrides: Mapping[str, Any]) -> GridSpec:
         workers=None if workers is None else _count(workers, where("workers"), minimum=1),
         budget_usd=None if budget is None else float(budget),
         tag=tag,
+        concurrency=None if concurrency is None else _count(concurrency, where("concurrency"), minimum=1),
     )
 
 

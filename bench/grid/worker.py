@@ -68,6 +68,7 @@ class UnitTask:
     mode: str | None = None
     arms_dir: str | None = None
     git_tag: str | None = None  # stamped into every result (a grid run under a frozen tag)
+    concurrency: int | None = None  # --concurrency N: calls in flight in this unit; None: the stack file's
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ def run_unit(task: UnitTask) -> UnitOutcome:
                 replicate=unit.replicate,
                 gateway_factory=gateway,
                 arms_dir=Path(task.arms_dir) if task.arms_dir else None,
+                concurrency=task.concurrency,
             )
             status, message = RAN, ""
             try:
