@@ -1,3 +1,3 @@
-from bench.cli import main
+from bench.cli.program import main
 
 main()

@@ -1,6 +1,6 @@
 """Every `ENGRAM_*` environment variable of the harness, read in one place into one frozen `Settings`.
 
-The command line reads the environment once, at its edge (`bench.cli`), validates every variable there (a bad one
+The command line reads the environment once, at its edge (`bench.cli.program`), validates every variable there (a bad one
 is one line naming it, exit 2, before anything is read, written or sent) and installs the result for the command's
 duration; the code below reads `current()` instead of `os.environ`. Code run without the command line (a test
 calling a function directly, a grid worker process) gets a fresh reading of its own environment from `current()`,
@@ -188,7 +188,7 @@ def installed(settings: Settings) -> Iterator[Settings]:
 
 
 def stacks_dir_at_import() -> Path:
-    """The stack folder the stack names are listed from when `bench.stacks` is imported (they become the CLI's
+    """The stack folder the stack names are listed from when `bench.models.stacks` is imported (they become the CLI's
     choices, so they are fixed then). Never raises: the command line's edge validates the variable and reports a
     bad one in its one line."""
     value = os.environ.get(STACKS, "")

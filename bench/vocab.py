@@ -1,7 +1,7 @@
 """The harness's shared vocabulary: where things live in the repository, and the names every part agrees on.
 
 One module owns each of these names; every other module imports them from here (stacks and roles live in
-`bench.stacks`, the error types in `bench.errors`). A newcomer moving a folder or adding a held-out conversation
+`bench.models.stacks`, the error types in `bench.errors`). A newcomer moving a folder or adding a held-out conversation
 edits this file only.
 
 Paths are absolute and computed from this file's location, so commands work from any working directory. Commands
@@ -22,7 +22,7 @@ V1_DATA_DIR = DATA_DIR / "engram-eval-v1"  # the article's released results, whi
 ARMS_DIR = REPO_ROOT / "arms"  # one TOML file per arm
 # One file per stack (which model serves each role). ENGRAM_STACKS_DIR names a folder of your own stack files to use
 # instead, read once when the harness starts (copy into it the shipped files you still want: arms name them); the
-# folder in use is `bench.stacks.STACKS_DIR`, through bench.settings.
+# folder in use is `bench.models.stacks.STACKS_DIR`, through bench.settings.
 SHIPPED_STACKS_DIR = REPO_ROOT / "stacks"
 RESULTS_DIR = REPO_ROOT / "results"  # results/<stack>/<slice-dir>/<arm>[__k<k>].json
 V1_RESULTS_DIR = RESULTS_DIR / "v1"  # the article's results, converted to the result schema
@@ -97,9 +97,9 @@ def locomo_conversation_of(slice_name: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------- metrics
-# (added by the benchmarks engineer, issue #11; definitions and versions in bench.scoring, docs/metrics.md)
+# (added by the benchmarks engineer, issue #11; definitions and versions in bench.analysis.scoring, docs/metrics.md)
 
-LONGMEMEVAL_PREFIX = "longmemeval:"  # `longmemeval:<file>`: LongMemEval's JSON, read by bench.longmemeval
+LONGMEMEVAL_PREFIX = "longmemeval:"  # `longmemeval:<file>`: LongMemEval's JSON, read by bench.data.longmemeval
 # LongMemEval's question types (its `question_type` field), the categories of a `longmemeval:<file>` slice.
 LONGMEMEVAL_TYPES = (
     "single-session-user",

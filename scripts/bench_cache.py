@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.cache import CacheEntry, CallRequest, LocalStore, write_subset
-from bench.gateway import Gateway, LiveResponse
+from bench.models.cache import CacheEntry, CallRequest, LocalStore, write_subset
+from bench.models.gateway import Gateway, LiveResponse
 
 SAMPLE = 1000
 REPLAY_CALLS = 5000

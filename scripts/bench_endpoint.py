@@ -36,14 +36,14 @@ from typing import Any
 import httpx
 import openai
 
-from bench.budget import RunLabels
-from bench.cache import CallRequest
-from bench.clients.openai import OpenAIChat
+from bench.data.slices import load_slice
 from bench.endpoint import start_endpoint
-from bench.gateway import Gateway, LiveResponse
-from bench.providers import Models
-from bench.slices import load_slice
-from bench.stacks import build_stack
+from bench.models.budget import RunLabels
+from bench.models.cache import CallRequest
+from bench.models.clients.openai import OpenAIChat
+from bench.models.gateway import Gateway, LiveResponse
+from bench.models.providers import Models
+from bench.models.stacks import build_stack
 
 GOAL_MS = 2.0
 SYSTEM_PROMPT = (

@@ -9,7 +9,7 @@ costs per typed question beyond the server's own time, and how busy a run keeps 
    where the server's time is zero and the decider's whole time per question is its overhead. Beside the wall
    times, the harness process's CPU time per question (every thread), which a loaded machine does not inflate.
 2. Requests in flight. `engram` runs on stacks/local.toml in record mode, as the local-server test runs it (dev's
-   first messages, --limit 2, the rules extractor: `bench.local_server.rules_extraction_arms`), through a gateway
+   first messages, --limit 2, the rules extractor: `bench.models.local_server.rules_extraction_arms`), through a gateway
    that counts the requests between their hand-over to the client and their reply (outstanding: waiting for one
    of the client's `concurrency` slots, from the stack file, or on the wire; on the wire = min(outstanding, slots),
    since every role of the local stack shares the one client): the most at once, the time-weighted means while
@@ -34,13 +34,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.clients.logprob import LogprobDecider
-from bench.clients.openai import OpenAIChat
-from bench.gateway import CallRequest, Gateway, LiveResponse
-from bench.local_server import first_messages, llama_server, rules_extraction_arms, unavailable_reason
-from bench.runner import RunOptions, run_arm
-from bench.slices import load_slice
-from bench.stacks import load_stack_spec
+from bench.data.slices import load_slice
+from bench.models.clients.logprob import LogprobDecider
+from bench.models.clients.openai import OpenAIChat
+from bench.models.gateway import CallRequest, Gateway, LiveResponse
+from bench.models.local_server import first_messages, llama_server, rules_extraction_arms, unavailable_reason
+from bench.models.stacks import load_stack_spec
+from bench.run.runner import RunOptions, run_arm
 from engram import Ask
 from engram.questions import FACT_QUESTIONS
 

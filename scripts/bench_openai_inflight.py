@@ -20,10 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from bench.clients.openai import OpenAIChat
-from bench.gateway import Gateway
-from bench.planner import ANSWER_CONCURRENCY
-from bench.stacks import build_stack
+from bench.models.clients.openai import OpenAIChat
+from bench.models.gateway import Gateway
+from bench.models.stacks import build_stack
+from bench.run.planner import ANSWER_CONCURRENCY
 
 
 class Busy:

@@ -25,9 +25,9 @@ ENGRAM_BENCH = Path(sys.executable).with_name("engram-bench")
 RECOMPUTE = """
 import sys
 from pathlib import Path
-from bench.commands.reproduce import reproduce
-from bench.embeddings import RecordedEmbedder
-from bench.runner import RunOptions
+from bench.cli.commands.reproduce import reproduce
+from bench.models.embeddings import RecordedEmbedder
+from bench.run.runner import RunOptions
 from bench.systems.base import shared_minilm
 ok = reproduce(base_options=RunOptions(embedder=RecordedEmbedder(shared_minilm)), keep=Path(sys.argv[1]))
 sys.exit(0 if ok else 1)
@@ -35,7 +35,7 @@ sys.exit(0 if ok else 1)
 KEEP = """
 import sys
 from pathlib import Path
-from bench.commands.reproduce import reproduce
+from bench.cli.commands.reproduce import reproduce
 sys.exit(0 if reproduce(keep=Path(sys.argv[1])) else 1)
 """
 

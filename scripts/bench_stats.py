@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench.stats import cluster_bootstrap, item_bootstrap
+from bench.analysis.stats import cluster_bootstrap, item_bootstrap
 
 HELDOUT_SIZES = {"conv-30": 81, "conv-41": 152, "conv-42": 199, "conv-43": 178}
 TARGET_S = 0.5

@@ -20,9 +20,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 
-from bench.gateway import Gateway
-from bench.slices import load_slice
-from bench.stacks import build_stack
+from bench.data.slices import load_slice
+from bench.models.gateway import Gateway
+from bench.models.stacks import build_stack
 from bench.systems import SystemContext, build_system
 from bench.systems.base import shared_minilm
 

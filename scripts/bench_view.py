@@ -27,8 +27,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.results import Provenance, Result, read_result, write_result
-from bench.trace import Trace, trace_name, trace_of, write_trace
+from bench.results.schema import Provenance, Result, read_result, write_result
+from bench.results.trace import Trace, trace_name, trace_of, write_trace
 from bench.view.browser import chromium_page, unavailable_reason
 from bench.view.report import write_report
 

@@ -22,9 +22,9 @@ import tempfile
 import types
 from pathlib import Path
 
-from bench.results import read_result, result_files
-from bench.scoring.names import LOCOMO_ADVERSARIAL
-from bench.scoring.score import category_code
+from bench.analysis.scoring.names import LOCOMO_ADVERSARIAL
+from bench.analysis.scoring.score import category_code
+from bench.results.schema import read_result, result_files
 
 
 def load_locomo_evaluation(path: Path) -> types.ModuleType:

@@ -92,7 +92,7 @@ def _embedder() -> Any:
 
 
 def _questions(conversation: str) -> list[Any]:
-    from bench.slices import load_slice
+    from bench.data.slices import load_slice
 
     return [q for q in load_slice(f"locomo:{conversation}").questions if q.scored and q.evidence]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import sys
 
-from bench.commands.reproduce import reproduce
-from bench.embeddings import VECTORS_FILE, RecordedEmbedder
-from bench.runner import RunOptions
+from bench.cli.commands.reproduce import reproduce
+from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder
+from bench.run.runner import RunOptions
 from bench.systems.base import shared_minilm
 from bench.vocab import DEV_CACHE_SUBSET
 

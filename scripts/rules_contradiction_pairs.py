@@ -29,7 +29,7 @@ not oversold: while checking the file's format, before writing any rule, the rul
 
 Then the two update sets, the stand-in's tuning data: every labelled item is ingested only by the dev_updates and
 dev_updates2 slices, built on conv-26, the conversation the frozen configuration is tuned on (checked here against
-bench.slices and bench.vocab.TUNED_ON); none is in a held-out slice. Set 1 gives 30 items (15 close, 10 no_close,
+bench.data.slices and bench.vocab.TUNED_ON); none is in a held-out slice. Set 1 gives 30 items (15 close, 10 no_close,
 5 close_fulfilled); set 2 gives one item per message of a chain after its first (the set's rule: each value
 replaces the one before), all closes. Printed: the relation temperature fitted by maximum likelihood of "the old
 fact stops being current" on the items' fact pairs beside the decider's constant, a reliability table, and each
@@ -152,8 +152,8 @@ class UpdateItem(NamedTuple):
 
 def tuning_conversations() -> set[str]:
     """The conversations of the slices that ingest the update sets; each must be one the frozen configuration
-    is tuned on, never a held-out one (bench.slices builds both sets into dev_updates / dev_updates2)."""
-    from bench.slices import load_slice
+    is tuned on, never a held-out one (bench.data.slices builds both sets into dev_updates / dev_updates2)."""
+    from bench.data.slices import load_slice
     from bench.vocab import TUNED_ON
 
     seen = {load_slice(name).conversation for name in ("dev_updates", "dev_updates2")}
@@ -166,7 +166,7 @@ def tuning_conversations() -> set[str]:
 def update_items() -> list[UpdateItem]:
     """Set 1: the stored fact, then the update message (close, no_close, close_fulfilled). Set 2: each message of
     a chain after the one before it, which the set's rule says it changes (all closes)."""
-    from bench import data
+    from bench.data import files as data
 
     items = [
         UpdateItem(

@@ -29,9 +29,9 @@ from bench.errors import ConfigError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from bench.gateway import Gateway, Mode
-    from bench.providers import Models
-    from bench.stacks import Stack
+    from bench.models.gateway import Gateway, Mode
+    from bench.models.providers import Models
+    from bench.models.stacks import Stack
     from bench.systems.base import SystemContext
     from engram import Embedder
 
@@ -114,9 +114,9 @@ def start_endpoint(
     result). Alone, the endpoint opens its own gateway (`mode`, `strict`, `cache_dir`, `subsets` as for a run) and
     closes it on `stop()`. `models` are an arm's role overrides (role -> provider/model); `embedder` builds the
     embedder on the first embeddings request (default: the process-wide MiniLM)."""
-    from bench.gateway import Gateway, check_mode
-    from bench.providers import Models
-    from bench.stacks import build_stack
+    from bench.models.gateway import Gateway, check_mode
+    from bench.models.providers import Models
+    from bench.models.stacks import build_stack
 
     check_mode(mode)
     if gateway is not None and (mode is not None or strict):
@@ -164,7 +164,7 @@ class EndpointEnv(dict[str, str]):
 @contextlib.contextmanager
 def model_endpoint(context: SystemContext) -> Iterator[EndpointEnv]:
     """The endpoint for one conversation of an out-of-process system: the run's gateway, stack and model hub."""
-    from bench.stacks import ModelRef, Stack, load_stack_spec
+    from bench.models.stacks import ModelRef, Stack, load_stack_spec
 
     spec = load_stack_spec(context.stack)
     refs = {role: ModelRef.parse(model, f"models.{role}") for role, model in context.models.items()}

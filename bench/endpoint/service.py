@@ -21,11 +21,11 @@ import numpy as np
 
 from bench.endpoint.translate import Capabilities, Plan, translate_reply, translate_request, translations_of
 from bench.errors import BenchError, BudgetExceeded, CacheMiss, ConfigError, ProviderError
-from bench.stacks import OFFLINE, ROLES
+from bench.models.stacks import OFFLINE, ROLES
 
 if TYPE_CHECKING:
-    from bench.providers import Models
-    from bench.stacks import Stack
+    from bench.models.providers import Models
+    from bench.models.stacks import Stack
     from engram import Embedder
 
 MODEL_PREFIX = "engram-bench/"
@@ -161,7 +161,7 @@ class EndpointService:
             llm = self.hub.chat(role)
         except ConfigError as exc:
             raise EndpointError(400, f"{model_name(role)} is served by {ref}: {exc}", "not_a_chat_model") from None
-        from bench.clients.openai import OpenAIChat
+        from bench.models.clients.openai import OpenAIChat
 
         if isinstance(llm, OpenAIChat):
             return self._openai_chat(llm, role, ref.model, body)

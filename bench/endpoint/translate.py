@@ -47,7 +47,7 @@ class Capabilities:
 
     @classmethod
     def of(cls, settings: Any) -> Capabilities:
-        """From a `bench.stacks.ProviderSettings` (None fields: OpenAI's behaviour)."""
+        """From a `bench.models.stacks.ProviderSettings` (None fields: OpenAI's behaviour)."""
         return cls(
             json_schema=settings.json_schema if settings.json_schema is not None else True,
             tools=settings.tools if settings.tools is not None else True,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.atomic import write_json, write_text
 from bench.errors import EntryError
 from bench.report import calibration, dev, heldout, updates
 from bench.report.article import render_article
@@ -20,6 +19,7 @@ from bench.report.inputs import ResultSet
 from bench.report.numbers import Numbers, stable_numbers_json
 from bench.report.paper import Paper
 from bench.report.tables import Table, render
+from bench.results.atomic import write_json, write_text
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
 

@@ -1,6 +1,6 @@
 """Decision-model figures: calibration per label set × question × backend, the 50-pair contradiction regression,
 and the escalation cost/error curve. Inputs are the supplementary files the v1 import placed under
-``results/<stack>/supplementary/``; every statistic is computed by ``bench.stats``."""
+``results/<stack>/supplementary/``; every statistic is computed by ``bench.analysis.stats``."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.report.inputs import ResultSet
-from bench.report.numbers import Numbers, SourceFile
-from bench.report.tables import Table, TableBuilder
-from bench.stats.bootstrap import comparison_seed
-from bench.stats.calibration import (
+from bench.analysis.stats.bootstrap import comparison_seed
+from bench.analysis.stats.calibration import (
     ProbabilityTable,
     calibration_summary,
     probability_matrix,
     score_intervals,
 )
-from bench.stats.escalation import cost_error_curve, jev_alone_error
+from bench.analysis.stats.escalation import cost_error_curve, jev_alone_error
+from bench.report.inputs import ResultSet
+from bench.report.numbers import Numbers, SourceFile
+from bench.report.tables import Table, TableBuilder
 
 CALIBRATION_ITEMS = "calibration_items.json"
 REGRESSION_PAIRS = "jev_regression_pairs.json"

@@ -20,12 +20,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
-from bench.atomic import write_bytes
+from bench.analysis.stats.calibration import confidences, correct
 from bench.report.calibration import MARKED_THETAS, CalibrationCell, theta_id
 from bench.report.heldout import ROW_LABELS
 from bench.report.numbers import Numbers
-from bench.results import SCORED_CATEGORIES
-from bench.stats.calibration import confidences, correct
+from bench.results.atomic import write_bytes
+from bench.results.schema import SCORED_CATEGORIES
 
 FORMATS = ("svg", "pdf", "png")
 COLORS = {

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bench.analysis.stats.bootstrap import cluster_bootstrap, paired_seed
+from bench.analysis.stats.intervals import ACCURACY_INTERVAL_NOTE, DIFFERENCE_INTERVAL_NOTE, accuracy_interval
+from bench.analysis.stats.mcnemar import discordance, mcnemar_exact_p
+from bench.analysis.stats.paired import paired_differences, per_question_ci
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.tables import Table, TableBuilder
-from bench.results import SCORED_CATEGORIES
-from bench.stats.bootstrap import cluster_bootstrap, paired_seed
-from bench.stats.intervals import ACCURACY_INTERVAL_NOTE, DIFFERENCE_INTERVAL_NOTE, accuracy_interval
-from bench.stats.mcnemar import discordance, mcnemar_exact_p
-from bench.stats.paired import paired_differences, per_question_ci
+from bench.results.schema import SCORED_CATEGORIES
 from bench.vocab import is_heldout
 
 BOOTSTRAP_DRAWS = 10_000
@@ -86,7 +86,7 @@ TOKEN_MATCHED_ARMS = ("mem0", "mem0-token-matched")
 
 def recorded_matched_k(rs: ResultSet) -> tuple[str, int] | None:
     """The arm and k of the held-out token-matching run, read from its result files' extras (not chosen again here:
-    choosing is `bench.stats.token_matched_k`, which the runner applies); None unless every file names the same."""
+    choosing is `bench.analysis.stats.token_matched_k`, which the runner applies); None unless every file names the same."""
     found = {
         (arm, item.result.extras["token_match"]["k"])
         for (s, arm, _), item in rs.results.items()

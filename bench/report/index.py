@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.atomic import write_json, write_text
 from bench.report.paper import Paper
+from bench.results.atomic import write_json, write_text
 
 
 def entry_command(entry: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from bench.errors import ResultError
 from bench.report.numbers import SourceFile
-from bench.results import Result, iter_results
+from bench.results.schema import Result, iter_results
 from bench.vocab import heldout_conversation, heldout_slice, is_heldout
 
 # How every table and figure is labelled, by stack: the paper's numbers are never confused with stand-ins.

@@ -16,7 +16,7 @@ Adding a baseline = one module in `bench/systems/` that defines a `System` subcl
 package are discovered automatically (no list to edit). Heavy imports (mem0, torch) belong inside methods so that
 discovery stays fast.
 
-Why the costs and latencies are *recorded* values: every model call goes through `bench.gateway`, which reports the
+Why the costs and latencies are *recorded* values: every model call goes through `bench.models.gateway`, which reports the
 latency a call was recorded with (the virtual clock), so a replayed run reproduces write p50 / decision p50 exactly.
 Systems never time model calls with the wall clock.
 """
@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bench import settings
 from bench.errors import ConfigError, RegistryError
+from bench.models.stacks import STACK_NAMES
 from bench.registry import Registry, attach_info
-from bench.stacks import STACK_NAMES
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
-    from bench.gateway import Gateway
-    from bench.providers import Models
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
+    from bench.models.gateway import Gateway
+    from bench.models.providers import Models
     from engram import Embedder
 
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # imported for annotations only: these modules belong to othe
 class SystemContext:
     """Everything a system needs from the run, besides its own settings.
 
-    `models` maps each role (see `bench.stacks.ROLES`) to the `provider/model` that serves it on this stack, e.g.
+    `models` maps each role (see `bench.models.stacks.ROLES`) to the `provider/model` that serves it on this stack, e.g.
     {"extract": "anthropic/claude-haiku-4-5", "decide": "jev/jev-1.13.0", ...}; a system builds the roles it uses
     through `hub` (`hub.extractor()`, `hub.decider()`, `hub.chat(role)`), which also records the exact model that
     served each role for the result file.
@@ -75,7 +75,7 @@ class SystemContext:
     @functools.cached_property
     def hub(self) -> Models:
         """This run's model objects per role, on this context's gateway (closed by whoever made the context)."""
-        from bench.providers import Models
+        from bench.models.providers import Models
 
         return Models.for_stack(self.stack, self.models, self.gateway, self.get_embedder)
 
@@ -147,7 +147,7 @@ class RetrievedLines:
 
 @dataclass(frozen=True)
 class AuditFact:
-    """One stored fact as the update-set scoring sees it (`bench.metrics`): where it came from and whether it was closed.
+    """One stored fact as the update-set scoring sees it (`bench.analysis.metrics`): where it came from and whether it was closed.
 
     `closed_by` is the id of the slice message whose evidence closed it (None if active or never closed).
     """

@@ -25,8 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bench.data.slices import SliceMessage, SliceQuestion
 from bench.errors import BenchError, SystemFailed
-from bench.slices import SliceMessage, SliceQuestion
 from bench.systems.base import RetrievedLines, System, SystemContext, build_system
 
 HOME = "contract-home"
@@ -87,7 +87,7 @@ Builder = Callable[[str, Path], System]
 
 def context_builder(system: str, settings: Mapping[str, Any], stack: str, gateway: Any) -> Builder:
     """Builds the named system for one conversation, on `stack`, its model calls through `gateway`."""
-    from bench.stacks import build_stack
+    from bench.models.stacks import build_stack
 
     models = build_stack(stack).models
 
@@ -109,8 +109,8 @@ def context_builder(system: str, settings: Mapping[str, Any], stack: str, gatewa
 @contextlib.contextmanager
 def offline_gateway(cache_dir: Path | None) -> Iterator[Any]:
     """A gateway over a cache of the check's own (its stand-in calls are recorded there, never in a run's cache)."""
-    from bench.budget import RunLabels
-    from bench.gateway import Gateway
+    from bench.models.budget import RunLabels
+    from bench.models.gateway import Gateway
 
     with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch:
         gateway = Gateway(

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 
 if TYPE_CHECKING:
-    from bench.providers import Models
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
+    from bench.models.providers import Models
     from engram import DecisionBackend, Engram, Extractor
 
 PRESETS = ("E4_FROZEN", "E2", "ORIGINAL_FROZEN")
@@ -152,7 +152,7 @@ class EngramSystem(System):
         return dict(sorted(explained.items()))
 
     def _explained(self, fact_id: str) -> dict[str, Any]:
-        from bench.trace import jsonable
+        from bench.results.trace import jsonable
 
         record = jsonable(self.engram.explain(fact_id))
         record.pop("belief_history", None)  # a filter of `history`; the trace keeps the history once

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from bench.systems.base import RetrievedLines, System, WriteUsage, register_system, turn_store_stats
 
 if TYPE_CHECKING:
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
 
 
 def render_turn(message: SliceMessage) -> str:

@@ -10,7 +10,7 @@ in-process mem0 arm's stand-in answers mem0's prompt from the message being adde
 harness can run that same stand-in; one in its own environment cannot, and must use the endpoint.
 
 Known limit: the handed-over gateway keeps its spend in the local cache's ledger; a grid worker's remote budget
-(bench.grid) is not handed over, so on a paid stack a grid's one budget does not see the adapter's calls.
+(bench.run.grid) is not handed over, so on a paid stack a grid's one budget does not see the adapter's calls.
 
 The adapter reports the keys its calls used in each reply's `usage` (`cache_keys`, `cache_hits`, `cache_misses`),
 so the result's key list and hit/miss counts include them as they would for an in-process system.
@@ -65,8 +65,8 @@ def run_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
 
 def gateway_from_run(run: Mapping[str, Any]) -> Any:
     """A gateway configured as the run's own (same cache, subsets, mode, strictness, labels, ledger)."""
-    from bench.budget import Budget, Ledger, RunLabels, limits_from_env
-    from bench.gateway import Gateway, ledger_path
+    from bench.models.budget import Budget, Ledger, RunLabels, limits_from_env
+    from bench.models.gateway import Gateway, ledger_path
 
     labels = RunLabels(run_id=run["run_id"], arm=run.get("arm"), slice_name=run.get("slice"))
     local = Path(run["cache_dir"]) if run.get("cache_dir") else None

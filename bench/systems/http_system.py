@@ -40,7 +40,7 @@ from bench.systems.base import (
 from bench.systems.process import ServerProcess, command_words, expand, free_port, project_python
 
 if TYPE_CHECKING:
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
 
 DEFAULT_TIMEOUT_S = 120.0
 CANARY_NAMESPACE_PREFIX = "canary-"

@@ -32,7 +32,7 @@ from bench.systems.mcp_tools import ToolCall, plan_tools
 from bench.systems.process import LOG_NAME, command_words, expand, project_python
 
 if TYPE_CHECKING:
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
 
 DEFAULT_TIMEOUT_S = 120.0
 CLOSE_WAIT_S = 10.0

@@ -42,12 +42,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from bench.clients.wrappers import OfflineLLM
 from bench.errors import BenchError, ConfigError
+from bench.models.clients.wrappers import OfflineLLM
 from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 
 if TYPE_CHECKING:
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
     from engram import LLM, Embedder
 
 MEM0_VERSION = "2.1.0"
@@ -102,7 +102,7 @@ def _mem0() -> Any:
 
 
 def _default_mem0_dir() -> Path:
-    from bench.gateway import default_cache_dir
+    from bench.models.gateway import default_cache_dir
 
     return default_cache_dir() / "mem0_home"
 

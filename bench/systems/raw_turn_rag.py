@@ -19,7 +19,7 @@ from bench.systems.base import RetrievedLines, Setting, System, WriteUsage, regi
 from bench.systems.full_context import render_turn
 
 if TYPE_CHECKING:
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
 
 
 @register_system("raw-turn-rag")

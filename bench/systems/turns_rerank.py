@@ -23,7 +23,7 @@ from bench.systems.base import RetrievedLines, Setting, register_system
 from bench.systems.raw_turn_rag import RawTurnRagSystem
 
 if TYPE_CHECKING:
-    from bench.slices import SliceMessage, SliceQuestion
+    from bench.data.slices import SliceMessage, SliceQuestion
 
 # Rank of a degraded answer: below every probability, so judged turns always come first.
 _UNJUDGED = -1.0

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.results import ORIGIN_V1_IMPORT, SCORED_CATEGORIES, Answer, Result, read_result
-from bench.trace import Trace, trace_of
+from bench.results.schema import ORIGIN_V1_IMPORT, SCORED_CATEGORIES, Answer, Result, read_result
+from bench.results.trace import Trace, trace_of
 
 STANDIN_BANNER = "OFFLINE STAND-INS — NOT THE PAPER'S NUMBERS"
 
@@ -62,7 +62,7 @@ def require_same_questions(a: Side, b: Side) -> None:
     """Two sides pair only over one question set; one line naming a question found on one side only."""
     import pandas as pd
 
-    from bench.stats import require_same_questions as check  # pandas loads only for paired reports
+    from bench.analysis.stats import require_same_questions as check  # pandas loads only for paired reports
 
     check(
         pd.Series(True, index=list(a.keys), name=f"A ({a.path})"),
@@ -122,7 +122,7 @@ def _mean(values: Sequence[float | int | None]) -> float | None:
 def _wilson(correct: int, n: int) -> tuple[float | None, float | None, float | None]:
     if n == 0:
         return None, None, None
-    from bench.stats import wilson_interval
+    from bench.analysis.stats import wilson_interval
 
     w = wilson_interval(correct, n).points()
     return w.estimate, w.low, w.high
@@ -178,7 +178,7 @@ def paired(a: Side, b: Side) -> Paired | None:
     functions as ``engram-bench compare``); None when no question is scored on both."""
     import pandas as pd
 
-    from bench.stats import compare_paired
+    from bench.analysis.stats import compare_paired
 
     scored = [k for k in a.keys if a.answer(k).scored and b.answer(k).scored]
     if not scored:

@@ -20,9 +20,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from bench.atomic import write_text
 from bench.errors import ResultError
-from bench.results import iter_results
+from bench.results.atomic import write_text
+from bench.results.schema import iter_results
 from bench.view.model import (
     STANDIN_BANNER,
     Side,

@@ -23,8 +23,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).
 
 from protocol_server import MemoryBackend, approx_tokens, arguments, serve  # noqa: E402
 
-from bench.runner import KeyTap  # noqa: E402
-from bench.slices import SliceMessage, SliceQuestion  # noqa: E402
+from bench.data.slices import SliceMessage, SliceQuestion  # noqa: E402
+from bench.run.runner import KeyTap  # noqa: E402
 from bench.systems.base import SystemContext  # noqa: E402
 from bench.systems.handoff import gateway_from_run, run_from_env  # noqa: E402
 from bench.systems.mem0_system import MEM0_VERSION, Mem0System  # noqa: E402

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bench.arms import ARMS_DIR, arm_names, load_all_arms, load_arm
 from bench.errors import ConfigError
+from bench.run.arms import ARMS_DIR, arm_names, load_all_arms, load_arm
 from bench.systems import RetrievedLines, Setting, System, WriteUsage, register_system
 
 
@@ -188,7 +188,7 @@ def test_arms_json_lists_every_arm_with_its_resolved_settings_and_hash(
 ) -> None:
     import json
 
-    from bench.cli import main
+    from bench.cli.program import main
 
     monkeypatch.setattr("sys.argv", ["engram-bench", "arms", "--json"])
     with pytest.raises(SystemExit) as exited:

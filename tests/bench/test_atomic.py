@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import atomic
-from bench.atomic import current_umask, write_json, write_text
+from bench.results import atomic
+from bench.results.atomic import current_umask, write_json, write_text
 
 
 @pytest.fixture(params=[0o022, 0o002, 0o077])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.cache import LocalStore
-from bench.cli import main
+from bench.cli.program import main
+from bench.models.cache import LocalStore
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -59,8 +59,8 @@ def test_cache_stats_on_a_damaged_cache_is_one_line_too(
 
 
 def test_a_misspelt_slice_in_k_by_slice_is_refused(tmp_path: Path) -> None:
-    from bench.arms import load_arm
     from bench.errors import ConfigError
+    from bench.run.arms import load_arm
 
     (tmp_path / "typo.toml").write_text('system = "raw-turn-rag"\nk = 3\n[k_by_slice]\nstres = 3\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="unknown key 'k_by_slice.stres'; expected a slice name: dev, stress"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.stacks import ROLES
+from bench.models.stacks import ROLES
 from bench.vocab import REPO_ROOT
 
 GOOD_OPENAI = """

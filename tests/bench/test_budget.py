@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from fakeservers import MESSAGES, FakeModelServer, fake_message
 
-from bench.budget import Budget, Ledger, RunLabels
-from bench.cache import CallRequest
+from bench.models.budget import Budget, Ledger, RunLabels
+from bench.models.cache import CallRequest
 
 REPO = Path(__file__).resolve().parents[2]
 # Each reply bills 1,000 input and 60,000 output tokens of claude-sonnet-4-6: $0.003 + $0.90 = $0.903.
@@ -23,9 +23,9 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bench.clients.anthropic import AnthropicLLM
+    from bench.models.clients.anthropic import AnthropicLLM
     from bench.errors import BudgetExceeded
-    from bench.gateway import Gateway
+    from bench.models.gateway import Gateway
 
     ready, me, calls, workers = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     llm = AnthropicLLM(Gateway.from_env(mode="live", run_id=f"worker-{me}"))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.cache import CacheEntry, CallRequest, LocalStore, ShippedSubset, canonical_json, write_subset
 from bench.errors import CacheError
-from bench.gateway import Gateway, LiveResponse
+from bench.models.cache import CacheEntry, CallRequest, LocalStore, ShippedSubset, canonical_json, write_subset
+from bench.models.gateway import Gateway, LiveResponse
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -91,7 +91,7 @@ def test_two_processes_build_the_same_key_for_the_same_request() -> None:
     script = textwrap.dedent(
         """
         import json, sys
-        from bench.cache import CallRequest
+        from bench.models.cache import CallRequest
         request = CallRequest(provider="anthropic", endpoint="messages", model="claude-sonnet-4-6",
                               body=json.loads(sys.argv[1]), purpose="answer")
         print(request.key())
@@ -150,8 +150,8 @@ WRITER = textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
-    from bench.cache import CallRequest
-    from bench.gateway import Gateway, LiveResponse
+    from bench.models.cache import CallRequest
+    from bench.models.gateway import Gateway, LiveResponse
     cache_dir, start, stop = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     gateway = Gateway(local=cache_dir, subsets=[])
     seen = {}

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from fakeservers import COUNT_TOKENS, MESSAGES, Canned, FakeModelServer, fake_anthropic, sleeps  # noqa: F401 (fixtures)
 
-from bench.budget import Budget, Ledger, RunLabels
-from bench.clients.anthropic import AnthropicLLM, AnthropicTokenCounter
-from bench.clients.retry import RetryPolicy
 from bench.errors import AnthropicRefused, AnthropicUnavailable, CacheMiss
-from bench.gateway import Gateway
+from bench.models.budget import Budget, Ledger, RunLabels
+from bench.models.clients.anthropic import AnthropicLLM, AnthropicTokenCounter
+from bench.models.clients.retry import RetryPolicy
+from bench.models.gateway import Gateway
 from engram import LLM, LLMError
 
 FAKE_KEY = "sk-ant-FAKE-0123456789abcdef"

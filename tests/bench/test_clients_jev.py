@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from fakeservers import SYSTEMONE, Canned, FakeModelServer, RecordedSleeps, fake_jev, fake_jev_answer, sleeps  # noqa: F401 (fixtures)
 
-from bench.budget import Budget, Ledger, RunLabels
-from bench.clients.jev import JevDecider, validate_answer
-from bench.clients.retry import RetryPolicy
 from bench.errors import CacheMiss, JevRefused, JevUnavailable
-from bench.gateway import Gateway
+from bench.models.budget import Budget, Ledger, RunLabels
+from bench.models.clients.jev import JevDecider, validate_answer
+from bench.models.clients.retry import RetryPolicy
+from bench.models.gateway import Gateway
 from engram import Ask, DecisionError, Question
 
 RELATION = Question(
@@ -180,7 +180,7 @@ def test_connection_errors_are_retried_then_fail_the_request(gateway, sleeps) ->
 def test_request_starts_are_paced_to_the_configured_rate() -> None:
     import asyncio
 
-    from bench.clients.jev import RateLimiter
+    from bench.models.clients.jev import RateLimiter
 
     now = [100.0]
     waits: list[float] = []

@@ -15,12 +15,12 @@ from fakeservers import (  # noqa: F401 (fixtures)
     sleeps,
 )
 
-from bench.budget import Budget, Ledger, RunLabels
-from bench.cache import CallRequest
-from bench.clients.openai import LOCAL_PLACEHOLDER_KEY, OpenAIChat, server_identity
-from bench.clients.retry import RetryPolicy
 from bench.errors import CacheMiss, ConfigError, OpenAIRefused, OpenAIUnavailable
-from bench.gateway import Gateway
+from bench.models.budget import Budget, Ledger, RunLabels
+from bench.models.cache import CallRequest
+from bench.models.clients.openai import LOCAL_PLACEHOLDER_KEY, OpenAIChat, server_identity
+from bench.models.clients.retry import RetryPolicy
+from bench.models.gateway import Gateway
 from engram import LLM, LLMError
 
 FAKE_KEY = "sk-FAKE-openai-0123456789abcdef"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.clients.wrappers import GatewayDecider, GatewayExtractor, OfflineLLM
 from bench.errors import CacheMiss
-from bench.gateway import Gateway
+from bench.models.clients.wrappers import GatewayDecider, GatewayExtractor, OfflineLLM
+from bench.models.gateway import Gateway
 from engram import (
     Ask,
     Decision,

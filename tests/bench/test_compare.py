@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
-from bench.results import Answer, Provenance, Result, write_result
+from bench.cli.program import main
+from bench.results.schema import Answer, Provenance, Result, write_result
 from tests.conftest import REPO_ROOT
 
 V1_HELDOUT = REPO_ROOT / "results" / "v1" / "heldout"
@@ -225,7 +225,7 @@ def test_a_single_conversation_has_no_cluster_interval_and_says_why(tmp_path, ca
 def test_the_command_default_draws_are_the_statistics_default() -> None:
     import inspect
 
-    from bench.commands.compare import compare
-    from bench.stats import DEFAULT_DRAWS
+    from bench.analysis.stats import DEFAULT_DRAWS
+    from bench.cli.commands.compare import compare
 
     assert inspect.signature(compare).parameters["draws"].default.default == DEFAULT_DRAWS

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
-from bench.results import Answer, Provenance, Result, write_result
-from bench.scoring import llm_free_scores
-from bench.scoring.score import metrics_block
+from bench.analysis.scoring import llm_free_scores
+from bench.analysis.scoring.score import metrics_block
+from bench.cli.program import main
+from bench.results.schema import Answer, Provenance, Result, write_result
 
 JUDGE_NAME = "judge:lexical-judge-standin-v1:rules-v2"
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from bench.compare import comparison_report, load_result_set
-from bench.importv3 import V3_RESULTS_DIR
+from bench.analysis.compare import comparison_report, load_result_set
+from bench.results.importv3 import V3_RESULTS_DIR
 
 HELDOUT = V3_RESULTS_DIR / "heldout"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import data
+from bench.data import files as data
 from bench.errors import DataError
 
 LOCOMO_SHA256_FROM_THE_DATASET_RELEASE = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"

@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from bench.endpoint import start_endpoint
-from bench.local_server import llama_server, unavailable_reason
+from bench.models.local_server import llama_server, unavailable_reason
 
 pytestmark = [pytest.mark.local_server, pytest.mark.slow]
 REQUIRE_ENV = "ENGRAM_BENCH_REQUIRE_LOCAL_SERVER"

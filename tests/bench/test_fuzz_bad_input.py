@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bench.commands.run as run_command
-from bench.arms import TOP_LEVEL_KEYS
-from bench.cli import main
-from bench.runner import RunOptions
-from bench.slices import SLICE_NAMES
+import bench.cli.commands.run as run_command
+from bench.cli.program import main
+from bench.data.slices import SLICE_NAMES
+from bench.run.arms import TOP_LEVEL_KEYS
+from bench.run.runner import RunOptions
 from bench.vocab import DATA_DIR, HELDOUT_GROUP, RESULTS_DIR
 
 FUZZ = settings(

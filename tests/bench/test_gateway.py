@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.budget import Budget, Ledger, RunLabels, estimate_cost_usd
-from bench.cache import CallRequest, LocalStore, read_keys_file
-from bench.clock import critical_path_ms, p50_ms
 from bench.errors import BudgetExceeded, CacheMiss, ConfigError
-from bench.gateway import Gateway, LiveResponse, keys_file_for
+from bench.models.budget import Budget, Ledger, RunLabels, estimate_cost_usd
+from bench.models.cache import CallRequest, LocalStore, read_keys_file
+from bench.models.clock import critical_path_ms, p50_ms
+from bench.models.gateway import Gateway, LiveResponse, keys_file_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,7 +100,7 @@ def test_replay_from_cache_spends_nothing_and_says_so(tmp_path: Path) -> None:
 
 def test_a_hit_never_sleeps_unless_sleep_replay_was_asked_for(tmp_path: Path, monkeypatch) -> None:
     slept: list[float] = []
-    monkeypatch.setattr("bench.clock.time.sleep", slept.append)
+    monkeypatch.setattr("bench.models.clock.time.sleep", slept.append)
     make_gateway(tmp_path, mode="live").call(answer_request("Where?"), paid_reply)
     make_gateway(tmp_path, mode="replay").call(answer_request("Where?"), must_not_call)
     assert slept == []
@@ -194,8 +194,8 @@ CRASH_WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bench.cache import CallRequest
-    from bench.gateway import Gateway, LiveResponse
+    from bench.models.cache import CallRequest
+    from bench.models.gateway import Gateway, LiveResponse
     cache_dir, log, total = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 
     def live(request):

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from fakeservers import FakeModelServer
 
-from bench.atomic import write_json
-from bench.budget import Budget, Ledger, RunLabels
-from bench.cache import ShippedSubset
-from bench.clients.anthropic import AnthropicLLM
-from bench.clients.jev import JevDecider
-from bench.clients.wrappers import OfflineLLM
 from bench.errors import CacheMiss
-from bench.gateway import Gateway
+from bench.models.budget import Budget, Ledger, RunLabels
+from bench.models.cache import ShippedSubset
+from bench.models.clients.anthropic import AnthropicLLM
+from bench.models.clients.jev import JevDecider
+from bench.models.clients.wrappers import OfflineLLM
+from bench.models.gateway import Gateway
+from bench.results.atomic import write_json
 from engram import Ask, Question
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,13 +106,13 @@ def _gateway(cache_dir: Path, tmp_path: Path, **kw) -> Gateway:
 
 def run_cli(*args: str) -> tuple[int, str, str]:
     """`engram-bench ...` in this process (the CLI's imports are paid once per session): (exit code, out, err)."""
-    import bench.cli
+    import bench.cli.program
 
     out, err, argv = io.StringIO(), io.StringIO(), sys.argv
     sys.argv = ["engram-bench", *args]
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            bench.cli.main()
+            bench.cli.program.main()
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)

@@ -16,10 +16,10 @@ import openai
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer, fake_chat_completion
 
-from bench.cache import LocalStore
 from bench.endpoint import EndpointHandle, start_endpoint
 from bench.errors import CacheMiss, ConfigError, SystemFailed
-from bench.runner import RunOptions, run_arm
+from bench.models.cache import LocalStore
+from bench.run.runner import RunOptions, run_arm
 from engram.testing import HashEmbedder
 
 NOTING_SERVICE = Path(__file__).with_name("noting_memory_service.py")

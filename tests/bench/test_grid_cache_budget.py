@@ -10,13 +10,13 @@ import pytest
 from fakeservers import MESSAGES, FakeModelServer
 from test_paper_stack_e2e import plausible_responder, six_message_slice
 
-from bench.budget import Ledger, RunLabels
-from bench.cache import CacheEntry, CallRequest, LocalStore
 from bench.errors import BudgetExceeded
-from bench.gateway import Gateway, LiveResponse
-from bench.grid import GridSpec, run_grid
-from bench.grid.budget import BudgetService, RemoteBudget
-from bench.grid.shards import merge_shard, shard_cache
+from bench.models.budget import Ledger, RunLabels
+from bench.models.cache import CacheEntry, CallRequest, LocalStore
+from bench.models.gateway import Gateway, LiveResponse
+from bench.run.grid import GridSpec, run_grid
+from bench.run.grid.budget import BudgetService, RemoteBudget
+from bench.run.grid.shards import merge_shard, shard_cache
 
 
 def entry(key: str, text: str) -> CacheEntry:

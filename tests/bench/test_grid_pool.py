@@ -6,9 +6,9 @@ import os
 import socket
 from pathlib import Path
 
-from bench.grid.executors import BudgetArgs, LocalExecutor
-from bench.grid.spec import Unit
-from bench.grid.worker import UnitOutcome, UnitTask
+from bench.run.grid.executors import BudgetArgs, LocalExecutor
+from bench.run.grid.spec import Unit
+from bench.run.grid.worker import UnitOutcome, UnitTask
 
 
 def die_on_first_attempt(task: UnitTask) -> UnitOutcome:

@@ -14,11 +14,11 @@ import pytest
 from fakeservers import MESSAGES, FakeModelServer
 from test_paper_stack_e2e import plausible_responder, six_message_slice
 
-from bench.budget import Ledger
-from bench.grid import GridSpec, run_grid
-from bench.grid.spec import unit_id
-from bench.grid.worker import PID_FILE
-from bench.runner import RunOptions, run_arm
+from bench.models.budget import Ledger
+from bench.run.grid import GridSpec, run_grid
+from bench.run.grid.spec import unit_id
+from bench.run.grid.worker import PID_FILE
+from bench.run.runner import RunOptions, run_arm
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cache import LocalStore
+from bench.models.cache import LocalStore
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
+from bench.cli.program import main
 from bench.errors import ConfigError
-from bench.grid import plan_grid, spec_from
-from bench.grid.spec import result_relpath, unit_id
+from bench.run.grid import plan_grid, spec_from
+from bench.run.grid.spec import result_relpath, unit_id
 from bench.vocab import heldout_slices
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from test_paper_stack_e2e import six_message_slice
 
-import bench.grid.driver as driver
-from bench.cli import main
+import bench.run.grid.driver as driver
+from bench.cli.program import main
+from bench.data.slices import Slice
 from bench.errors import HeldoutRefused
-from bench.grid import GridSpec, run_grid
-from bench.results import result_path
-from bench.slices import Slice
+from bench.results.schema import result_path
+from bench.run.grid import GridSpec, run_grid
 
 
 def _grid_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:

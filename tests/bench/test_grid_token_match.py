@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.grid import GridSpec, run_grid
-from bench.runner import RunOptions, run_arm
+from bench.run.grid import GridSpec, run_grid
+from bench.run.runner import RunOptions, run_arm
 
 
 @pytest.mark.slow

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import bench.analysis.stats
 import bench.errors
-import bench.stats
 import bench.systems
 from bench.errors import BenchError
 
@@ -32,7 +32,7 @@ PINNED = {
         "register_system",
         "system_names",
     ],
-    bench.stats: [
+    bench.analysis.stats: [
         "ASSUMED_LLM_ERRORS",
         "DEFAULT_DRAWS",
         "DEFAULT_MARGIN",

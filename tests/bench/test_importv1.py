@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import DataError
-from bench.importv1 import V1_DATA_DIR, V1_RESULTS_DIR, import_v1, parse_v1_name, sha256_of
-from bench.results import iter_results, read_result
+from bench.results.importv1 import V1_DATA_DIR, V1_RESULTS_DIR, import_v1, parse_v1_name, sha256_of
+from bench.results.schema import iter_results, read_result
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,7 @@ def test_a_file_answered_by_another_model_keeps_its_models_and_is_not_the_paper_
 
 
 def test_compare_warns_that_stacks_and_models_differ_for_an_imported_gpt_file(tmp_path: Path) -> None:
-    from bench.compare import load_result_set, stack_warnings
+    from bench.analysis.compare import load_result_set, stack_warnings
 
     raw = {**article_file("mem0__dev.json"), "model": "gpt-4o-mini", "provider": "openai"}
     import_v1(release_with(tmp_path, "mem0__heldout_conv-44__k3.json", raw), tmp_path / "v1")
@@ -165,7 +165,7 @@ def test_a_file_stating_no_models_that_is_not_the_articles_gets_no_models_and_a_
 def test_a_release_without_its_optional_files_imports_with_one_line_notes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bench.cli import main
+    from bench.cli.program import main
 
     release = tmp_path / "release"
     shutil.copytree(V1_DATA_DIR, release)

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import CacheMiss
-from bench.gateway import Gateway
-from bench.judge import (
+from bench.analysis.judge import (
     ANSWER_PROMPT_FILE,
     CORRECT,
     JUDGE_PROMPT_FILE,
@@ -28,8 +26,10 @@ from bench.judge import (
     render_judge_prompt,
     strip_decorations,
 )
-from bench.providers import Models
-from bench.stacks import build_stack
+from bench.errors import CacheMiss
+from bench.models.gateway import Gateway
+from bench.models.providers import Models
+from bench.models.stacks import build_stack
 from bench.systems.base import shared_minilm
 from engram import Completion
 

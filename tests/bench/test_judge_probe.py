@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
-from bench.judge_probe import (
+from bench.analysis.judge_probe import (
     AUDIT_PROBE_FILE,
     audit_items,
     read_report,
     summary_rows,
 )
-from bench.planted import (
+from bench.analysis.planted import (
     SPECIFIC_BUT_WRONG,
     VAGUE_BUT_TOPICAL,
     hedged_range,
@@ -28,6 +27,7 @@ from bench.planted import (
     swapped_name,
     swapped_number,
 )
+from bench.cli.program import main
 from bench.vocab import DATA_DIR
 
 
@@ -184,7 +184,7 @@ def test_the_lexical_judge_rejects_every_shifted_date_and_the_report_adds_up(
 def test_rejudge_prints_the_rate_a_probe_measured_for_its_judge(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bench.judge_probe import rate_line
+    from bench.analysis.judge_probe import rate_line
 
     monkeypatch.setenv("ENGRAM_CACHE_DIR", str(tmp_path / "cache"))
     probes = tmp_path / "probes"

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from bench.errors import LogprobsUnavailable
-from bench.local_server import first_messages, llama_server, rules_extraction_arms, unavailable_reason
-from bench.runner import RunOptions, run_arm
-from bench.trace import read_trace, trace_name
+from bench.models.local_server import first_messages, llama_server, rules_extraction_arms, unavailable_reason
+from bench.results.trace import read_trace, trace_name
+from bench.run.runner import RunOptions, run_arm
 
 REQUIRE_ENV = "ENGRAM_BENCH_REQUIRE_LOCAL_SERVER"
 QUESTIONS = 2

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from fakeservers import CHAT_COMPLETIONS, Canned, FakeModelServer, RecordedSleeps, fake_chat_completion
 
-from bench.cli import main
-from bench.clients.logprob import LogprobDecider
-from bench.clients.openai import OpenAIChat
-from bench.clients.retry import RetryPolicy
+from bench.cli.program import main
 from bench.errors import LogprobDecisionFailed, LogprobsUnavailable
-from bench.gateway import Gateway
+from bench.models.clients.logprob import LogprobDecider
+from bench.models.clients.openai import OpenAIChat
+from bench.models.clients.retry import RetryPolicy
+from bench.models.gateway import Gateway
 from engram import Ask, DecisionError
 from engram.questions import FACT_KIND, FACT_QUESTIONS, WORTH_REMEMBERING
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from bench.cli import main
+from bench.cli.program import main
+from bench.data.slices import load_slice
 from bench.errors import DataError
-from bench.results import read_result
-from bench.slices import load_slice
+from bench.results.schema import read_result
 
 
 def entry(qid: str, qtype: str, question: str, answer: Any, sessions: list[list[dict[str, Any]]]) -> dict[str, Any]:

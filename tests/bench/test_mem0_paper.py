@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from fakeservers import MESSAGES, FakeModelServer, default_responder, fake_message
 
-from bench.gateway import Gateway
-from bench.slices import load_slice
-from bench.stacks import build_stack
+from bench.data.slices import load_slice
+from bench.models.gateway import Gateway
+from bench.models.stacks import build_stack
 from bench.systems import SystemContext, build_system
 from bench.systems.base import shared_minilm
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer
 
-from bench.cli import main
-from bench.clients.openai import LOCAL_PLACEHOLDER_KEY
-from bench.results import read_result
+from bench.cli.program import main
+from bench.models.clients.openai import LOCAL_PLACEHOLDER_KEY
+from bench.results.schema import read_result
 
 
 def cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from fakeservers import COUNT_TOKENS, MESSAGES, SYSTEMONE, FakeModelServer, default_responder, fake_message
 
-from bench.commands.cache import export_run
-from bench.results import read_result
-from bench.runner import RunOptions, run_arm
-from bench.slices import Slice, load_slice
+from bench.cli.commands.cache import export_run
+from bench.data.slices import Slice, load_slice
+from bench.results.schema import read_result
+from bench.run.runner import RunOptions, run_arm
 
 
 def six_message_slice() -> Slice:

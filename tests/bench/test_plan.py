@@ -10,7 +10,7 @@ import pytest
 from fakeservers import FakeModelServer
 from test_openai_stack_e2e import cli
 
-from bench.slices import load_slice
+from bench.data.slices import load_slice
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ResultError
-from bench.results import read_result
+from bench.results.schema import read_result
 from bench.vocab import REPO_ROOT
 
 PLUGIN_MODULE = '''

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from fakeservers import FakeModelServer
 
-from bench.cli import main
-from bench.preflight import Preflight, SpendEstimate, SpendNotConfirmed, announce_and_confirm, use_estimator
-from bench.runner import RunOptions, run_arm
-from bench.slices import load_slice
-from bench.stacks import build_stack
+from bench.cli.program import main
+from bench.data.slices import load_slice
+from bench.models.stacks import build_stack
+from bench.run.preflight import Preflight, SpendEstimate, SpendNotConfirmed, announce_and_confirm, use_estimator
+from bench.run.runner import RunOptions, run_arm
 
 
 class Terminal(io.StringIO):

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer, default_responder, fake_chat_completion, fake_openai  # noqa: F401
 
-from bench.clients.openai import OpenAIChat
 from bench.errors import ConfigError
-from bench.gateway import Gateway
-from bench.preflight import Preflight, announce_and_confirm
-from bench.providers import Models
-from bench.stacks import ROLES, build_stack, load_stack_spec
+from bench.models.clients.openai import OpenAIChat
+from bench.models.gateway import Gateway
+from bench.models.providers import Models
+from bench.models.stacks import ROLES, build_stack, load_stack_spec
+from bench.run.preflight import Preflight, announce_and_confirm
 
 
 def test_the_openai_stack_is_gpt_4o_mini_for_every_role_with_its_price() -> None:
@@ -162,7 +162,7 @@ def mem0_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
 
 @pytest.mark.slow
 def test_mem0_extracts_through_the_openai_provider(tmp_path: Path, monkeypatch) -> None:
-    from bench.slices import load_slice
+    from bench.data.slices import load_slice
     from bench.systems import SystemContext, build_system
     from bench.systems.base import shared_minilm
 

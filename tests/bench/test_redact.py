@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from fakeservers import MESSAGES, SYSTEMONE, Canned, FakeModelServer
 
-from bench.clients.anthropic import AnthropicLLM, AnthropicRefused
-from bench.clients.jev import JevDecider, JevRefused
-from bench.clients.retry import RetryPolicy
-from bench.gateway import Gateway
-from bench.redact import MASK, quoted, redact
+from bench.models.clients.anthropic import AnthropicLLM, AnthropicRefused
+from bench.models.clients.jev import JevDecider, JevRefused
+from bench.models.clients.retry import RetryPolicy
+from bench.models.gateway import Gateway
+from bench.models.redact import MASK, quoted, redact
 from engram import Ask, Question
 
 ANTHROPIC_KEY = "sk-ant-api03-SECRETsecretSECRET"

@@ -229,11 +229,11 @@ def test_a_plugin_part_is_checked_by_the_same_adopt_hook_as_a_built_in_one(site:
 
 
 def test_systems_providers_commands_and_executors_refuse_a_taken_name_the_same_way() -> None:
-    from bench.cli import COMMANDS
-    from bench.grid.spec import EXECUTORS
-    from bench.judge import JUDGE_PROMPTS
-    from bench.providers import PROVIDERS
-    from bench.scoring.values import CHOICES
+    from bench.analysis.judge import JUDGE_PROMPTS
+    from bench.analysis.scoring.values import CHOICES
+    from bench.cli.program import COMMANDS
+    from bench.models.providers import PROVIDERS
+    from bench.run.grid.spec import EXECUTORS
     from bench.systems import SYSTEMS
 
     def impostor() -> None: ...
@@ -254,7 +254,7 @@ def test_systems_providers_commands_and_executors_refuse_a_taken_name_the_same_w
 
 
 def test_a_command_module_records_where_each_command_came_from() -> None:
-    from bench.cli import COMMANDS
+    from bench.cli.program import COMMANDS
 
-    assert COMMANDS.origin("reproduce-dev") == "bench.commands.reproduce"
+    assert COMMANDS.origin("reproduce-dev") == "bench.cli.commands.reproduce"
     assert {"cache", "paper", "run", "schema"} <= set(COMMANDS.names())

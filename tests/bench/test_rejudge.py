@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from fakeservers import MESSAGES, FakeModelServer, default_responder, fake_message
 
-from bench.cli import main
-from bench.results import Answer, Provenance, Result, read_result, write_result
+from bench.cli.program import main
+from bench.results.schema import Answer, Provenance, Result, read_result, write_result
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):

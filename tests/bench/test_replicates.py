@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from fakeservers import MESSAGES, FakeModelServer, default_responder, fake_message
 
-from bench.cache import CallRequest
-from bench.cli import main
-from bench.gateway import Gateway
-from bench.results import read_result
-from bench.runner import RunOptions, run_arm
-from bench.slices import Slice, load_slice
+from bench.cli.program import main
+from bench.data.slices import Slice, load_slice
+from bench.models.cache import CallRequest
+from bench.models.gateway import Gateway
+from bench.results.schema import read_result
+from bench.run.runner import RunOptions, run_arm
 
 
 def tiny_slice() -> Slice:
@@ -39,7 +39,7 @@ def test_each_replicate_is_its_own_sample_of_a_call_and_replays_its_own_recordin
     gateways = []
     for replicate in (0, 1, 2, 1):
         gateways.append(Gateway(local=tmp_path / "cache", subsets=[], replicate=replicate))
-    from bench.gateway import LiveResponse
+    from bench.models.gateway import LiveResponse
 
     texts = [
         g.call(request, lambda r: LiveResponse({"n": next(counter), "replicate": r.replicate})).body for g in gateways
@@ -123,8 +123,8 @@ def test_replicates_must_be_a_positive_count(tmp_path: Path) -> None:
 
 def test_a_grid_layout_of_replicates_is_read_too(tmp_path: Path) -> None:
     """A grid writes replicate 0 as a plain run and replicate i > 0 under replicates/r<i>/ with extras.replicate."""
-    from bench.compare import load_result_set, replicate_accuracies
-    from bench.results import Answer, Provenance, Result, write_result
+    from bench.analysis.compare import load_result_set, replicate_accuracies
+    from bench.results.schema import Answer, Provenance, Result, write_result
 
     def write(path: Path, labels: list[str], extras: dict[str, Any]) -> None:
         answers = [Answer(f"c:{i}", "c", "single-hop", True, "q?", "g", "a", label) for i, label in enumerate(labels)]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench.cli import main
+from bench.cli.program import main
 from bench.vocab import RESULTS_DIR
 
 COMMITTED = RESULTS_DIR / "offline" / "dev" / "full-context.json"

@@ -1,5 +1,5 @@
 """A researcher outside the project reads the result files with any JSON Schema tool: the schema is published,
-generated from the one definition in bench.results, and every committed result file satisfies it."""
+generated from the one definition in bench.results.schema, and every committed result file satisfies it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from bench.commands.schema import schema_text
+from bench.cli.commands.schema import schema_text
 from bench.errors import ResultError
-from bench.results import result_from_dict, result_json_schema
+from bench.results.schema import result_from_dict, result_json_schema
 from bench.vocab import DOCS_DIR, RESULTS_DIR
 from tests.bench.test_compare import run_cli
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ResultError
-from bench.results import (
+from bench.results.schema import (
     Answer,
     Provenance,
     Result,

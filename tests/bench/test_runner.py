@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from bench.data.slices import Slice, load_slice
 from bench.errors import CacheMiss, ConfigError
-from bench.results import read_result
-from bench.runner import RunOptions, parse_ks, plan_stages, run_arm
-from bench.slices import Slice, load_slice
-from bench.stacks import ROLES
+from bench.models.stacks import ROLES
+from bench.results.schema import read_result
+from bench.run.runner import RunOptions, parse_ks, plan_stages, run_arm
 from bench.systems import RetrievedLines, System, WriteUsage, register_system
 
 
@@ -108,7 +108,7 @@ def test_rerunning_on_a_complete_cache_gives_byte_identical_files_except_timing(
 
 
 def test_strict_replay_from_the_run_keys_alone_reproduces_the_file(workspace: dict[str, Path], tmp_path: Path) -> None:
-    from bench.cache import LocalStore, read_keys_file, write_subset
+    from bench.models.cache import LocalStore, read_keys_file, write_subset
 
     path = run_arm("turns", "dev", options_for(workspace))[0]
     run_arm("turns", "dev", options_for(workspace))  # second run: all hits, the reference bytes
@@ -129,7 +129,7 @@ def test_strict_replay_from_the_run_keys_alone_reproduces_the_file(workspace: di
 
 def test_strict_replay_names_the_missing_call(workspace: dict[str, Path], tmp_path: Path) -> None:
     empty = tmp_path / "empty-subset"
-    from bench.cache import write_subset
+    from bench.models.cache import write_subset
 
     write_subset([], empty, source="test")
     strict = options_for(workspace, use_local_cache=False, strict=True, subsets=(empty,))
@@ -271,7 +271,7 @@ def tiny_locomo_part(conversation: str) -> Slice:
 def test_a_pooled_slice_runs_each_conversation_on_a_fresh_store_and_writes_one_result(
     workspace: dict[str, Path],
 ) -> None:
-    from bench.slices import pooled
+    from bench.data.slices import pooled
 
     parts = (tiny_locomo_part("conv-26"), tiny_locomo_part("conv-44"))
     two = pooled("locomo", parts)

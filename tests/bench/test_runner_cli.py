@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
+from bench.cli.program import main
 
 
 @pytest.mark.parametrize(

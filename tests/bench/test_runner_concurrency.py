@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from bench.planner import ANSWER_CONCURRENCY, calls_in_flight
-from bench.runner import RunOptions, run_arm
-from bench.slices import Slice, load_slice, pooled
-from bench.stacks import build_stack
+from bench.data.slices import Slice, load_slice, pooled
+from bench.models.stacks import build_stack
+from bench.run.planner import ANSWER_CONCURRENCY, calls_in_flight
+from bench.run.runner import RunOptions, run_arm
 from engram.testing import HashEmbedder
 
 CONVERSATIONS = ("conv-30", "conv-44", "conv-49")
@@ -86,7 +86,7 @@ def test_one_at_a_time_and_eight_at_once_write_the_same_files(tmp_path: Path, ar
 
 
 def test_the_conversations_really_run_side_by_side(tmp_path: Path, arms: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench import runner
+    from bench.run import runner
 
     at_once: list[int] = []
     running = 0

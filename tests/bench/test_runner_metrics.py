@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from bench import data, metrics
+from bench.analysis import metrics
+from bench.data import files as data
 from bench.systems import AuditFact, WriteUsage
 
 

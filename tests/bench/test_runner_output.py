@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
+from bench.cli.program import main
+from bench.data.slices import Slice, load_slice
 from bench.errors import ConfigError, ResultError
-from bench.results import Provenance, Result, read_result, result_path, write_result
-from bench.runner import REPO_ROOT, RunOptions, output_dir, run_arm
-from bench.slices import Slice, load_slice
+from bench.results.schema import Provenance, Result, read_result, result_path, write_result
+from bench.run.runner import REPO_ROOT, RunOptions, output_dir, run_arm
 
 
 def first_session() -> Slice:
@@ -145,7 +145,7 @@ HOLD_THE_LOCK = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bench.runner import run_lock
+    from bench.run.runner import run_lock
     with run_lock(Path(sys.argv[1]), "offline", "dev", "raw-turn-rag"):
         print("holding", flush=True)
         time.sleep(120)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.scoring import llm_free_scores
-from bench.scoring.locomo import adversarial_correct, locomo_f1, normalize, token_f1
-from bench.scoring.mem0 import mem0_bleu1, mem0_f1
+from bench.analysis.scoring import llm_free_scores
+from bench.analysis.scoring.locomo import adversarial_correct, locomo_f1, normalize, token_f1
+from bench.analysis.scoring.mem0 import mem0_bleu1, mem0_f1
 
 
 def test_locomo_normalisation_drops_commas_case_ascii_punctuation_and_four_small_words() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from bench import settings
-from bench.cli import main
+from bench.cli.program import main
 from bench.errors import ConfigError
-from bench.gateway import default_cache_dir, ledger_path
-from bench.runner import default_runs_root
+from bench.models.gateway import default_cache_dir, ledger_path
+from bench.run.runner import default_runs_root
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

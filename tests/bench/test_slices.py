@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bench import data
+from bench.data import files as data
+from bench.data.slices import SLICE_NAMES, load_slice, slice_names
 from bench.errors import DataError
-from bench.slices import SLICE_NAMES, load_slice, slice_names
 
 
 def test_dev_slice_is_conv26_sessions_1_to_4_with_35_questions() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ConfigError
-from bench.providers import Models, provider_class, provider_names
-from bench.stacks import (
+from bench.models.providers import Models, provider_class, provider_names
+from bench.models.stacks import (
     RESULT_STACK_NAMES,
     ROLES,
     STACK_NAMES,
@@ -159,7 +159,7 @@ def test_a_bad_stack_file_is_one_line_naming_the_field(tmp_path: Path, text: str
 
 
 def test_routing_is_a_registry_lookup_and_records_the_version_that_ran(tmp_path: Path) -> None:
-    from bench.gateway import Gateway
+    from bench.models.gateway import Gateway
     from bench.systems.base import shared_minilm
     from engram.deciders import RulesDecider
 
@@ -177,7 +177,7 @@ def test_routing_is_a_registry_lookup_and_records_the_version_that_ran(tmp_path:
 def test_engram_bench_stacks_lists_every_file_with_its_description(capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from bench.commands.stacks import stacks
+    from bench.cli.commands.stacks import stacks
 
     stacks(as_json=False)
     table = capsys.readouterr().out.splitlines()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.stats import (
+from bench.analysis.stats import (
     calibration_summary,
     cluster_bootstrap,
     comparison_seed,

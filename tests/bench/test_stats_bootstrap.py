@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import bench.stats.bootstrap as bootstrap_module
-from bench.errors import BenchError
-from bench.stats import (
+import bench.analysis.stats.bootstrap as bootstrap_module
+from bench.analysis.stats import (
     cluster_bootstrap,
     cluster_bootstrap_draws,
     comparison_seed,
     item_bootstrap,
     percentile_interval,
 )
+from bench.errors import BenchError
 
 
 def test_percentile_interval_takes_the_originals_order_statistics() -> None:

@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from bench.errors import BenchError
-from bench.stats import (
+from bench.analysis.stats import (
     brier_scores,
     calibration_summary,
     cross_fit_probs,
@@ -19,6 +18,7 @@ from bench.stats import (
     score_intervals,
     with_temperature,
 )
+from bench.errors import BenchError
 
 # Four binary decisions: conf 0.9 right (bin 9), 0.8 wrong (bin 8), 0.6 and 0.65 right (bin 6).
 PROBS = np.array([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.65, 0.35]])

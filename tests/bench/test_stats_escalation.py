@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bench.analysis.stats import THETAS, cost_error_curve, jev_alone_error, token_matched_k
 from bench.errors import BenchError
-from bench.stats import THETAS, cost_error_curve, jev_alone_error, token_matched_k
 
 CONF = [0.4, 0.6, 0.9, 0.95]
 EXACT = [False, True, False, True]

@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import norm
 from statsmodels.stats.power import TTestPower
 
+from bench.analysis.stats import minimum_detectable_effect, observed_mde, wilson_interval
 from bench.errors import BenchError
-from bench.stats import minimum_detectable_effect, observed_mde, wilson_interval
 
 
 def _wilson_by_hand(k: int, n: int, z: float = norm.ppf(0.975)) -> tuple[float, float]:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from bench.stats import discordance, mcnemar_exact_p
+from bench.analysis.stats import discordance, mcnemar_exact_p
 
 
 def _original_formula(b: int, c: int) -> float:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bench.analysis.stats import DeclaredFamily, holm
 from bench.errors import ResultError
-from bench.stats import DeclaredFamily, holm
 
 FOUR = DeclaredFamily("four", ("T1", "T2", "T3", "T4"))
 

@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.errors import ResultError
-from bench.stats import (
+from bench.analysis.stats import (
     Z_ONE_SIDED_95,
     cluster_bootstrap_draws,
     conversation_bound,
     noninferiority,
     noninferiority_from_differences,
 )
+from bench.errors import ResultError
 
 
 def _normal_sf(z: float) -> float:

@@ -8,8 +8,8 @@ import statistics
 import pandas as pd
 import pytest
 
+from bench.analysis.stats import paired_differences, per_question_ci
 from bench.errors import BenchError, QuestionSetMismatch
-from bench.stats import paired_differences, per_question_ci
 
 
 def _side(name: str, labels: dict[str, int]) -> pd.Series:

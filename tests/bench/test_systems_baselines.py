@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.data.slices import load_slice
 from bench.errors import ConfigError
-from bench.gateway import Gateway
-from bench.slices import load_slice
+from bench.models.gateway import Gateway
 from bench.systems import SystemContext, build_system, get_system, system_names
 from bench.systems.base import shared_minilm
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
+from bench.cli.program import main
 from bench.systems.adapters import adapter_names
 
 TESTS = Path(__file__).parent
@@ -152,7 +152,7 @@ def test_an_in_process_system_passes_the_same_contract_by_name(
 def test_a_name_shared_by_an_adapter_and_an_in_process_system_needs_no_guessing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bench.commands.systems import _resolve
+    from bench.cli.commands.systems import _resolve
 
     assert _resolve("mem0", None) == ("http", {"adapter": "mem0"}, "adapter 'mem0'")
     assert _resolve("mem0", None, in_process=True) == ("mem0", {}, "system 'mem0'")

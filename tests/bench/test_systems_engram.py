@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.clients.jev import JevDecider
-from bench.clients.wrappers import GatewayDecider, GatewayExtractor
+from bench.data.slices import load_slice
 from bench.errors import ConfigError
-from bench.gateway import Gateway
-from bench.providers.offline import RulesUpdateStandin
-from bench.slices import load_slice
-from bench.stacks import build_stack
+from bench.models.clients.jev import JevDecider
+from bench.models.clients.wrappers import GatewayDecider, GatewayExtractor
+from bench.models.gateway import Gateway
+from bench.models.providers.offline import RulesUpdateStandin
+from bench.models.stacks import build_stack
 from bench.systems import SystemContext, build_system
 from bench.systems.base import shared_minilm
 from bench.systems.engram_system import EngramSystem, flags_for

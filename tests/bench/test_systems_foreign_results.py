@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
-from bench.runner import RunOptions, run_arm
+from bench.cli.program import main
+from bench.run.runner import RunOptions, run_arm
 
 TESTS = Path(__file__).parent
 SCHEMA = TESTS.parents[1] / "docs" / "memory-protocol.schema.json"

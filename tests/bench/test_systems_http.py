@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import BenchError, ConfigError, IsolationLeak, SystemFailed
-from bench.runner import RunOptions, run_arm
+from bench.run.runner import RunOptions, run_arm
 
 SERVICE = Path(__file__).with_name("memory_service.py")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import IsolationLeak, SystemFailed
-from bench.runner import RunOptions, run_arm
+from bench.run.runner import RunOptions, run_arm
 
 pytest.importorskip("mcp")
 

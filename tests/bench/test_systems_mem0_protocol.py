@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.cache import LocalStore
 from bench.errors import SystemFailed
-from bench.runner import RunOptions, run_arm
+from bench.models.cache import LocalStore
+from bench.run.runner import RunOptions, run_arm
 
 COMPARED = ("question_id", "answer", "label", "lines", "sources", "retrieved_tokens", "evidence_recall", "f1")
 

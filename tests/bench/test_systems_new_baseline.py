@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bench.runner import RunOptions, run_arm
+from bench.run.runner import RunOptions, run_arm
 from bench.systems import get_system
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "new_baseline"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.data.slices import Slice, load_slice
 from bench.errors import ConfigError
-from bench.gateway import Gateway
-from bench.runner import RunOptions, run_arm
-from bench.slices import Slice, load_slice
+from bench.models.gateway import Gateway
+from bench.run.runner import RunOptions, run_arm
 from bench.systems import System, SystemContext, build_system
 from bench.systems.base import shared_minilm
 from engram.deciders import RulesDecider, ScriptedDecider

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bench.arms import ARMS_DIR
-from bench.cli import main
-from bench.slices import slice_names
-from bench.terminal import QUIET_ENV, step
+from bench.cli.program import main
+from bench.cli.terminal import QUIET_ENV, step
+from bench.data.slices import slice_names
+from bench.run.arms import ARMS_DIR
 from tests.conftest import REPO_ROOT
 
 
@@ -48,7 +48,7 @@ def test_quiet_silences_qdrant_warnings_and_transformers_logging() -> None:
     script = (
         "import sys, warnings\n"
         "sys.argv = ['engram-bench', '--quiet', 'schema', '--out', sys.argv[1]]\n"
-        "from bench.cli import main\n"
+        "from bench.cli.program import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "warnings.warn_explicit('Payload indexes have no effect in the local Qdrant.', UserWarning, "
         "'qdrant.py', 1, module='mem0.vector_stores.qdrant')\n"  # qdrant warns at stacklevel=5: mem0's module

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import CacheMiss
-from bench.gateway import Gateway
-from bench.tokens import (
+from bench.models.gateway import Gateway
+from bench.models.tokens import (
     EMPTY_BLOCK,
     LocalTokenCounter,
     lines_block,

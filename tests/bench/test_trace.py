@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.data.slices import load_slice
 from bench.errors import TraceError
-from bench.results import read_result
-from bench.runner import run_arm
-from bench.slices import load_slice
+from bench.results.schema import read_result
+from bench.results.trace import Trace, read_trace, trace_of, write_trace
+from bench.run.runner import run_arm
 from bench.systems import build_system
-from bench.trace import Trace, read_trace, trace_of, write_trace
 from tests.bench.test_runner import options_for, workspace  # noqa: F401  (the runner tests' tiny workspace)
 from tests.bench.test_systems_engram import _context
 
@@ -42,7 +42,7 @@ def test_a_run_writes_a_trace_per_result_with_sources_evidence_and_turn_texts(wo
 def test_a_trace_is_no_json_file_to_folder_scans_and_reruns_write_the_same_bytes(
     workspace: dict[str, Path],
 ) -> None:
-    from bench.results import iter_results
+    from bench.results.schema import iter_results
 
     first = run_arm("turns", "dev", options_for(workspace))
     traces = {p.name: p.with_name(read_result(p).trace).read_bytes() for p in first}

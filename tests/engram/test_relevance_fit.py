@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.slices import HELDOUT_CONVERSATIONS
+from bench.data.slices import HELDOUT_CONVERSATIONS
 from engram._types import Ask
 from engram.deciders import RulesDecider
 from engram.deciders import _rules as rules_module

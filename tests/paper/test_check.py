@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
+from bench.cli.program import app
 from bench.errors import ResultError
 from bench.report.check import (
     check,
@@ -21,7 +21,7 @@ from bench.report.check import (
 )
 from bench.report.numbers import load_numbers_json
 from bench.report.paper import Paper
-from bench.results import Result, read_result, write_result
+from bench.results.schema import Result, read_result, write_result
 from bench.vocab import PAPER_DIR
 
 COMMITTED = PAPER_DIR / "numbers.json"
@@ -126,8 +126,8 @@ def test_a_printed_form_must_match_exactly(paper_v1: Paper) -> None:
 
 
 def test_rebuilding_numbers_json_on_another_machine_leaves_the_file_unchanged(paper_v1: Paper, tmp_path: Path) -> None:
-    from bench.atomic import write_json
     from bench.report.build import write
+    from bench.results.atomic import write_json
 
     # As if the committed file had been built where BLAS rounds a little differently.
     elsewhere = _moved(load_numbers_json(COMMITTED), 3e-12)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.compare import comparison_report, load_result_set
+from bench.analysis.compare import comparison_report, load_result_set
 from bench.report.paper import Paper
 from bench.vocab import RESULTS_DIR
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.report.build import compute, write
-from bench.results import read_result, write_result
+from bench.results.schema import read_result, write_result
 
 
 def test_an_offline_results_root_builds_labelled_tables_and_no_article(tmp_path: Path) -> None:

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
+from bench.cli.program import app
 from bench.errors import ResultError
 from bench.report.check import compare_article, read_article_numbers
 from bench.report.formats import show
 from bench.report.paper import Paper
 from bench.report.v3.check import PAPER_V3_DIR, check_v3
 from bench.report.v3.compute import compute_v3
-from bench.results import read_result, write_result
+from bench.results.schema import read_result, write_result
 from bench.vocab import RESULTS_DIR
 
 ARTICLE = RESULTS_DIR / "v3" / "article_numbers_v3.tsv"

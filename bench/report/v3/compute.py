@@ -6,7 +6,7 @@ the import copied beside them (``supplementary/``): the LongMemEval tests S5-S7 
 computed from aggregate inputs say so in their note and in the tables.
 
 - Token matching: for each comparator at k = 3, T0R's k is the one of its sweep whose pooled mean retrieved tokens is
-  closest (``bench.stats.token_matched_k``); T0R enters each comparison at that k.
+  closest (``bench.analysis.stats.token_matched_k``); T0R enters each comparison at that k.
 - Table 1: T0R at the k matched to engram v2 k=3, paired non-inferiority with a 5-point margin, and the write-cost
   ratio.
 - Table 2: the declared family S1-S7: S1-S3 and S5-S7 two-sided exact McNemar, S4 the one-sided non-inferiority test
@@ -22,13 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.errors import ResultError
-from bench.report.inputs import Loaded, ResultSet
-from bench.report.numbers import Numbers, SourceFile
-from bench.report.paper import Paper
-from bench.report.tables import Table, TableBuilder
-from bench.report.v3.figure import FIGURES
-from bench.stats import (
+from bench.analysis.stats import (
     DEFAULT_MARGIN,
     DeclaredFamily,
     NonInferiority,
@@ -39,6 +33,12 @@ from bench.stats import (
     noninferiority,
     token_matched_k,
 )
+from bench.errors import ResultError
+from bench.report.inputs import Loaded, ResultSet
+from bench.report.numbers import Numbers, SourceFile
+from bench.report.paper import Paper
+from bench.report.tables import Table, TableBuilder
+from bench.report.v3.figure import FIGURES
 
 STACK_DIR = "v3"
 ARTICLE_NUMBERS = "article_numbers_v3.tsv"

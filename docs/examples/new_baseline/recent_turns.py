@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.slices import SliceMessage, SliceQuestion
+from bench.data.slices import SliceMessage, SliceQuestion
 from bench.systems.base import RetrievedLines, Setting, System, WriteUsage, register_system
 
 

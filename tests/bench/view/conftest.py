@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.runner import RunOptions, run_arm
-from bench.slices import Slice, load_slice
+from bench.data.slices import Slice, load_slice
+from bench.run.runner import RunOptions, run_arm
 
 
 def moving_slice() -> Slice:

@@ -16,7 +16,7 @@ try:
 except ImportError:  # the [browser] extra is not installed: browser_ready skips (or fails in CI) and says why
     expect = None
 
-from bench.results import read_result
+from bench.results.schema import read_result
 from bench.view.browser import chromium_page, unavailable_reason
 from bench.view.report import write_report
 from tests.conftest import REPO_ROOT

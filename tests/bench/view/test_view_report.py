@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.results import read_result
+from bench.results.schema import read_result
 from bench.view.model import load_side
 from bench.view.report import render_report, unpack_json, write_report
 from tests.bench.test_compare import run_cli

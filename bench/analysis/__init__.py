@@ -1,0 +1,1 @@
+"""Analysis: scoring, the LLM judge and re-judging, statistics, metrics and the paired comparisons."""

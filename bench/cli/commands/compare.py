@@ -1,0 +1,121 @@
+"""`engram-bench compare A B [C ...]`: the paired comparison of result sets (the logic lives in bench.analysis.compare)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from bench.errors import ResultError
+
+if TYPE_CHECKING:
+    from bench.analysis.compare import ComparisonSide
+    from bench.analysis.scoring.values import MetricChoice
+
+
+def compare(
+    sets: list[str] = typer.Argument(..., help="Result sets: a file, a directory or a quoted glob. A vs each other."),
+    include_unscored: bool = typer.Option(False, "--all", help="Also count unscored questions (adversarial)."),
+    draws: int = typer.Option(10_000, help="Bootstrap draws."),
+    seed: int | None = typer.Option(None, help="Bootstrap seed (default: derived from the two labels)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+    list_discordant: bool = typer.Option(
+        False, "--list-discordant", help="Also list the question ids only one side got right (A right/B wrong, then B)."
+    ),
+    metric: str = typer.Option(
+        "j",
+        "--metric",
+        help="j (the judge's labels) | f1 (LoCoMo's) | mem0-f1 | bleu1 | evidence-recall (docs/metrics.md).",
+    ),
+) -> None:
+    """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
+    # pandas and the statistics stack load here, not at CLI start-up.
+    from bench.analysis.compare import (
+        comparison_report,
+        discordant_questions,
+        load_result_set,
+        render_discordant,
+        render_report,
+        report_json,
+    )
+
+    if len(sets) < 2:
+        raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
+    if draws < 1:
+        raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
+    from bench.analysis.scoring.values import metric_choice
+
+    choice = metric_choice(metric)
+    loaded = [load_result_set(spec) for spec in sets]
+    if choice.name != "j":  # a graded metric: bench.analysis.metric_compare (no discordant pairs to list)
+        _compare_graded(loaded, choice, include_unscored, draws, seed, as_json, list_discordant)
+        return
+    reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
+    from dataclasses import asdict
+
+    from bench.analysis.metric_compare import judge_agreement, render_agreement
+
+    # two judgings of the same answers (a file and its `rejudge`): how far the judges agree
+    agreements = [judge_agreement(loaded[0], other, include_unscored) for other in loaded[1:]]
+    if as_json:
+        _warn_once(reports)
+        documents = [report_json(r) for r in reports]
+        for document, agreement in zip(documents, agreements, strict=True):
+            if agreement is not None:
+                document["judge_agreement"] = asdict(agreement)
+        if list_discordant:
+            for document, report in zip(documents, reports):
+                document["discordant"] = discordant_questions(report).to_dict(orient="records")
+        typer.echo(json.dumps(documents, indent=2, default=str))
+        return
+    texts = [
+        render_report(r)
+        + ("\n\n" + render_agreement(agreement) if agreement is not None else "")
+        + ("\n\n" + render_discordant(r) if list_discordant else "")
+        for r, agreement in zip(reports, agreements, strict=True)
+    ]
+    typer.echo("\n\n".join(texts))
+    typer.echo("\n" + _judge_rates(loaded))
+
+
+def _judge_rates(loaded: list[ComparisonSide]) -> str:
+    """How lenient each side's judge measured on planted wrong answers (bench.analysis.judge_probe), one line per judge."""
+    from bench.analysis.judge_probe import rate_line
+    from bench.analysis.rejudge import judge_entry
+
+    metrics = dict.fromkeys(judge_entry(side.first) for side in loaded)
+    return "\n".join(rate_line(metric) for metric in metrics)
+
+
+def _compare_graded(
+    loaded: list[ComparisonSide],
+    choice: MetricChoice,
+    include_unscored: bool,
+    draws: int,
+    seed: int | None,
+    as_json: bool,
+    listed: bool,
+) -> None:
+    from bench.analysis.metric_compare import metric_report, metric_report_json, render_metric_report
+
+    if listed:
+        raise ResultError(f"compare --list-discordant: expected --metric j (labels), found --metric {choice.name}")
+    reports = [metric_report(loaded[0], other, choice, include_unscored, draws, seed) for other in loaded[1:]]
+    if as_json:
+        _warn_once(reports)
+        typer.echo(json.dumps([metric_report_json(r) for r in reports], indent=2, default=str))
+    else:
+        typer.echo("\n\n".join(render_metric_report(r) for r in reports))
+
+
+def _warn_once(reports: list[dict]) -> None:
+    """JSON goes to stdout for a program; the warnings it carries go to stderr for the person, once each (the text
+    report prints them itself, at its top)."""
+    for warning in dict.fromkeys(w for report in reports for w in report["warnings"]):
+        print(f"engram-bench compare: {warning}", file=sys.stderr)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)

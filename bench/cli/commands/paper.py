@@ -1,0 +1,131 @@
+"""`engram-bench paper build|check|appendix`: the paper artefacts from results/."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import typer
+
+from bench.cli.terminal import step
+from bench.errors import ConfigError
+from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
+
+# Papers other than the v1 article, built by their own modules: --paper NAME.
+PAPERS = ("v3",)
+PAPER_HELP = "v3: the current paper (results/v3 -> paper/v3); default: the v1 article"
+
+
+def _paper_name(name: str | None) -> str | None:
+    if name is not None and name not in PAPERS:
+        raise ConfigError(f"--paper: expected one of {', '.join(PAPERS)}, found {name!r}")
+    return name
+
+
+def _exit_on_problems(command: str, problems: Sequence[object], what: str) -> None:
+    """Each problem on its own stderr line, then a FAILED count and exit 1; nothing when there are none."""
+    for problem in problems:
+        typer.echo(f"{command}: {problem}", err=True)
+    if problems:
+        typer.echo(f"{command}: FAILED, {len(problems)} {what} differ", err=True)
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    paper = typer.Typer(
+        help="Build and check the paper's numbers, tables, figures and article from results/.", no_args_is_help=True
+    )
+    appendix = typer.Typer(help="Appendix E: re-run the command behind one table or figure.", no_args_is_help=True)
+    paper.add_typer(appendix, name="appendix")
+    app.add_typer(paper, name="paper")
+
+    @paper.command("build")
+    def build_command(
+        stack: str = typer.Option(
+            DEFAULT_PAPER_STACK_DIR, help="results/<stack>/ to read: v1 (the article) or offline"
+        ),
+        out: Path = typer.Option(None, help="output directory (default paper/, or paper/<stack>/ for other stacks)"),
+        only: str = typer.Option(None, help="one appendix entry, e.g. table:heldout or figure:acc_vs_tokens"),
+        results: Path = typer.Option(RESULTS_DIR, help="the results root"),
+        paper_name: str = typer.Option(None, "--paper", help=PAPER_HELP),
+    ) -> None:
+        """Write numbers.json, tables, figures, article.md and the appendix index."""
+        from bench.report.build import build  # the build loads matplotlib and the stats stack: only when asked
+
+        started = time.perf_counter()
+        if _paper_name(paper_name) == "v3":
+            from bench.report.v3.check import PAPER_V3_DIR, build_v3
+
+            with step("paper build --paper v3: computing and drawing from results/v3/"):
+                v3 = build_v3(results, out or PAPER_V3_DIR, only=only)
+            typer.echo(
+                f"paper build --paper v3: {len(v3.written)} files from results/v3/ into {out or PAPER_V3_DIR} "
+                f"in {time.perf_counter() - started:.1f} s"
+            )
+            return
+        default_stack = stack == DEFAULT_PAPER_STACK_DIR
+        out_dir = out or (PAPER_DIR if default_stack else PAPER_DIR / stack)
+        with step(f"paper build: computing and drawing from results/{stack}/"):
+            report = build(results, stack, out_dir, only=only, appendix_dir=APPENDIX_DIR if default_stack else None)
+        typer.echo(
+            f"paper build: {len(report.written)} files from results/{stack}/ into {out_dir} "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
+
+    @paper.command("check")
+    def check_command(
+        stack: str = typer.Option(DEFAULT_PAPER_STACK_DIR, help="results/<stack>/ to recompute from"),
+        numbers: Path = typer.Option(PAPER_DIR / "numbers.json", help="the committed numbers.json"),
+        results: Path = typer.Option(RESULTS_DIR, help="the results root"),
+        paper_name: str = typer.Option(None, "--paper", help=PAPER_HELP),
+    ) -> None:
+        """Recompute every number; fail naming the id if one differs from numbers.json or the article."""
+        from bench.report.check import check
+
+        if _paper_name(paper_name) == "v3":
+            _check_v3(results)
+            return
+        with step(f"paper check: recomputing every number from results/{stack}/"):
+            report = check(results, stack, numbers)
+        _exit_on_problems("paper check", report.problems, "numbers")
+        typer.echo(
+            f"paper check: ok, {report.checked_committed} numbers match numbers.json and "
+            f"{report.checked_article} match the article (bootstrap intervals within 1.0 point); "
+            "tables and article.md are current"
+        )
+
+    def _check_v3(results: Path) -> None:
+        from bench.report.v3.check import check_v3
+
+        with step("paper check --paper v3: recomputing every number from results/v3/"):
+            report = check_v3(results)
+        _exit_on_problems("paper check --paper v3", report.problems, "numbers or files")
+        typer.echo(
+            f"paper check --paper v3: ok, {report.checked_committed} numbers match paper/v3/numbers.json and all "
+            f"{report.checked_article} printed numbers of results/v3/article_numbers_v3.tsv match at their printed "
+            "precision; tables are current"
+        )
+
+    @appendix.command("list")
+    def appendix_list() -> None:
+        """Every entry of appendix_e/INDEX.md: what it writes and how many result files it reads."""
+        from bench.report.appendix import list_entries
+
+        entries = list_entries()
+        width = max((len(e["entry"]) for e in entries), default=0)
+        for e in entries:
+            outputs = ", ".join(e.get("outputs", []))
+            typer.echo(f"{e['entry']:<{width}}  writes {outputs}; reads {len(e.get('reads', []))} result files")
+        typer.echo(f"{len(entries)} entries; re-run one with `engram-bench paper appendix run ENTRY`")
+
+    @appendix.command("run")
+    def appendix_run(
+        entry: str = typer.Argument(..., help="an entry of appendix_e/INDEX.md"),
+        out: Path = typer.Option(PAPER_DIR, help="output directory"),
+    ) -> None:
+        """Re-execute one appendix entry."""
+        from bench.report.appendix import run_entry
+
+        for path in run_entry(entry, out):
+            typer.echo(str(path))

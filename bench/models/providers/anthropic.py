@@ -1,0 +1,36 @@
+"""The `anthropic` provider: Claude models over the Messages API (`bench.models.clients.anthropic`), and Anthropic's
+token-count endpoint as a token counter. Key: $ANTHROPIC_API_KEY; base URL: $ANTHROPIC_BASE_URL or the SDK's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bench.models.providers import Provider, register_provider
+from bench.models.providers._settings import retry_policy
+
+if TYPE_CHECKING:
+    from engram import LLM
+
+
+@register_provider("anthropic")
+class AnthropicProvider(Provider):
+    key_env = "ANTHROPIC_API_KEY"
+    description = "Anthropic Messages API (Claude), token counting via its count endpoint"
+    _llm: Any = None
+
+    def chat(self, model: str) -> LLM:
+        if self._llm is None:
+            from bench.models.clients.anthropic import AnthropicLLM
+
+            options: dict[str, Any] = {"retry": retry_policy(self.settings)}
+            if self.settings.timeout_s is not None:
+                options["timeout_s"] = float(self.settings.timeout_s)
+            if self.settings.concurrency is not None:
+                options["max_concurrency"] = self.settings.concurrency
+            self._llm = self.keep(AnthropicLLM(self.gateway, **options))
+        return self._llm
+
+    def token_counter(self, model: str) -> Any:
+        from bench.models.clients.anthropic import AnthropicTokenCounter
+
+        return AnthropicTokenCounter(self.chat(model), model)  # type: ignore[arg-type]

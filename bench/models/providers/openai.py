@@ -1,0 +1,94 @@
+"""The `openai` provider: any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp's server, ollama)
+through the official `openai` SDK (`bench.models.clients.openai`).
+
+Base URL: $OPENAI_BASE_URL, else the stack's `base_url` (one of them is required). Key: $OPENAI_API_KEY; a server on
+127.0.0.1/localhost is called without one (the SDK gets a placeholder). Retries: the harness's one policy with the
+stack's `retries` / `max_retry_after_s`. Token counts (`count_tokens`): tiktoken for the named model when it is
+installed and knows it, else a declared approximate counter (`bench.models.tokens.counter_for_model`). Typed decisions
+(`decide`): the logprob decider (`bench.models.clients.logprob`) on the same client.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import ConfigError
+from bench.models.providers import Provider, register_provider
+from bench.models.providers._settings import retry_policy
+from bench.models.stacks import ProviderSettings
+
+if TYPE_CHECKING:
+    from engram import LLM, DecisionBackend
+
+BASE_URL_ENV = "OPENAI_BASE_URL"
+# Model ids as OpenAI, Hugging Face (org/name), ollama (name:tag) and GGUF file names spell them.
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*")
+
+
+def base_url_for(settings: ProviderSettings) -> str | None:
+    return os.environ.get(BASE_URL_ENV) or settings.base_url
+
+
+@register_provider("openai")
+class OpenAIProvider(Provider):
+    key_env = "OPENAI_API_KEY"
+    description = (
+        "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, ollama); tiktoken or approximate counts"
+    )
+    _llm: Any = None
+
+    @classmethod
+    def check_model(cls, model: str, settings: ProviderSettings, where: str) -> None:
+        if not MODEL_ID.fullmatch(model):
+            raise ConfigError(
+                f"{where}: expected an OpenAI-compatible model id (letters, digits and . _ : / @ + -, e.g. "
+                f"openai/gpt-4o-mini or openai/qwen2.5:0.5b), found {model!r}"
+            )
+
+    @classmethod
+    def check_ready(cls, settings: ProviderSettings, where: str) -> None:
+        base_url = base_url_for(settings)
+        if not base_url:
+            raise ConfigError(
+                f"{where}.base_url: expected the server's base URL (e.g. http://127.0.0.1:8000/v1) in the stack "
+                f"file or ${BASE_URL_ENV}, found neither"
+            )
+        from bench.models.clients.openai import server_identity
+
+        server_identity(base_url, f"{where}.base_url (or ${BASE_URL_ENV})")
+
+    def chat(self, model: str) -> LLM:
+        if self._llm is None:
+            from bench.models.clients.openai import OpenAIChat
+
+            base_url = base_url_for(self.settings)
+            if not base_url:
+                self.check_ready(self.settings, "providers.openai")
+            assert base_url is not None
+            options: dict[str, Any] = {"retry": retry_policy(self.settings)}
+            if self.settings.timeout_s is not None:
+                options["timeout_s"] = float(self.settings.timeout_s)
+            if self.settings.concurrency is not None:
+                options["max_concurrency"] = self.settings.concurrency
+            self._llm = self.keep(OpenAIChat(self.gateway, base_url, **options))
+        return self._llm
+
+    def decider(self, model: str) -> DecisionBackend:
+        """`decide = "openai/<model>"`: the logprob decider, the one way an OpenAI-compatible endpoint answers typed
+        questions (each option's probability read from the endpoint's log-probabilities). Built with one probe
+        question, so an endpoint without log-probabilities stops the run before anything else is sent or cached."""
+        from bench.models.clients.logprob import LogprobDecider
+        from bench.models.clients.openai import OpenAIChat
+
+        chat = self.chat(model)
+        assert isinstance(chat, OpenAIChat)
+        decider = self.keep(LogprobDecider(chat, model))
+        decider.probe()
+        return decider
+
+    def token_counter(self, model: str) -> Any:
+        from bench.models.tokens import counter_for_model
+
+        return counter_for_model(self.gateway, model)

@@ -1,0 +1,364 @@
+"""What a grid is: arms x slices x replicates on one stack, from the command line or a GRID.toml, checked whole.
+
+A grid expands to *units*, one arm on one slice for one replicate, each answered at every k of the arm from one
+ingestion (exactly what `engram-bench run ARM --slice S` does). A token-matched arm is a *dependent* unit: it reads
+its sweep's and reference's results on every pooled slice, so those become units of the grid too (added when the
+grid does not name them) and it runs only once they are written.
+
+Everything a grid names is checked before anything runs: every arm loads, every slice builds, the stack is known,
+the executor is one this harness has; the first problem is one line naming the grid file (or the option) and field.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bench.data.slices import Slice, load_slice
+from bench.errors import BenchError, ConfigError
+from bench.models.budget import limits_from_env
+from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
+from bench.registry import Registry
+from bench.results.schema import file_name, slice_dir
+from bench.run.arms import Arm, arm_names, load_arm
+from bench.vocab import HELDOUT_GROUP, heldout_slices
+
+DEFAULT_EXECUTOR = "local"
+
+
+def _import_executors() -> None:
+    # The executors import the worker, which imports this module: they are read on the first lookup, not here.
+    importlib.import_module("bench.run.grid.executors")
+
+
+#: executor name -> factory(workers=, retries=, address=) -> Executor (registered in bench.run.grid.executors)
+EXECUTORS: Registry[Callable[..., Any]] = Registry(
+    "executor",
+    discover=_import_executors,
+    hint="a factory in bench/run/grid/executors.py decorated @EXECUTORS.register(NAME)",
+)
+DEFAULT_RETRIES = 2  # a unit whose worker died is tried this many more times (Ray's max_retries; the pool's own)
+REPLICATES_DIR = "replicates"  # replicate i > 0 of a grid lives under <out>/replicates/r<i>/ (same tree below)
+GRID_FILE_KEYS = (
+    "arms", "slices", "replicates", "stack", "executor", "address", "out", "workers", "budget_usd", "tag",
+    "concurrency",
+)  # fmt: skip
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """A grid as asked for. `source` names where it came from (the grid file, or "command line") in messages."""
+
+    arms: tuple[str, ...]
+    slices: tuple[str, ...]
+    replicates: int = 1
+    stack: str = DEFAULT_STACK
+    executor: str = DEFAULT_EXECUTOR
+    address: str | None = None  # Ray: a cluster to join (host:port, ray://host:port, or "auto"); None: start one
+    out: Path | None = None  # a results tree (<out>/<stack>/<slice-dir>/<arm>[__k<k>].json); None: runs/grid/
+    workers: int | None = None  # units at once (pool size; Ray's num_cpus when it starts a local cluster)
+    budget_usd: float | None = None  # the one limit for every paid call of the grid; None: $ENGRAM_RUN_BUDGET_USD
+    retries: int = DEFAULT_RETRIES
+    # A frozen git tag (held-out runs): HEAD must be exactly at it on a clean tree, every result is stamped with it,
+    # and the results tree defaults to results/ (what `heldout --tag` writes). None: an ordinary grid.
+    tag: str | None = None
+    concurrency: int | None = None  # calls in flight per unit (questions answered at once); None: the stack file's
+    source: str = "command line"
+    given: frozenset[str] = frozenset()  # the fields the command line gave (they override the grid file's)
+
+    def where(self, field_name: str) -> str:
+        """How a message names a field: the grid file and key, or the option it came from."""
+        if self.source == "command line" or field_name in self.given:
+            return f"--{_option(field_name)}"
+        return f"{self.source}: {field_name}"
+
+    @property
+    def limit_usd(self) -> float:
+        return self.budget_usd if self.budget_usd is not None else limits_from_env()[0]
+
+    def worker_count(self) -> int:
+        return self.workers or max(1, os.cpu_count() or 1)
+
+
+def _option(field_name: str) -> str:
+    return {"arms": "arm", "slices": "slice", "budget_usd": "budget"}.get(field_name, field_name)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One arm on one slice for one replicate, answered at `ks`; `after` names the units it reads (a token-matched
+    arm's sweep and reference) and `reads` the result files it reads, relative to its results tree."""
+
+    arm: str
+    slice_name: str
+    replicate: int
+    ks: tuple[int | None, ...]
+    arm_hash: str
+    token_matched: bool = False
+    after: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    named: bool = True  # False: added by the grid because a token-matched arm reads it
+
+    @property
+    def id(self) -> str:
+        """A stable, file-safe name: the same unit of the same grid has the same id across driver restarts."""
+        return unit_id(self.arm, self.slice_name, self.replicate)
+
+    @property
+    def label(self) -> str:
+        return f"{self.arm} on {self.slice_name}" + (f" (replicate {self.replicate})" if self.replicate else "")
+
+    def relative_targets(self, stack: str) -> list[str]:
+        """The files this unit may write, relative to the grid's output root (a token-matched arm writes one of
+        its candidate k's, whichever matches)."""
+        return [result_relpath(stack, self.slice_name, self.arm, k, self.replicate) for k in self.ks]
+
+
+def unit_id(arm: str, slice_name: str, replicate: int) -> str:
+    return _UNSAFE.sub("_", f"{arm}__{slice_dir(slice_name)}__r{replicate}")
+
+
+def replicate_root(replicate: int) -> str:
+    """The results tree of a replicate, relative to the grid's output root ("" for the first)."""
+    return f"{REPLICATES_DIR}/r{replicate}" if replicate else ""
+
+
+def result_relpath(stack: str, slice_name: str, arm: str, k: int | None, replicate: int = 0) -> str:
+    """`[replicates/r<i>/]<stack>/<slice-dir>/<arm>[__k<k>].json`: the layout of results/ (what `heldout` and
+    `run --update-committed` write), so a grid's files are named as the committed ones are."""
+    parts = [p for p in (replicate_root(replicate), stack, slice_dir(slice_name), file_name(arm, k)) if p]
+    return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class GridPlan:
+    """A checked grid: its units in dependency order, and each slice built once (shipped to the workers)."""
+
+    spec: GridSpec
+    units: tuple[Unit, ...]
+    slices: Mapping[str, Slice] = field(repr=False)
+
+    def unit(self, uid: str) -> Unit:
+        return next(u for u in self.units if u.id == uid)
+
+
+# ------------------------------------------------------------------------------------------------ the grid file
+
+
+def load_grid_file(path: Path) -> dict[str, Any]:
+    """The fields of a GRID.toml; an unreadable file or an unknown field is one line naming both."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: expected a grid file (TOML), found no file") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: expected a grid file in TOML, found unreadable text ({exc})") from None
+    unknown = sorted(set(data) - set(GRID_FILE_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: {unknown[0]}: expected one of {', '.join(GRID_FILE_KEYS)}, found an unknown field")
+    return data
+
+
+def spec_from(file: Path | None, overrides: Mapping[str, Any]) -> GridSpec:
+    """The grid file's fields with the command line's on top (an option given on the command line wins; lists
+    given there replace the file's). Types are checked here, names in `plan_grid`."""
+    source = str(file) if file is not None else "command line"
+    fields: dict[str, Any] = dict(load_grid_file(file)) if file is not None else {}
+    given = {k: v for k, v in overrides.items() if v is not None and v != ()}
+    fields.update(given)
+    spec = GridSpec(arms=(), slices=(), source=source, given=frozenset(given))
+
+    def where(name: str) -> str:
+        return spec.where(name)
+
+    arms = _names(fields.get("arms"), where("arms"))
+    slices = _names(fields.get("slices"), where("slices"))
+    replicates = _count(fields.get("replicates", 1), where("replicates"), minimum=1)
+    workers = fields.get("workers")
+    concurrency = fields.get("concurrency")
+    stack = _text(fields.get("stack", DEFAULT_STACK), where("stack"))
+    executor = _text(fields.get("executor", DEFAULT_EXECUTOR), where("executor"))
+    address = fields.get("address")
+    budget = fields.get("budget_usd")
+    out = fields.get("out")
+    tag = fields.get("tag")
+    if tag is not None:
+        tag = _text(tag, where("tag"))
+    if stack not in STACK_NAMES:
+        raise ConfigError(f"{where('stack')}: expected one of {', '.join(STACK_NAMES)}, found {stack!r}")
+    EXECUTORS.get(executor, where("executor"))
+    if address is not None:
+        address = _text(address, where("address"))
+        if executor != "ray":
+            raise ConfigError(f"{where('address')}: expected it only with executor ray, found executor {executor!r}")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0):
+        raise ConfigError(f"{where('budget_usd')}: expected a non-negative number of USD, found {budget!r}")
+    if out is not None:
+        out = Path(_text(str(out) if isinstance(out, Path) else out, where("out")))
+        if file is not None and not out.is_absolute() and "out" not in given:
+            out = Path(file).parent / out  # a grid file's out is relative to the file
+    return replace(
+        spec,
+        arms=arms,
+        slices=slices,
+        replicates=replicates,
+        stack=stack,
+        executor=executor,
+        address=address,
+        out=out,
+        workers=None if workers is None else _count(workers, where("workers"), minimum=1),
+        budget_usd=None if budget is None else float(budget),
+        tag=tag,
+        concurrency=None if concurrency is None else _count(concurrency, where("concurrency"), minimum=1),
+    )
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if value is None or value == () or value == []:
+        raise ConfigError(f"{where}: expected at least one name, found none")
+    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of names, found {value!r}")
+    return tuple(dict.fromkeys(value))
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: expected a non-empty string, found {value!r}")
+    return value
+
+
+def _count(value: Any, where: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{where}: expected an integer of at least {minimum}, found {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------------------- expansion
+
+
+def plan_grid(
+    spec: GridSpec,
+    *,
+    slice_loader: Callable[[str], Slice] = load_slice,
+    arms_dir: Path | None = None,
+) -> GridPlan:
+    """Check every name and expand the grid into units, prerequisites before the units that read them."""
+    arms = {name: _arm(spec, name, arms_dir) for name in spec.arms}
+    slice_names = _expand_slices(spec.slices)
+    slices: dict[str, Slice] = {}
+    for name in slice_names:
+        slices[name] = _slice(spec, name, slice_loader)
+    for arm in arms.values():
+        try:
+            build_stack(spec.stack, arm.models_for(spec.stack))
+        except BenchError as exc:
+            raise ConfigError(f"{spec.where('arms')}: {arm.name} on stack {spec.stack}: {exc}") from None
+
+    units: dict[str, Unit] = {}
+    named = list(arms.values())  # `_add` adds the arms a token-matched arm reads to `arms`
+    for replicate in range(spec.replicates):
+        for arm in named:
+            for slice_name in slice_names:
+                _add(units, arm, slice_name, replicate, spec, arms, slices, slice_loader, arms_dir, named=True)
+    ordered = sorted(units.values(), key=lambda u: (u.token_matched, u.replicate))  # stable: named order kept
+    return GridPlan(spec=spec, units=tuple(ordered), slices=slices)
+
+
+def _add(
+    units: dict[str, Unit],
+    arm: Arm,
+    slice_name: str,
+    replicate: int,
+    spec: GridSpec,
+    arms: dict[str, Arm],
+    slices: dict[str, Slice],
+    slice_loader: Callable[[str], Slice],
+    arms_dir: Path | None,
+    *,
+    named: bool,
+    need_ks: tuple[int, ...] = (),
+) -> None:
+    uid = unit_id(arm.name, slice_name, replicate)
+    if arm.token_match is None:
+        ks: tuple[int | None, ...] = tuple(arm.ks_for(slice_name) or (None,))
+        known = units.get(uid)
+        wanted = tuple(sorted({*(k for k in ks if k is not None), *need_ks})) if need_ks else ks
+        if known is not None:
+            missing = [k for k in need_ks if k not in known.ks]
+            if missing:  # a reader needs a k the arm does not answer at by default: one ingestion answers both
+                units[uid] = replace(known, ks=tuple(sorted({*(k for k in known.ks if k is not None), *missing})))
+            if named and not known.named:
+                units[uid] = replace(units[uid], named=True)
+            return
+        units[uid] = Unit(arm.name, slice_name, replicate, wanted if need_ks else ks, arm.hash, named=named)
+        return
+    if uid in units:
+        return
+    plan = arm.token_match
+    if slices[slice_name].parts:
+        raise ConfigError(
+            f"{spec.where('slices')}: {arm.name} matches tokens on one conversation at a time; slice {slice_name!r} "
+            f"pools {len(slices[slice_name].parts)}; expected its parts (e.g. {slices[slice_name].parts[0].name})"
+        )
+    after: list[str] = []
+    reads: list[str] = []
+    for need in arm.needs(slice_name):
+        need_arm = arms.get(need.arm) or _arm(spec, need.arm, arms_dir)
+        arms.setdefault(need.arm, need_arm)
+        if need.slice_name not in slices:
+            slices[need.slice_name] = _slice(spec, need.slice_name, slice_loader)
+        _add(units, need_arm, need.slice_name, replicate, spec, arms, slices, slice_loader, arms_dir, named=False,
+             need_ks=need.ks)  # fmt: skip
+        after.append(unit_id(need.arm, need.slice_name, replicate))
+        reads += [result_relpath(spec.stack, need.slice_name, need.arm, k, replicate) for k in need.ks]
+    units[uid] = Unit(
+        arm.name,
+        slice_name,
+        replicate,
+        tuple(plan.ks),
+        arm.hash,
+        token_matched=True,
+        after=tuple(dict.fromkeys(after)),
+        reads=tuple(reads),
+        named=named,
+    )
+
+
+def _expand_slices(names: Sequence[str]) -> list[str]:
+    """`heldout` (the article's held-out group) stands for its four conversations, one unit each."""
+    out: list[str] = []
+    for name in names:
+        out += heldout_slices() if name == HELDOUT_GROUP else [name]
+    return list(dict.fromkeys(out))
+
+
+def _arm(spec: GridSpec, name: str, arms_dir: Path | None) -> Arm:
+    try:
+        arm = load_arm(name, arms_dir) if arms_dir else load_arm(name)
+    except BenchError as exc:
+        known = ", ".join(arm_names(arms_dir) if arms_dir else arm_names())
+        raise ConfigError(
+            f"{spec.where('arms')}: expected an arm in arms/ ({known}), found {name!r} ({_first_line(exc)})"
+        ) from None
+    if arm.import_only:
+        raise ConfigError(f"{spec.where('arms')}: expected an arm this harness can run, found import-only {name!r}")
+    return arm
+
+
+def _slice(spec: GridSpec, name: str, slice_loader: Callable[[str], Slice]) -> Slice:
+    try:
+        return slice_loader(name)
+    except BenchError as exc:
+        raise ConfigError(f"{spec.where('slices')}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,176 @@
+"""One grid unit in a worker process: exactly `run_arm`, with the grid's shard, budget and a private results tree.
+
+The worker shares nothing with the driver but what the task carries and what it sends back:
+
+- in: the unit, its slice (built by the driver), the result files it reads (a token-matched arm's sweep and
+  reference), where its shard lives on this machine, the driver's cache folder (read when it is on this machine),
+  and the link to the grid's budget service;
+- out: every file the run wrote (result, key list, trace sidecar) as bytes, for the driver to write into its
+  results tree, and, when the worker is on another machine, its shard's entries.
+
+The run itself is `bench.run.runner.run_arm` with the results tree of `run --update-committed` rooted in a fresh
+staging folder, so a grid's result is the file `run` writes for the same unit. A user error (a refused spend, a
+cache miss in replay) ends the unit with that one line; the shard is kept either way, so what was paid for stays.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.data.slices import Slice, load_slice
+from bench.errors import BenchError, BudgetExceeded
+from bench.models.budget import RunLabels
+from bench.models.gateway import Gateway, check_mode
+from bench.run.grid.budget import BudgetLink, RemoteBudget
+from bench.run.grid.shards import shard_cache, shard_lock, shard_texts
+from bench.run.grid.spec import Unit, replicate_root
+
+# Set in every worker whatever its machine's environment says: no model hub is ever reached from a grid worker.
+WORKER_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "MEM0_TELEMETRY": "False",
+    "TOKENIZERS_PARALLELISM": "false",
+    "TQDM_DISABLE": "1",  # no library progress bars from workers: the driver's one bar is the grid's
+}
+
+
+def worker_environment() -> None:
+    """Called first in every worker process (the pool's initializer; the top of `run_unit` under Ray)."""
+    os.environ.update(WORKER_ENV)
+
+
+PID_FILE = "worker.pid"
+RAN, REFUSED, FAILED, SKIPPED, BLOCKED = "ran", "refused", "failed", "skipped", "blocked"
+
+
+@dataclass(frozen=True)
+class UnitTask:
+    unit: Unit
+    stack: str
+    slices: dict[str, Slice] = field(repr=False)
+    inputs: dict[str, bytes] = field(repr=False)  # path relative to the grid's output root -> bytes
+    shard_root: str  # this machine's folder of shards (the driver's when the worker shares its machine)
+    read_caches: tuple[str, ...]  # caches read before the shard (the driver's local cache)
+    run_id: str
+    budget: BudgetLink | None
+    driver_host: str
+    grid_id: str
+    mode: str | None = None
+    arms_dir: str | None = None
+    git_tag: str | None = None  # stamped into every result (a grid run under a frozen tag)
+    concurrency: int | None = None  # --concurrency N: calls in flight in this unit; None: the stack file's
+
+
+@dataclass(frozen=True)
+class UnitOutcome:
+    unit_id: str
+    status: str  # ran | refused | failed
+    message: str
+    files: dict[str, bytes] = field(repr=False)
+    shard: str
+    host: str
+    pid: int
+    shard_entries: list[str] | None = field(default=None, repr=False)  # only from another machine
+    spent_usd: float = 0.0
+    wall_s: float = 0.0
+
+
+def run_unit(task: UnitTask) -> UnitOutcome:
+    """Run one unit (called in a worker process by either executor)."""
+    from bench.run.runner import RunOptions, run_arm
+
+    worker_environment()
+    unit = task.unit
+    started = time.perf_counter()
+    shard = Path(task.shard_root) / unit.id
+    host = socket.gethostname()
+    with shard_lock(shard):
+        (shard / PID_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        staging = Path(tempfile.mkdtemp(prefix=f"engram-grid-{unit.id}-"))
+        budgets: list[RemoteBudget] = []
+        try:
+            tree = staging / "results"
+            for relative, payload in task.inputs.items():
+                target = tree / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(payload)
+
+            def gateway(options: Any, run_id: str, arm: str, slice_name: str) -> Gateway:
+                labels = RunLabels(run_id=f"{task.grid_id}:{run_id}", arm=arm, slice_name=slice_name)
+                budget = RemoteBudget(task.budget, labels, unit.id) if task.budget is not None else None
+                if budget is not None:
+                    budgets.append(budget)
+                return Gateway(
+                    local=shard_cache(shard),
+                    subsets=options.subsets,
+                    mode=check_mode(options.mode),
+                    strict=options.strict,
+                    labels=labels,
+                    budget=budget,
+                    read_through=[Path(p) for p in task.read_caches],
+                    replicate=options.replicate,
+                )
+
+            def slice_loader(name: str) -> Slice:
+                return task.slices[name] if name in task.slices else load_slice(name)
+
+            ks = None if unit.token_matched or unit.ks == (None,) else tuple(k for k in unit.ks if k is not None)
+            options = RunOptions(
+                stack=task.stack,
+                ks=ks,
+                results_root=tree / replicate_root(unit.replicate) if unit.replicate else tree,
+                update_committed=True,
+                runs_root=staging / "runs",
+                run_id=task.run_id,
+                mode=task.mode,
+                git_tag=task.git_tag,
+                progress=False,
+                assume_yes=True,  # the driver asked once for the whole grid
+                say=lambda line: None,
+                slice_loader=slice_loader,
+                replicate=unit.replicate,
+                gateway_factory=gateway,
+                arms_dir=Path(task.arms_dir) if task.arms_dir else None,
+                concurrency=task.concurrency,
+            )
+            status, message = RAN, ""
+            try:
+                run_arm(unit.arm, unit.slice_name, options)
+            except BudgetExceeded as exc:
+                status, message = REFUSED, str(exc)
+            except BenchError as exc:
+                status, message = FAILED, str(exc)
+            except Exception as exc:  # a bug: reported with where it happened, the shard still merged
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                status, message = FAILED, f"{type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
+            files = {}
+            if status == RAN:
+                for path in sorted(tree.rglob("*")):
+                    relative = path.relative_to(tree).as_posix()
+                    if path.is_file() and relative not in task.inputs:
+                        files[relative] = path.read_bytes()
+            remote = host != task.driver_host
+            return UnitOutcome(
+                unit_id=unit.id,
+                status=status,
+                message=message.strip().splitlines()[0] if message.strip() else "",
+                files=files,
+                shard=str(shard),
+                host=host,
+                pid=os.getpid(),
+                shard_entries=shard_texts(shard) if remote else None,
+                spent_usd=sum(b.spent_usd for b in budgets),
+                wall_s=round(time.perf_counter() - started, 3),
+            )
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,452 @@
+"""What a run would send and cost, said before it sends anything (`engram-bench plan`, and the banner of `run`).
+
+Per role: the number of calls, how many the caches already hold, the input/output tokens of the rest and their
+price from the stack file. Where each figure comes from (every line says which):
+
+- calls: `answer` and `judge` once per asked question per k, counted from the slice (exact); `count_tokens` once
+  more for the empty block. The other roles (extract, decide, escalate, llm_decider): per message as the system
+  declares them when it fixes them (`System.MODEL_CALLS_PER_MESSAGE`: mem0 one extraction per message, the turn
+  baselines none); otherwise they depend on what the models say, so they are taken from the committed offline run
+  of the same arm on the same slice (its key list, looked up in the caches by purpose): the pipeline's call pattern
+  with stand-ins. When the caches cannot say, they are not estimated, and the plan says so.
+- cached: of the calls an earlier run of this arm on this stack and slice made (its key list: the committed result,
+  else the newest run folder), how many the shipped subsets and the local cache hold, per role. Without an earlier
+  run nothing is assumed cached.
+- tokens: input by the spend guard's own rule (`bench.models.budget.estimate_input_tokens`, a pessimistic bytes/3) over the
+  prompts as they would be rendered (the offline run's shown lines and answers stand in for the ones the stack's
+  models will produce); output at each call's `max_tokens`, so dollars are an upper bound like the guard's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.analysis import judge
+from bench.data.slices import Slice, SliceMessage, load_slice
+from bench.errors import ConfigError
+from bench.models import budget
+from bench.models.budget import Ledger, estimate_input_tokens, limits_from_env
+from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find_entry, read_keys_file
+from bench.models.gateway import default_cache_dir, ledger_path
+from bench.models.stacks import OFFLINE, Stack, build_stack
+from bench.results.schema import Answer, file_name, read_result, slice_dir
+from bench.run.arms import Arm, load_arm
+from bench.run.preflight import Preflight, SpendEstimate, use_estimator
+from bench.systems import get_system
+from bench.vocab import RESULTS_DIR
+
+WRITE_ROLES = ("extract", "decide", "escalate", "llm_decider")
+QUESTION_ROLES = ("answer", "judge", "count_tokens")
+PROMPT_OUTPUT_TOKENS = {"answer": judge.ANSWER_MAX_TOKENS, "judge": judge.JUDGE_MAX_TOKENS}
+REFERENCE_STACK = OFFLINE  # its committed results exist for every runnable arm and slice
+
+
+@dataclass(frozen=True)
+class RoleEstimate:
+    role: str
+    model: str
+    calls: int | None  # None: not estimated (the plan says why in `basis`)
+    cached: int
+    input_tokens: int | None  # of the calls still to send
+    output_tokens: int | None
+    usd: float | None
+    basis: str
+
+    @property
+    def to_send(self) -> int | None:
+        return None if self.calls is None else max(0, self.calls - self.cached)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "model": self.model,
+            "calls": self.calls,
+            "cached": self.cached,
+            "to_send": self.to_send,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "usd": self.usd,
+            "basis": self.basis,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    arm: str
+    slice_name: str
+    stack: Stack
+    ks: tuple[int | None, ...]
+    roles: list[RoleEstimate]
+    run_limit_usd: float
+    total_limit_usd: float
+    spent_usd: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def usd(self) -> float:
+        return math.fsum(r.usd for r in self.roles if r.usd is not None)
+
+    @property
+    def calls(self) -> int:
+        return sum(r.calls or 0 for r in self.roles)
+
+    @property
+    def cached(self) -> int:
+        return sum(r.cached for r in self.roles if r.calls is not None)
+
+    @property
+    def calls_to_send(self) -> int:
+        return sum(r.to_send or 0 for r in self.roles)
+
+    @property
+    def unestimated(self) -> list[str]:
+        """Roles on a paid provider whose cost could not be estimated."""
+        paid = set(self.stack.paid_providers)
+        return [r.role for r in self.roles if r.usd is None and self.stack.ref(r.role).provider in paid]
+
+    def budget_verdict(self) -> str:
+        if self.usd > self.run_limit_usd:
+            return f"exceeds the per-run limit of ${self.run_limit_usd:.2f} (ENGRAM_RUN_BUDGET_USD)"
+        if self.spent_usd + self.usd > self.total_limit_usd:
+            return (
+                f"exceeds the total limit: ${self.spent_usd:.2f} spent + ${self.usd:.2f} > "
+                f"${self.total_limit_usd:.2f} (ENGRAM_TOTAL_BUDGET_USD)"
+            )
+        return f"within budget (${self.run_limit_usd:.2f} per run, ${self.total_limit_usd:.2f} total, ${self.spent_usd:.2f} spent)"
+
+    @property
+    def allowed(self) -> bool:
+        return self.usd <= self.run_limit_usd and self.spent_usd + self.usd <= self.total_limit_usd
+
+    def one_line(self) -> str:
+        rate = f"{self.cached / self.calls:.0%}" if self.calls else "n/a"
+        line = (
+            f"up to ${self.usd:.2f} for {self.calls_to_send} uncached of {self.calls} calls ({rate} cached); "
+            f"{self.budget_verdict()}"
+        )
+        if self.unestimated:
+            line += f"; not estimated: {', '.join(self.unestimated)}"
+        return line + " (engram-bench plan)"
+
+    def table(self) -> list[str]:
+        ks = ",".join("all" if k is None else str(k) for k in self.ks)
+        lines = [
+            f"plan {self.arm} on {self.slice_name} at k={ks} | stack {self.stack.name} ({self.stack.label})",
+            f"{'role':<12} {'model':<34} {'calls':>6} {'cached':>6} {'to send':>7} {'input tok':>10} "
+            f"{'output tok':>10} {'USD':>9}  basis",
+        ]
+        for r in self.roles:
+            lines.append(
+                f"{r.role:<12} {r.model:<34} {_n(r.calls):>6} {r.cached:>6} {_n(r.to_send):>7} "
+                f"{_n(r.input_tokens):>10} {_n(r.output_tokens):>10} {_usd(r.usd):>9}  {r.basis}"
+            )
+        lines += self.notes
+        lines.append(f"estimate: {self.one_line()}")
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "arm": self.arm,
+            "slice": self.slice_name,
+            "stack": self.stack.name,
+            "ks": list(self.ks),
+            "roles": [r.to_json() for r in self.roles],
+            "calls": self.calls,
+            "cached": self.cached,
+            "calls_to_send": self.calls_to_send,
+            "usd": self.usd,
+            "unestimated": self.unestimated,
+            "budget": {
+                "run_limit_usd": self.run_limit_usd,
+                "total_limit_usd": self.total_limit_usd,
+                "spent_usd": self.spent_usd,
+                "allowed": self.allowed,
+            },
+            "notes": self.notes,
+        }
+
+
+def _n(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:.4f}"
+
+
+# ------------------------------------------------------------------------------------------------------ inputs
+
+
+@dataclass(frozen=True)
+class _Caches:
+    subsets: list[ShippedSubset]
+    local: LocalStore | None
+
+    @classmethod
+    def open(cls, cache_dir: Path | None) -> _Caches:
+        local_dir = cache_dir or default_cache_dir()
+        local = LocalStore(local_dir) if (local_dir / "cache.db").is_file() else None
+        return cls([ShippedSubset.open(p) for p in discover_subsets(exclude=[local_dir])], local)
+
+    def purposes(self, keys: Iterable[str]) -> tuple[Counter[str], int]:
+        """Cached entries of these keys by purpose, and how many keys no cache holds."""
+        found: Counter[str] = Counter()
+        missing = 0
+        for key in keys:
+            entry = find_entry(key, self.subsets, self.local)
+            if entry is None:
+                missing += 1
+            else:
+                found[entry.purpose] += 1
+        return found, missing
+
+    def close(self) -> None:
+        if self.local is not None:
+            self.local.close()
+
+
+def _asked(the_slice: Slice, arm: Arm) -> list[tuple[Any, int, Slice]]:
+    """(question, checkpoint, part) for every ask a run makes, in the runner's order."""
+    from bench.run.runner import _is_asked
+
+    out = []
+    for part in the_slice.runs():
+        for checkpoint in part.checkpoints:
+            out += [
+                (q, checkpoint, part) for q in part.questions_at(checkpoint) if _is_asked(q, arm.scores_adversarial)
+            ]
+    return out
+
+
+def _earlier_keys(stack: str, slice_name: str, arm: str, k: int | None, runs_root: Path) -> tuple[list[str], str]:
+    """The key list of an earlier run of this arm on this stack and slice: the committed one, else the newest."""
+    name = file_name(arm, k).removesuffix(".json") + ".calls.txt"
+    committed = RESULTS_DIR / stack / slice_dir(slice_name) / name
+    if committed.is_file():
+        return read_keys_file(committed), str(committed.relative_to(RESULTS_DIR.parent))
+    folders = sorted((runs_root / stack / slice_dir(slice_name) / arm).glob(f"*/{name}"))
+    if folders:
+        return read_keys_file(folders[-1]), str(folders[-1])
+    return [], ""
+
+
+def _reference(slice_name: str, arm: str, k: int | None) -> tuple[Path | None, dict[tuple[str, int], Answer]]:
+    path = RESULTS_DIR / REFERENCE_STACK / slice_dir(slice_name) / file_name(arm, k)
+    if not path.is_file():
+        return None, {}
+    result = read_result(path)
+    return path, {(a.question_id, a.checkpoint or 0): a for a in result.answers}
+
+
+# --------------------------------------------------------------------------------------------------- the plan
+
+
+def make_plan(
+    arm_name: str,
+    slice_name: str,
+    stack_name: str,
+    *,
+    ks: tuple[int | None, ...] | None = None,
+    limit: int | None = None,
+    cache_dir: Path | None = None,
+    runs_root: Path | None = None,
+    arm: Arm | None = None,
+    the_slice: Slice | None = None,
+) -> Plan:
+    """The plan of `run ARM --slice S --stack X` (validates like `run`: a bad arm, slice or stack is one line).
+    `arm` and `the_slice`: as a run already loaded them (its --limit applied), instead of loading them here."""
+    from bench.run.runner import default_runs_root, limit_questions
+
+    runs_root = runs_root or default_runs_root()
+
+    arm = arm or load_arm(arm_name)
+    if arm.token_match is not None:
+        raise ConfigError(
+            f"{arm.path}: plan estimates arms that ingest the slice; {arm.name} is token-matched (plan its sweep "
+            f"and reference arms: {arm.token_match.sweep_arm}, {arm.token_match.reference_arm})"
+        )
+    stack = build_stack(stack_name, arm.models_for(stack_name))
+    if the_slice is None:
+        the_slice = load_slice(slice_name)
+        if limit is not None:
+            the_slice = limit_questions(the_slice, limit, arm.scores_adversarial)
+    run_ks: tuple[int | None, ...] = tuple(ks or arm.ks_for(slice_name) or (None,))
+    asked = _asked(the_slice, arm)
+    caches = _Caches.open(cache_dir)
+    notes: list[str] = []
+    try:
+        # what an earlier run of this very arm, stack and slice needed, and how much of it the caches hold
+        earlier: Counter[str] = Counter()
+        earlier_missing = 0
+        sources = []
+        for k in run_ks:
+            keys, where = _earlier_keys(stack.name, the_slice.name, arm.name, k, runs_root)
+            if keys:
+                found, missing = caches.purposes(keys)
+                earlier += found
+                earlier_missing += missing
+                sources.append(where)
+        if sources:
+            notes.append(
+                f"cached: from the key list of {', '.join(sources)} ({earlier_missing} of its calls in no cache)"
+            )
+        else:
+            notes.append(f"cached: no earlier run of {arm.name} on {stack.name}/{the_slice.name}; none assumed cached")
+        # the write-side call pattern: fixed by the system, else from the offline run of this arm on this slice
+        ref_path, ref_answers = _reference(the_slice.name, arm.name, run_ks[0])
+        write_calls: Counter[str] | None = None
+        write_basis = ""
+        fixed = get_system(arm.system).MODEL_CALLS_PER_MESSAGE
+        if fixed is not None:
+            write_calls = Counter({role: n * len(the_slice.messages) for role, n in fixed.items()})
+            shown = ", ".join(f"{role} {n}" for role, n in fixed.items()) or "none"
+            notes.append(f"write-side calls: fixed by {arm.system} per message written ({shown})")
+            write_basis = f"fixed by {arm.system}: per message written"
+        elif ref_path is not None and ref_path.with_suffix(".calls.txt").is_file():
+            found, missing = caches.purposes(read_keys_file(ref_path.with_suffix(".calls.txt")))
+            if missing == 0:
+                write_calls = found
+                notes.append(f"write-side calls: as in {ref_path.relative_to(RESULTS_DIR.parent)} (stand-ins)")
+                write_basis = "as many as the offline run made"
+        if write_calls is None:
+            notes.append(
+                f"write-side calls: no complete offline run of {arm.name} on {the_slice.name} in the caches; "
+                f"not estimated"
+            )
+        # a role the offline run never called (full-context writes nothing) is left out
+        roles = [
+            _write_role(role, stack, write_calls, earlier, the_slice, write_basis)
+            for role in WRITE_ROLES
+            if write_calls is None or write_calls.get(role, 0) > 0
+        ]
+        roles += [_question_role(role, stack, asked, run_ks, ref_answers, earlier) for role in QUESTION_ROLES]
+    finally:
+        caches.close()
+    run_limit, total_limit = limits_from_env()
+    spent = Ledger(ledger_path(cache_dir)).total_usd()
+    return Plan(arm.name, the_slice.name, stack, run_ks, roles, run_limit, total_limit, spent, notes)
+
+
+def _price(stack: Stack, role: str, endpoint: str = "") -> budget.Price:
+    ref = stack.ref(role)
+    return budget.price_for(ref.provider, ref.model, endpoint)
+
+
+def _estimate(
+    role: str, stack: Stack, calls: int | None, cached: int, per_call_in: float | None, per_call_out: int, basis: str
+) -> RoleEstimate:
+    model = str(stack.ref(role))
+    if calls is None:
+        return RoleEstimate(role, model, None, 0, None, None, None, basis)
+    cached = min(cached, calls)
+    to_send = calls - cached
+    if stack.ref(role).provider == OFFLINE:
+        return RoleEstimate(role, model, calls, cached, 0, 0, 0.0, f"{basis}; stand-in, $0")
+    if per_call_in is None:
+        return RoleEstimate(role, model, calls, cached, None, None, None, f"{basis}; request size not known")
+    input_tokens, output_tokens = math.ceil(per_call_in * to_send), per_call_out * to_send
+    usd = _price(stack, role).cost_usd(input_tokens, output_tokens)
+    return RoleEstimate(role, model, calls, cached, input_tokens, output_tokens, usd, basis)
+
+
+def _write_role(
+    role: str, stack: Stack, write_calls: Counter[str] | None, earlier: Counter[str], the_slice: Slice, basis: str
+) -> RoleEstimate:
+    if write_calls is None:
+        return _estimate(role, stack, None, 0, None, 0, "no offline run to count calls from")
+    calls = write_calls.get(role, 0)
+    per_call: float | None = None
+    output = 0
+    if role == "extract" and calls:
+        per_call, output = _extract_tokens(the_slice.messages), _engram_config().UPDATE_MAX_TOKENS
+    elif role in ("escalate", "llm_decider") and calls:
+        per_call, output = _update_prompt_tokens(), _engram_config().UPDATE_MAX_TOKENS
+    return _estimate(role, stack, calls, earlier.get(role, 0), per_call, output, basis)
+
+
+def _question_role(
+    role: str,
+    stack: Stack,
+    asked: Sequence[tuple[Any, int, Slice]],
+    ks: tuple[int | None, ...],
+    reference: dict[tuple[str, int], Answer],
+    earlier: Counter[str],
+) -> RoleEstimate:
+    calls = len(asked) * len(ks)
+    if role == "count_tokens":
+        # the empty block is counted once; counting endpoints and local counters bill nothing
+        calls += 1 if calls else 0
+        model = str(stack.ref(role))
+        price = _price(stack, role, "count_tokens")
+        free = price.input_per_mtok == 0 and price.output_per_mtok == 0
+        cached = min(earlier.get(role, 0), calls)
+        if free:
+            return RoleEstimate(role, model, calls, cached, 0, 0, 0.0, "one per answer + the empty block; $0")
+        return _estimate(role, stack, calls, cached, None, 0, "one per answer + the empty block")
+    sizes = []
+    for question, checkpoint, part in asked:
+        seen = reference.get((question.id, checkpoint))
+        if role == "answer":
+            lines = list(seen.lines or []) if seen is not None else []
+            prompt = judge.render_answer_prompt(
+                question.question, judge.memories_by_speaker(lines, None, part.speakers)
+            )
+            extra = seen.retrieved_tokens if seen is not None and seen.lines is None else 0
+            sizes.append(estimate_input_tokens({"system": prompt, "q": question.question}) + (extra or 0))
+        else:
+            answer = seen.answer if seen is not None and seen.answer else ""
+            sizes.append(estimate_input_tokens(judge.render_judge_prompt(question.question, question.gold, answer)))
+    per_call = math.fsum(sizes) / len(sizes) if sizes else 0.0
+    basis = "one per question per k" + ("; prompts with the offline run's lines" if reference else "; prompt only")
+    return _estimate(role, stack, calls, earlier.get(role, 0), per_call, PROMPT_OUTPUT_TOKENS[role], basis)
+
+
+def _engram_config() -> Any:
+    from engram import config
+
+    return config
+
+
+def _extract_tokens(messages: Sequence[SliceMessage]) -> float:
+    """Mean input of mem0's extraction request per message: its prompt, the message and the ones before it."""
+    from bench.systems.mem0_system import mem0_prompts
+
+    prompt = estimate_input_tokens(mem0_prompts().ADDITIVE_EXTRACTION_PROMPT)
+    previous = _engram_config().EXTRACT_PREVIOUS_MESSAGES
+    lines = [f"[{m.session_date}] {m.speaker}: {m.text}" for m in messages]
+    sizes = [estimate_input_tokens(lines[max(0, i - previous) : i + 1]) for i in range(len(lines))]
+    return prompt + (math.fsum(sizes) / len(sizes) if sizes else 0.0)
+
+
+def _update_prompt_tokens() -> float:
+    from bench.systems.mem0_system import mem0_prompts
+
+    return float(estimate_input_tokens(mem0_prompts().DEFAULT_UPDATE_MEMORY_PROMPT))
+
+
+def estimate_for(preflight: Preflight) -> SpendEstimate | None:
+    """The banner's estimate for a run on a stack that bills (None on free stacks: nothing to estimate)."""
+    arm = preflight.arm_spec
+    if arm is None or not preflight.stack.paid_providers:
+        return None  # a grid's banner summarises many units (no one arm and slice to plan); a free stack costs $0
+    if arm.token_match is not None:
+        return None  # a token-matched arm re-answers its sweep's lines: its stages before it carry the estimate
+    plan = make_plan(
+        arm.name,
+        preflight.slice_name,
+        preflight.stack.name,
+        ks=preflight.ks,
+        cache_dir=preflight.cache_dir,
+        arm=arm,
+        the_slice=preflight.the_slice,
+    )
+    # The cached figure predicts from an earlier run's key list; it never waives the yes a spending run needs.
+    return SpendEstimate(plan.usd, max(plan.calls_to_send, 1), "engram-bench plan", text=plan.one_line())
+
+
+use_estimator(estimate_for)
