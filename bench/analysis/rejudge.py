@@ -65,6 +65,15 @@ def judge_choice(name: str, stack: str | None) -> JudgeChoice:
     return JudgeChoice(name, stack, name)
 
 
+def judge_bills(choice: JudgeChoice) -> bool:
+    """Whether the chosen judge's calls cost money: its stack's judge role is served by a paid provider (a server
+    declared `paid = false`, such as the local stack's, bills nothing)."""
+    from bench.models.stacks import build_stack
+
+    stack = build_stack(choice.stack)
+    return stack.refs["judge"].provider in stack.paid_providers
+
+
 def slug(choice: JudgeChoice) -> str:
     return LEXICAL if choice.name == LEXICAL else f"{choice.stack}-{choice.prompt}"
 

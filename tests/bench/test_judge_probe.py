@@ -211,3 +211,11 @@ def test_rejudge_prints_the_rate_a_probe_measured_for_its_judge(
     line = rate_line(metric, roots=[probes])
     assert "of 12 planted wrong answers" in line and str(out.name) in line
     assert "not measured" in rate_line("judge:someone-else:abc", roots=[probes])
+
+
+def test_only_a_judge_on_a_billing_provider_asks_for_yes() -> None:
+    from bench.analysis.rejudge import judge_bills, judge_choice
+
+    assert judge_bills(judge_choice("strict", "paper")) is True
+    assert judge_bills(judge_choice("mem0-lenient", "local")) is False  # a server on this machine bills nothing
+    assert judge_bills(judge_choice("lexical", None)) is False

@@ -45,7 +45,7 @@ def judge_probe(
         sample,
         write_report,
     )
-    from bench.analysis.rejudge import judge_choice, slug
+    from bench.analysis.rejudge import judge_bills, judge_choice, slug
     from bench.data.files import file_sha256
 
     choice = judge_choice(judge, stack)
@@ -70,7 +70,7 @@ def judge_probe(
             # The generators' name as committed probe results record it (the module is now bench.analysis.planted).
             generators = "bench.planted"  # rewrite-imports: keep
             sources.append({"name": GENERATED_SOURCE, "slice": slice_name, "generators": generators})
-    if choice.stack != "offline" and mode != "replay" and not yes:
+    if judge_bills(choice) and mode != "replay" and not yes:
         raise ResultError(
             f"judge-probe --judge {judge} --stack {stack}: grading {len(items)} planted answers may send paid calls; "
             "pass --yes to allow it, or --mode replay to use only recorded judgings"

@@ -21,12 +21,12 @@ def rejudge(
     yes: bool = typer.Option(False, "--yes", help="Allow paid judge calls (a judge on a paid stack)."),
 ) -> None:
     """Re-judge the answers of result files; each new file points at its original, which is left untouched."""
-    from bench.analysis.rejudge import judge_choice, rejudge_files
+    from bench.analysis.rejudge import judge_bills, judge_choice, rejudge_files
     from bench.results.schema import result_files_of
 
     choice = judge_choice(judge, stack)
     files = result_files_of(paths)
-    if choice.stack != "offline" and mode != "replay" and not yes:
+    if judge_bills(choice) and mode != "replay" and not yes:
         raise ResultError(
             f"rejudge --judge {judge} --stack {stack}: judging {len(files)} file(s) may send paid calls; "
             "pass --yes to allow it, or --mode replay to use only recorded judgings"
