@@ -125,6 +125,7 @@ class Registry(Generic[T]):
         self._discovered = discover is None
         self._discovering = False
         self._scanned = self.group is None
+        self._loading: set[str] = set()
 
     # ---------------------------------------------------------------------------------------------- registration
 
@@ -145,6 +146,10 @@ class Registry(Generic[T]):
         where = origin or _origin_of(factory)
         with self._lock:
             existing = self._entries.get(name)
+            if existing is not None and name in self._loading:
+                # A plug-in's module registering itself while its own entry point loads it: one part, not two
+                # (the entry point's object is what the name gets).
+                return
             if existing is not None and existing.entry_point is None and not _same_part(existing.factory, factory):
                 raise self._duplicate(name, existing.origin, where)
             adopted = self._adopt(name, factory) if self._adopt is not None else factory
@@ -230,6 +235,7 @@ class Registry(Generic[T]):
 
     def _load(self, name: str, entry: _Entry) -> None:
         assert entry.entry_point is not None
+        self._loading.add(name)
         try:
             factory = entry.entry_point.load()
             adopted = self._adopt(name, factory) if self._adopt is not None else factory
@@ -241,6 +247,8 @@ class Registry(Generic[T]):
                 f"{self.kind} {name!r}: {entry.origin} failed to load: {type(exc).__name__}"
                 f"{': ' + first if first else ''}; fix or uninstall that package"
             ) from exc
+        finally:
+            self._loading.discard(name)
         entry.factory = adopted
         entry.loaded = True
 

@@ -28,13 +28,13 @@ from functools import cache
 from typing import Any
 
 from bench.data import files as data
+from bench.datasets import dataset_for_slice
+from bench.datasets.locomo import LOCOMO
 from bench.errors import DataError
-from bench.results.schema import LOCOMO_CATEGORY_NAMES
 from bench.vocab import (
     DEV_CONVERSATION,
     HELDOUT_CONVERSATIONS,
     LOCOMO_POOLED,
-    LONGMEMEVAL_PREFIX,
     TUNED_ON,
     heldout_conversation,
     heldout_slice,
@@ -46,7 +46,7 @@ from bench.vocab import (
 )
 
 # LoCoMo's category codes as its evaluation code reads them (category 3's gold keeps its first ";" part, etc.).
-CATEGORY_NAMES = LOCOMO_CATEGORY_NAMES
+CATEGORY_NAMES = LOCOMO.codes
 ADVERSARIAL = 5
 SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 DEV_SESSIONS = 4
@@ -440,26 +440,26 @@ def _unknown_conversation(name: str, sample_id: str, accepted: tuple[str, ...]) 
 
 
 def load_slice(name: str) -> Slice:
-    """Build a slice by name; an unknown name raises a one-line error listing the accepted names."""
-    if name.startswith(LONGMEMEVAL_PREFIX):  # read from $ENGRAM_LONGMEMEVAL_DIR each time (bench.data.longmemeval)
-        from bench.data.longmemeval import load_longmemeval
-
-        loaded: Slice = load_longmemeval(name)
-        return loaded
+    """Build a slice by name, through the dataset that declares it (`bench.datasets`); an unknown name raises a
+    one-line error listing every declared slice."""
+    dataset = dataset_for_slice(name)
+    if dataset.reread:  # data outside data/ that may change between loads (LongMemEval's folder)
+        return dataset.load(name)
     return _build_slice(name, str(data.data_dir()))
 
 
 @cache
 def _build_slice(name: str, data_root: str) -> Slice:
     # data_root is part of the cache key so a test pointing ENGRAM_DATA_DIR elsewhere gets a fresh build.
+    return dataset_for_slice(name).load(name)
+
+
+def build_locomo(name: str) -> Slice:
+    """A slice of LoCoMo (dataset `locomo`): dev, stress, heldout:<conv>, locomo:<conv> or the pooled locomo."""
     if name == "dev":
         return _dev()
     if name == "stress":
         return _stress()
-    if name == "dev_updates":
-        return _dev_updates()
-    if name == "dev_updates2":
-        return _dev_updates2()
     if is_heldout(name):
         sample_id = heldout_conversation(name)
         if sample_id in TUNED_ON:
@@ -477,5 +477,13 @@ def _build_slice(name: str, data_root: str) -> Slice:
         return _whole_conversation(name, sample_id)
     if name == LOCOMO_POOLED:
         return _locomo_pooled()
-    accepted = ", ".join((*FIXED_SLICES, "heldout:<conv>", "locomo:<conv>", LOCOMO_POOLED, "longmemeval:<file>"))
-    raise DataError(f"slice {name!r}: expected one of {accepted}")
+    raise DataError(f"slice {name!r}: expected a LoCoMo slice (dev, stress, heldout:<conv>, locomo:<conv>, locomo)")
+
+
+def build_update_set(name: str) -> Slice:
+    """A slice of the update sets (datasets `update-set-1`, `update-set-2`): dev_updates or dev_updates2."""
+    if name == "dev_updates":
+        return _dev_updates()
+    if name == "dev_updates2":
+        return _dev_updates2()
+    raise DataError(f"slice {name!r}: expected dev_updates or dev_updates2")

@@ -23,19 +23,19 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from bench.datasets import CategoryCheck
+from bench.datasets.locomo import LOCOMO
 from bench.errors import ResultError
 from bench.models.stacks import RESULT_STACK_NAMES
 from bench.results.atomic import write_json
-from bench.vocab import LONGMEMEVAL_TYPES
 
 SCHEMA_VERSION = 1
 
 LABELS = ("CORRECT", "WRONG")
-# LoCoMo categories 1-4 are scored; adversarial (5) and the update sets have their own figures.
-SCORED_CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
-CATEGORIES = (*SCORED_CATEGORIES, "adversarial", "update", "update2", *LONGMEMEVAL_TYPES)
-# LoCoMo's numeric category codes, as the v1 files and locomo10.json carry them.
-LOCOMO_CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+# LoCoMo's scored categories (1-4) and its numeric codes, as the v1 files and locomo10.json carry them: declared
+# by the dataset (bench.datasets.locomo). A result's category names are checked against every registered dataset.
+SCORED_CATEGORIES = LOCOMO.scored_categories
+LOCOMO_CATEGORY_NAMES = LOCOMO.codes
 ORIGIN_V1_IMPORT = "engram-eval-v1 import"
 
 
@@ -258,9 +258,10 @@ RESULT_SCHEMA_ID = "https://engram-bench.invalid/schemas/result-v{version}.schem
 def result_json_schema() -> dict[str, Any]:
     """The result file as JSON Schema (draft 2020-12), generated from the dataclasses above by pydantic, so the
     schema and the writer share one definition. Added on top, from this module's constants: the closed value sets
-    (stack, label, category), the schema version, and that no object carries a field the dataclass lacks (which
+    (stack, label), the schema version, and that no object carries a field the dataclass lacks (which
     `result_from_dict` refuses too). What JSON Schema cannot say (summaries agree with the answers, one source
-    list per shown line) stays with `result_from_dict`."""
+    list per shown line, a category some registered dataset declares: an open set, as installed packages add
+    datasets) stays with `result_from_dict`."""
     from pydantic import TypeAdapter  # pydantic is needed only to publish or check the schema
 
     schema = TypeAdapter(Result).json_schema(mode="validation")
@@ -273,10 +274,8 @@ def result_json_schema() -> dict[str, Any]:
     props = schema["properties"]
     props["stack"]["enum"] = list(RESULT_STACK_NAMES)
     props["schema_version"]["const"] = SCHEMA_VERSION
-    props["accuracy_by_category"]["propertyNames"] = {"enum": list(CATEGORIES)}
     answer = defs["Answer"]["properties"]
     answer["label"]["enum"] = list(LABELS)
-    answer["category"]["enum"] = list(CATEGORIES)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": RESULT_SCHEMA_ID.format(version=SCHEMA_VERSION),
@@ -294,6 +293,13 @@ class _Checker:
 
     def __init__(self, where: str) -> None:
         self.where = where
+        self._categories: CategoryCheck | None = None
+
+    def category(self, name: Any, where: str) -> None:
+        """Refuse a category no registered dataset declares (the registry is read once per file)."""
+        if self._categories is None:
+            self._categories = CategoryCheck()
+        self._categories(name, where)
 
     def fail(self, path: str, expected: str, found: Any) -> ResultError:
         shown = json.dumps(found)[:80] if not isinstance(found, str) or len(found) < 80 else found[:77] + "..."
@@ -361,8 +367,7 @@ def _answer(c: _Checker, d: Any, path: str) -> Answer:
     for name in ("question_id", "conversation", "question", "gold"):
         c.typed(getattr(a, name), (str,), f"{path}.{name}", "a string")
     c.typed(a.answer, (str,), f"{path}.answer", "a string or null", nullable=True)
-    if a.category not in CATEGORIES:
-        raise c.fail(f"{path}.category", "one of " + "|".join(CATEGORIES), a.category)
+    c.category(a.category, f"{c.where}: field {path}.category")
     c.typed(a.scored, (bool,), f"{path}.scored", "true or false")
     if a.label not in LABELS:
         raise c.fail(f"{path}.label", "CORRECT or WRONG", a.label)

@@ -1,17 +1,15 @@
 """A system from an installed package runs as an arm, found by its `engram_bench.systems` entry point, and its
-result names the package that provided it.
+result names the package that provided it: the worked example docs/examples/system/ (one module, an arm file and
+the package's pyproject.toml).
 
-The package is "installed" the way pip leaves one: a module and a `*.dist-info` folder (METADATA, entry_points.txt)
-in a folder on PYTHONPATH. Nothing in this repository names it.
+The package is "installed" the way pip leaves one: its module and a `*.dist-info` folder (METADATA,
+entry_points.txt, both from its pyproject.toml) in a folder on PYTHONPATH. Nothing under bench/ names it.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,62 +17,13 @@ import pytest
 from bench.errors import ResultError
 from bench.results.schema import read_result
 from bench.vocab import REPO_ROOT
+from tests.bench.installed import bench_cli, install_package
 
-PLUGIN_MODULE = '''
-"""Echo-recall: remembers the last few turns verbatim (a toy system shipped outside engram-bench)."""
-
-from bench.systems import RetrievedLines, Setting, System, WriteUsage
-from bench.systems.base import turn_store_stats
-
-
-class EchoRecall(System):
-    SETTINGS = (Setting("window", int, 4, "how many of the latest turns to show"),)
-    MODEL_CALLS_PER_MESSAGE = {}
-
-    def __init__(self, settings, context):
-        super().__init__(settings, context)
-        self.turns = []
-
-    def write(self, message):
-        self.turns.append(message)
-        return WriteUsage()
-
-    def retrieve(self, question, k):
-        shown = self.turns[-self.settings["window"]:]
-        return RetrievedLines(
-            lines=tuple(f"{m.speaker}: {m.text}" for m in shown), sources=tuple((m.id,) for m in shown)
-        )
-
-    def stats(self):
-        return turn_store_stats(len(self.turns))
-'''
-
-ARM = """
-description = "last turns verbatim, from the echo-recall-memory package"
-system = "echo-recall"
-settings = { window = 3 }
-"""
+EXAMPLE = REPO_ROOT / "docs" / "examples" / "system"
 
 
 def install_plugin(site: Path) -> None:
-    site.mkdir()
-    (site / "echo_recall_memory.py").write_text(textwrap.dedent(PLUGIN_MODULE))
-    info = site / "echo_recall_memory-0.7.2.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-recall-memory\nVersion: 0.7.2\n")
-    (info / "entry_points.txt").write_text("[engram_bench.systems]\necho-recall = echo_recall_memory:EchoRecall\n")
-
-
-def bench_cli(args: list[str], site: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)]),
-        "ENGRAM_RUNS_DIR": str(tmp_path / "runs"),
-        "ENGRAM_CACHE_DIR": str(tmp_path / "cache"),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "bench", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
+    install_package(EXAMPLE, site)
 
 
 def test_an_installed_packages_system_runs_as_an_arm_and_its_result_names_the_package(tmp_path: Path) -> None:
@@ -82,7 +31,7 @@ def test_an_installed_packages_system_runs_as_an_arm_and_its_result_names_the_pa
     install_plugin(site)
     arms = tmp_path / "arms"
     arms.mkdir()
-    (arms / "echo-recall.toml").write_text(ARM)
+    shutil.copy(EXAMPLE / "echo-recall.toml", arms / "echo-recall.toml")
     out = tmp_path / "out"
 
     ran = bench_cli(
@@ -117,10 +66,10 @@ def test_an_installed_packages_system_runs_as_an_arm_and_its_result_names_the_pa
 def test_a_broken_plugin_is_one_line_when_an_arm_uses_it_and_never_breaks_help(tmp_path: Path) -> None:
     site = tmp_path / "site-packages"
     install_plugin(site)
-    (site / "echo_recall_memory.py").write_text("import a_dependency_nobody_installed\n")
+    (site / "echo_recall.py").write_text("import a_dependency_nobody_installed\n")
     arms = tmp_path / "arms"
     arms.mkdir()
-    (arms / "echo-recall.toml").write_text(ARM)
+    shutil.copy(EXAMPLE / "echo-recall.toml", arms / "echo-recall.toml")
 
     assert bench_cli(["--help"], site, tmp_path).returncode == 0
     listed = bench_cli(["systems", "list", "--json"], site, tmp_path)

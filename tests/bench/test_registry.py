@@ -258,3 +258,33 @@ def test_a_command_module_records_where_each_command_came_from() -> None:
 
     assert COMMANDS.origin("reproduce-dev") == "bench.cli.commands.reproduce"
     assert {"cache", "paper", "run", "schema"} <= set(COMMANDS.names())
+
+
+def test_a_plugin_module_that_registers_itself_is_one_part_not_a_duplicate(site: Path) -> None:
+    appliances: Registry[type] = Registry("appliance", group=GROUP)
+    # The module uses the same decorator a built-in part would (so it also works copied into the repository).
+    sys.modules["registry_under_test"] = type(sys)("registry_under_test")
+    sys.modules["registry_under_test"].appliances = appliances  # type: ignore[attr-defined]
+    install(
+        site,
+        "self-registering",
+        "1.2",
+        GROUP,
+        {"toaster": "self_registering_mod:Toaster"},
+        {
+            "self_registering_mod": """
+            from registry_under_test import appliances
+
+            @appliances.register("toaster")
+            class Toaster:
+                pass
+            """
+        },
+    )
+    try:
+        toaster = appliances.get("toaster")
+        assert toaster.__name__ == "Toaster"
+        assert appliances.info("toaster").version == "1.2"
+    finally:
+        del sys.modules["registry_under_test"]
+        sys.modules.pop("self_registering_mod", None)

@@ -87,7 +87,10 @@ def test_a_flipped_label_behind_a_stale_summary_is_refused(tmp_path: Path) -> No
             "field stack: expected imported or local or offline or openai or paper or paper-v3",
         ),
         (lambda d: d["answers"][0].update(label="RIGHT"), r"field answers\[0\]\.label: expected CORRECT or WRONG"),
-        (lambda d: d["answers"][0].update(category="5"), r"field answers\[0\]\.category: expected one of"),
+        (
+            lambda d: d["answers"][0].update(category="5"),
+            r"field answers\[0\]\.category: expected a category a registered dataset declares \(.*multi-hop.*\), found .5.",
+        ),
         (lambda d: d.update(surprise=1), "field surprise is not in schema v1"),
         (lambda d: d["answers"][0].update(retrieved_tokens=True), r"answers\[0\]\.retrieved_tokens: expected an int"),
     ],
