@@ -14,15 +14,16 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     ├── BudgetExceeded          a call would exceed the spend budget; it was not sent
     ├── SpendNotConfirmed       a run that may send paid calls got no yes (--yes, ENGRAM_ASSUME_YES=1, a terminal)
     ├── RunLocked               another run of the same arm, slice and stack holds this checkout's run lock
-    ├── ProviderError           a live model provider failed or refused
-    │   ├── JevUnavailable      Jev failed after its retries (also engram's DecisionError: the write degrades)
-    │   ├── JevRefused          Jev refused the request (a configuration problem that stops the run)
-    │   ├── AnthropicUnavailable  the Anthropic call failed after its retries (also engram's LLMError)
-    │   ├── AnthropicRefused    the API refused the key or the request
-    │   ├── OpenAIUnavailable   an OpenAI-compatible call failed after its retries (also engram's LLMError)
-    │   ├── OpenAIRefused       an OpenAI-compatible server refused the key or the request
-    │   ├── LogprobsUnavailable the logprob decider's endpoint returns no log-probabilities (the run stops)
-    │   └── LogprobDecisionFailed a logprob decision call failed after its retries (also engram's DecisionError)
+    ├── ProviderError           a live model provider failed or refused; `.provider` names it. By kind of failure:
+    │   ├── ProviderUnavailable no usable reply after the retries (the per-provider classes are also engram's
+    │   │   │                   DecisionError or LLMError, so the write degrades instead of stopping)
+    │   │   ├── ProviderRateLimited     every attempt was answered 429: slow down or raise the provider's limit
+    │   │   └── ProviderMalformedReply  a reply that does not read as the provider's API says
+    │   └── ProviderRefused     the key or the request was refused (401/403/4xx): a configuration problem, the run
+    │                           stops
+    │   Per provider (same kinds): JevUnavailable, JevRateLimited, JevMalformedReply, JevRefused; Anthropic...,
+    │   OpenAI... (chat: LLMError); LogprobDecisionFailed (openai decide: unavailable), LogprobsUnavailable
+    │   (openai decide: refused, the endpoint gives no log-probabilities)
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
@@ -44,6 +45,8 @@ from __future__ import annotations
 from engram import DecisionError, LLMError
 
 __all__ = [
+    "AnthropicMalformedReply",
+    "AnthropicRateLimited",
     "AnthropicRefused",
     "AnthropicUnavailable",
     "BenchError",
@@ -58,15 +61,23 @@ __all__ = [
     "GitError",
     "GridError",
     "HeldoutRefused",
+    "JevMalformedReply",
+    "JevRateLimited",
     "JevRefused",
     "JevUnavailable",
     "LogprobDecisionFailed",
     "LogprobsUnavailable",
     "NumberError",
+    "OpenAIMalformedReply",
+    "OpenAIRateLimited",
     "OpenAIRefused",
     "OpenAIUnavailable",
     "PaperError",
     "ProviderError",
+    "ProviderMalformedReply",
+    "ProviderRateLimited",
+    "ProviderRefused",
+    "ProviderUnavailable",
     "QuestionSetMismatch",
     "RegistryError",
     "ReproduceError",
@@ -119,41 +130,109 @@ class RunLocked(BenchError):
 
 
 class ProviderError(BenchError):
-    """A live model provider failed after its retries, or refused the request."""
+    """A live model provider failed after its retries, or refused the request. `provider` names it (a class
+    attribute on the per-provider classes; any ProviderError may be given one: `ProviderError(msg, provider=...)`)."""
+
+    provider: str = ""
+
+    def __init__(self, *args: object, provider: str | None = None) -> None:
+        super().__init__(*args)
+        if provider is not None:
+            self.provider = provider
 
 
-class JevUnavailable(ProviderError, DecisionError):
+class ProviderUnavailable(ProviderError):
+    """No usable reply after the retries (timeouts, connection errors, 5xx): a transient failure."""
+
+
+class ProviderRateLimited(ProviderUnavailable):
+    """Every attempt was answered 429 (rate limited): slow the run down or raise the provider's limit."""
+
+
+class ProviderMalformedReply(ProviderUnavailable):
+    """A reply that does not read as the provider's API says (not JSON, no choices, no answers)."""
+
+
+class ProviderRefused(ProviderError):
+    """The provider refused the key or the request (401/403/400/404/422...): a configuration problem; the run
+    stops."""
+
+
+# -- per provider: the same kinds, with engram's own error so engram degrades the write on an unavailable reply --
+
+
+class JevUnavailable(ProviderUnavailable, DecisionError):
     """The whole request failed (retries exhausted, or a non-JSON reply): the write path degrades the fact."""
 
+    provider = "jev"
 
-class JevRefused(ProviderError):
+
+class JevRateLimited(JevUnavailable, ProviderRateLimited):
+    """Jev answered 429 on every attempt."""
+
+
+class JevMalformedReply(JevUnavailable, ProviderMalformedReply):
+    """Jev's reply is not the JSON body with answers its API returns."""
+
+
+class JevRefused(ProviderRefused):
     """Jev refused the request (401/403/422...): a configuration problem that stops the run."""
 
+    provider = "jev"
 
-class AnthropicUnavailable(ProviderError, LLMError):
+
+class AnthropicUnavailable(ProviderUnavailable, LLMError):
     """The call failed after its retries, or the reply was unreadable: engram degrades (tentative fact)."""
 
+    provider = "anthropic"
 
-class AnthropicRefused(ProviderError):
+
+class AnthropicRateLimited(AnthropicUnavailable, ProviderRateLimited):
+    """The Messages API answered 429 (or 529, overloaded) on every attempt."""
+
+
+class AnthropicMalformedReply(AnthropicUnavailable, ProviderMalformedReply):
+    """The Messages API's reply could not be read."""
+
+
+class AnthropicRefused(ProviderRefused):
     """The API refused the key or the request (401/403/400...): a configuration problem that stops the run."""
 
+    provider = "anthropic"
 
-class OpenAIUnavailable(ProviderError, LLMError):
+
+class OpenAIUnavailable(ProviderUnavailable, LLMError):
     """An OpenAI-compatible call failed after its retries, or its reply was unreadable: engram degrades."""
 
+    provider = "openai"
 
-class OpenAIRefused(ProviderError):
+
+class OpenAIRateLimited(OpenAIUnavailable, ProviderRateLimited):
+    """An OpenAI-compatible server answered 429 on every attempt."""
+
+
+class OpenAIMalformedReply(OpenAIUnavailable, ProviderMalformedReply):
+    """An OpenAI-compatible server's reply is not a chat completion."""
+
+
+class OpenAIRefused(ProviderRefused):
     """An OpenAI-compatible server refused the key or the request (401/403/400/404...): the run stops."""
 
+    provider = "openai"
 
-class LogprobsUnavailable(ProviderError):
+
+class LogprobsUnavailable(ProviderRefused):
     """The endpoint behind the logprob decider returns no log-probabilities, so no typed question can be answered:
     a configuration problem that stops the run before anything is cached (not a DecisionError: degrading every
     decision to its default would be a run of defaults, not of the model)."""
 
+    provider = "openai"
 
-class LogprobDecisionFailed(ProviderError, DecisionError):
+
+class LogprobDecisionFailed(ProviderUnavailable, DecisionError):
     """A logprob decider's call failed after its retries: like Jev's, the write path degrades the fact."""
+
+    provider = "openai"
 
 
 class ResultError(BenchError):

@@ -128,3 +128,18 @@ def test_replay_without_a_key_raises_cache_miss_and_sends_nothing(tmp_path, fake
     with pytest.raises(CacheMiss, match="anthropic/claude-sonnet-4-6 \\(purpose answer"):
         answer(client)
     assert fake_anthropic.count() == 0
+
+
+def test_an_unreadable_reply_and_a_refusal_are_different_kinds_naming_anthropic(llm, fake_anthropic, sleeps) -> None:
+    from bench.errors import ProviderMalformedReply, ProviderRefused
+
+    fake_anthropic.script(MESSAGES, Canned(raw=b'{"id": "msg_2", "content": [nul'))
+    with pytest.raises(ProviderMalformedReply) as malformed:
+        answer(llm)
+    fake_anthropic.script(
+        MESSAGES, Canned(403, body={"type": "error", "error": {"type": "permission_error", "message": "no"}})
+    )
+    with pytest.raises(ProviderRefused) as refused:
+        answer(llm)
+    assert malformed.value.provider == refused.value.provider == "anthropic"
+    assert isinstance(malformed.value, LLMError) and not isinstance(refused.value, LLMError)

@@ -196,3 +196,23 @@ def test_request_starts_are_paced_to_the_configured_rate() -> None:
 
     asyncio.run(five_starts())
     assert waits == [round(1 / 15, 6)] * 4  # the first start is free, each later one waits 1/15 s
+
+
+def test_429_on_every_attempt_is_rate_limited_not_an_outage(fake_jev, gateway, sleeps) -> None:
+    from bench.errors import JevRateLimited, ProviderRateLimited
+
+    fake_jev.script(SYSTEMONE, *[Canned(429)] * 3)
+    with pytest.raises(JevRateLimited, match=r"429, 429, 429") as caught:
+        make_decider(gateway, sleeps).ask(STATE, asks())
+    # One tree by kind of failure, naming the provider; still engram's DecisionError, so the write degrades.
+    assert isinstance(caught.value, ProviderRateLimited) and isinstance(caught.value, JevUnavailable)
+    assert isinstance(caught.value, DecisionError) and caught.value.provider == "jev"
+
+
+def test_a_non_json_reply_is_a_malformed_reply(fake_jev, gateway, sleeps) -> None:
+    from bench.errors import ProviderMalformedReply, ProviderRateLimited
+
+    fake_jev.script(SYSTEMONE, Canned(raw=b"[1, 2"))
+    with pytest.raises(ProviderMalformedReply) as caught:
+        make_decider(gateway, sleeps).ask(STATE, asks())
+    assert not isinstance(caught.value, ProviderRateLimited) and caught.value.provider == "jev"

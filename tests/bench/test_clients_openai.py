@@ -234,3 +234,31 @@ def test_keys_of_the_other_providers_are_unchanged_by_the_server_field() -> None
         CallRequest("openai", "chat.completions", "m", body, "answer", 0, "http://a:1/v1").key()
         != CallRequest("openai", "chat.completions", "m", body, "answer", 0, "http://b:1/v1").key()
     )
+
+
+def test_a_server_that_only_answers_429_is_rate_limited(llm, fake_openai, sleeps) -> None:
+    from bench.errors import OpenAIRateLimited, ProviderRateLimited
+
+    fake_openai.script(CHAT_COMPLETIONS, *[Canned(429, body={"error": {"message": "slow down"}})] * 3)
+    with pytest.raises(OpenAIRateLimited, match="429, 429, 429") as caught:
+        answer(llm)
+    assert isinstance(caught.value, ProviderRateLimited) and isinstance(caught.value, LLMError)
+    assert caught.value.provider == "openai"
+
+
+def test_429_then_500s_is_an_outage_not_a_rate_limit(llm, fake_openai, sleeps) -> None:
+    from bench.errors import ProviderRateLimited
+
+    fake_openai.script(CHAT_COMPLETIONS, Canned(429, body={"error": {"message": "slow"}}), Canned(500), Canned(503))
+    with pytest.raises(OpenAIUnavailable, match="429, 500, 503") as caught:
+        answer(llm)
+    assert not isinstance(caught.value, ProviderRateLimited)
+
+
+def test_a_reply_without_choices_is_a_malformed_reply_of_the_openai_provider(llm, fake_openai) -> None:
+    from bench.errors import ProviderMalformedReply
+
+    fake_openai.script(CHAT_COMPLETIONS, Canned(raw=b'{"id": "chatcmpl-9", "choices": []}'))
+    with pytest.raises(ProviderMalformedReply, match="expected a chat completion") as caught:
+        answer(llm)
+    assert caught.value.provider == "openai" and isinstance(caught.value, LLMError)

@@ -15,7 +15,7 @@ from typing import Any
 
 import anthropic
 
-from bench.errors import AnthropicRefused, AnthropicUnavailable
+from bench.errors import AnthropicMalformedReply, AnthropicRateLimited, AnthropicRefused, AnthropicUnavailable
 from bench.models.cache import CallRequest
 from bench.models.clients.loop import LoopThread
 from bench.models.clients.retry import RETRY_STATUSES, RetryableFailure, RetryPolicy
@@ -194,13 +194,13 @@ class AnthropicLLM(SDKClient):
                 ) from None
             except (anthropic.APIResponseValidationError, ValueError) as exc:
                 self._count("malformed")
-                raise AnthropicUnavailable(
+                raise AnthropicMalformedReply(
                     f"{where}: expected a JSON reply, found an unreadable one ({quoted(str(exc))})"
                 ) from None
             self._count("200")
             return reply
 
-        return await self._run_retried(attempt, where, AnthropicUnavailable)
+        return await self._run_retried(attempt, where, AnthropicUnavailable, AnthropicRateLimited)
 
 
 class AnthropicTokenCounter:

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from bench.errors import JevRefused, JevUnavailable
+from bench.errors import JevMalformedReply, JevRateLimited, JevRefused, JevUnavailable
 from bench.models.budget import call_cost_usd
 from bench.models.cache import CallRequest
 from bench.models.clients.loop import LoopThread
@@ -152,7 +152,8 @@ class JevDecider:
             try:
                 response = await self.retry.run(lambda: self._attempt(payload, headers), self._count)
             except RetriesExhausted as exc:
-                raise JevUnavailable(f"jev {self.base_url}/v1/systemone: unavailable, {exc}") from None
+                kind = JevRateLimited if exc.rate_limited else JevUnavailable
+                raise kind(f"jev {self.base_url}/v1/systemone: unavailable, {exc}") from None
             latency = round_ms((time.perf_counter() - started) * 1000)
         self._count(str(response.status_code))
         return self._split(response, order, latency)
@@ -182,7 +183,7 @@ class JevDecider:
             answers = data.get("answers") or {}
             input_tokens = int((data.get("usage") or {}).get("input_tokens", 0))
         except (ValueError, AttributeError, TypeError):
-            raise JevUnavailable(
+            raise JevMalformedReply(
                 f"jev {self.base_url}/v1/systemone: expected a JSON body with answers, found {quoted(response.text)}"
             ) from None
         model = str(data.get("model") or self.model)

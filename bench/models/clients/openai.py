@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import openai
 
-from bench.errors import ConfigError, OpenAIRefused, OpenAIUnavailable
+from bench.errors import ConfigError, OpenAIMalformedReply, OpenAIRateLimited, OpenAIRefused, OpenAIUnavailable
 from bench.models.cache import CallRequest
 from bench.models.clients.loop import LoopThread
 from bench.models.clients.retry import RETRY_STATUSES, RetryableFailure, RetryPolicy
@@ -334,18 +334,18 @@ class OpenAIChat(SDKClient):
                 ) from None
             except (openai.APIResponseValidationError, ValueError) as exc:
                 self._count("malformed")
-                raise OpenAIUnavailable(
+                raise OpenAIMalformedReply(
                     f"{where}: expected a JSON reply, found an unreadable one ({quoted(str(exc))})"
                 ) from None
             if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
                 self._count("malformed")
-                raise OpenAIUnavailable(
+                raise OpenAIMalformedReply(
                     f"{where}: expected a chat completion with a 'choices' list, found {quoted(str(body)[:80])}"
                 )
             self._count("200")
             return body
 
-        return await self._run_retried(attempt, where, OpenAIUnavailable)
+        return await self._run_retried(attempt, where, OpenAIUnavailable, OpenAIRateLimited)
 
 
 def chat_body(

@@ -28,6 +28,11 @@ class RetriesExhausted(Exception):
         super().__init__(f"{attempts} attempts failed ({', '.join(outcomes)})")
         self.outcomes = outcomes
 
+    @property
+    def rate_limited(self) -> bool:
+        """Every attempt was refused for its rate (429): a different remedy (slow down) from an outage."""
+        return bool(self.outcomes) and all(outcome == "429" for outcome in self.outcomes)
+
 
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a `Retry-After` header; HTTP dates and junk count as absent."""

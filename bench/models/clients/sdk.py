@@ -27,17 +27,23 @@ class SDKClient:
     _loop: LoopThread
 
     async def _run_retried(
-        self, attempt: Callable[[], Awaitable[T]], where: str, unavailable: Callable[[str], Exception]
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        where: str,
+        unavailable: Callable[[str], Exception],
+        rate_limited: Callable[[str], Exception],
     ) -> tuple[T, float]:
         """`attempt` under the retry policy and the concurrency bound: (its result, wall ms including waits); a
-        call that exhausts its retries becomes `unavailable("<where>: unavailable, <why>")`."""
+        call that exhausts its retries becomes `unavailable("<where>: unavailable, <why>")`, or `rate_limited(...)`
+        when every attempt was answered 429."""
         assert self._semaphore is not None
         async with self._semaphore:
             started = time.perf_counter()
             try:
                 result = await self.retry.run(attempt, self._count)
             except RetriesExhausted as exc:
-                raise unavailable(f"{where}: unavailable, {exc}") from None
+                kind = rate_limited if exc.rate_limited else unavailable
+                raise kind(f"{where}: unavailable, {exc}") from None
             return result, round_ms((time.perf_counter() - started) * 1000)
 
     def _count(self, outcome: str) -> None:
