@@ -33,13 +33,16 @@ def install_package(folder: Path, site: Path) -> None:
     (info / "entry_points.txt").write_text(groups)
 
 
-def bench_cli(args: list[str], site: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def bench_cli(
+    args: list[str], site: Path, tmp_path: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`python -m bench ARGS` from the checkout with `site` on PYTHONPATH, runs and caches under tmp_path."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)]),
         "ENGRAM_RUNS_DIR": str(tmp_path / "runs"),
         "ENGRAM_CACHE_DIR": str(tmp_path / "cache"),
+        **(extra_env or {}),
     }
     return subprocess.run(
         [sys.executable, "-m", "bench", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600

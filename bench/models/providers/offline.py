@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# The clients (and with them the gateway) are imported when a role is built, not here: a stack file is validated
+# against this module, and validating must not load the gateway.
 from bench.errors import ConfigError
-from bench.models.clients.wrappers import GatewayDecider, GatewayExtractor, OfflineLLM
 from bench.models.providers import Provider, register_provider
 from bench.models.stacks import ProviderSettings
 
@@ -30,33 +31,6 @@ STANDINS: dict[str, tuple[str, ...]] = {
     "lexical-judge": ("judge",),
     "wordpiece-counter": ("token_counter",),
 }
-
-
-class RulesUpdateStandin(OfflineLLM):
-    """OFFLINE STAND-IN for the chat model that answers mem0's update prompt (escalation, LLM decider): engram's
-    `RulesUpdateLLM` over the rules decider. Its model id is the rules decider's own."""
-
-    # Keyed under the rules decider's own version (no fixed key names): a revised decider must not replay the
-    # answers an earlier version recorded.
-
-    def __init__(self, gateway: Any, decider: DecisionBackend) -> None:
-        super().__init__(gateway)
-        from engram.deciders import RulesUpdateLLM
-
-        self.inner = RulesUpdateLLM(decider)
-        self.model = decider.model
-
-    def respond(
-        self, *, role: str, system: str | None, messages: list[dict], max_tokens: int, temperature: float | None
-    ) -> str:
-        return self.inner.complete(
-            role=role,
-            model=self.model,
-            system=system,
-            messages=messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        ).text
 
 
 @register_provider("offline")
@@ -82,16 +56,21 @@ class OfflineProvider(Provider):
 
     def extractor(self, model: str) -> Extractor:
         self._require(model, "extractor", "an extractor")
+        from bench.clients.wrappers import GatewayExtractor
         from engram import RulesExtractor
 
         return GatewayExtractor(RulesExtractor(), self.gateway)
 
     def decider(self, model: str) -> DecisionBackend:
         self._require(model, "decider", "a decision backend")
+        from bench.clients.wrappers import GatewayDecider
+
         return GatewayDecider(self._rules_decider(), self.gateway)
 
     def chat(self, model: str) -> LLM:
         self._require(model, "chat", "a chat model")
+        from bench.providers._standins import RulesUpdateStandin
+
         return RulesUpdateStandin(self.gateway, self._rules_decider())
 
     def answerer(self, model: str) -> Any:
