@@ -38,6 +38,15 @@ def test_an_installed_dataset_runs_under_an_existing_arm_with_its_own_categories
     ]
     assert result["accuracy"]["n"] == 3
 
+    listed = bench_cli(["datasets", "--json"], site, tmp_path)
+    (diary,) = [d for d in json.loads(listed.stdout) if d["name"] == "garden-diary"]
+    assert diary["package"] == "garden-diary-data 1.0.0" and diary["slices"] == ["garden-diary"]
+    assert [(c["code"], c["name"], c["scored"]) for c in diary["categories"]] == [
+        (1, "recall", True),
+        (2, "when", True),
+        (3, "unanswerable", False),
+    ]
+
     # Reading the file back checks its categories against the registered datasets: here, only once the package
     # is on the path too.
     with pytest.raises(ResultError, match="expected a category a registered dataset declares"):
