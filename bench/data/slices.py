@@ -28,8 +28,8 @@ from functools import cache
 from typing import Any
 
 from bench.data import files as data
-from bench.datasets import dataset_for_slice
-from bench.datasets.locomo import LOCOMO
+from bench.data.datasets import dataset_for_slice
+from bench.data.datasets.locomo import LOCOMO
 from bench.errors import DataError
 from bench.vocab import (
     DEV_CONVERSATION,
@@ -440,7 +440,7 @@ def _unknown_conversation(name: str, sample_id: str, accepted: tuple[str, ...]) 
 
 
 def load_slice(name: str) -> Slice:
-    """Build a slice by name, through the dataset that declares it (`bench.datasets`); an unknown name raises a
+    """Build a slice by name, through the dataset that declares it (`bench.data.datasets`); an unknown name raises a
     one-line error listing every declared slice."""
     dataset = dataset_for_slice(name)
     if dataset.reread:  # data outside data/ that may change between loads (LongMemEval's folder)

@@ -23,8 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import CategoryCheck
-from bench.datasets.locomo import LOCOMO
+from bench.data.datasets import CategoryCheck
+from bench.data.datasets.locomo import LOCOMO
 from bench.errors import ResultError
 from bench.models.stacks import RESULT_STACK_NAMES
 from bench.results.atomic import write_json
@@ -33,7 +33,7 @@ SCHEMA_VERSION = 1
 
 LABELS = ("CORRECT", "WRONG")
 # LoCoMo's scored categories (1-4) and its numeric codes, as the v1 files and locomo10.json carry them: declared
-# by the dataset (bench.datasets.locomo). A result's category names are checked against every registered dataset.
+# by the dataset (bench.data.datasets.locomo). A result's category names are checked against every registered dataset.
 SCORED_CATEGORIES = LOCOMO.scored_categories
 LOCOMO_CATEGORY_NAMES = LOCOMO.codes
 ORIGIN_V1_IMPORT = "engram-eval-v1 import"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.datasets import DATASETS, Category, Dataset, dataset_for_slice, declared_categories
+from bench.data.datasets import DATASETS, Category, Dataset, dataset_for_slice, declared_categories
+from bench.data.slices import load_slice, slice_names
 from bench.errors import DataError, RegistryError
-from bench.slices import load_slice, slice_names
 
 
 def test_locomo_declares_its_own_numbering_and_scores_all_but_adversarial() -> None:
@@ -72,7 +72,7 @@ def test_a_declaration_with_a_repeated_category_or_a_stray_alias_is_refused() ->
 
 
 def test_two_datasets_claiming_one_slice_name_are_refused_when_it_is_loaded() -> None:
-    from bench.datasets import register_dataset
+    from bench.data.datasets import register_dataset
 
     register_dataset(Dataset("shadow-dev", "claims dev", (Category("shade"),), slices=("dev",)))
     try:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.datasets import DATASETS
+from bench.data.datasets import DATASETS
 from bench.errors import ResultError
-from bench.results import read_result
+from bench.results.schema import read_result
 from bench.vocab import REPO_ROOT
 from tests.bench.installed import bench_cli, install_package
 

@@ -88,12 +88,12 @@ def test_the_stack_validates_against_the_registry_without_importing_the_gateway(
 
     probe = (
         "import sys\n"
-        "from bench.stacks import STACK_NAMES, load_stack_spec, check_model\n"
+        "from bench.models.stacks import STACK_NAMES, load_stack_spec, check_model\n"
         "for name in STACK_NAMES:\n"
         "    spec = load_stack_spec(name)\n"
         "    for role, ref in spec.roles.items():\n"
         "        check_model(spec, ref, f'{name}.{role}')\n"
-        "print(sorted(m for m in sys.modules if m.startswith('bench.gateway') or m == 'bench.cache'))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bench.models.gateway') or m == 'bench.models.cache'))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from bench.datasets import DATASETS
+from bench.data.datasets import DATASETS
 from bench.errors import RegistryError
 
 

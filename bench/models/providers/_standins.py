@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bench.clients.wrappers import OfflineLLM
+from bench.models.clients.wrappers import OfflineLLM
 
 if TYPE_CHECKING:
     from engram import DecisionBackend

@@ -56,20 +56,20 @@ class OfflineProvider(Provider):
 
     def extractor(self, model: str) -> Extractor:
         self._require(model, "extractor", "an extractor")
-        from bench.clients.wrappers import GatewayExtractor
+        from bench.models.clients.wrappers import GatewayExtractor
         from engram import RulesExtractor
 
         return GatewayExtractor(RulesExtractor(), self.gateway)
 
     def decider(self, model: str) -> DecisionBackend:
         self._require(model, "decider", "a decision backend")
-        from bench.clients.wrappers import GatewayDecider
+        from bench.models.clients.wrappers import GatewayDecider
 
         return GatewayDecider(self._rules_decider(), self.gateway)
 
     def chat(self, model: str) -> LLM:
         self._require(model, "chat", "a chat model")
-        from bench.providers._standins import RulesUpdateStandin
+        from bench.models.providers._standins import RulesUpdateStandin
 
         return RulesUpdateStandin(self.gateway, self._rules_decider())
 

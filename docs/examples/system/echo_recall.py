@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from bench.slices import SliceMessage, SliceQuestion
+from bench.data.slices import SliceMessage, SliceQuestion
 from bench.systems import RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 from bench.systems.base import turn_store_stats
 

@@ -1,7 +1,7 @@
 """Garden-diary: a tiny dataset, the worked example of adding one (docs/examples/README.md).
 
 One module declares the dataset (its slice, its categories with their numbering, which are scored) and builds the
-slice from its data file, `garden_diary.toml` beside it. Copy this folder into `bench/datasets/` (its modules and
+slice from its data file, `garden_diary.toml` beside it. Copy this folder into `bench/data/datasets/` (its modules and
 packages are discovered), or ship it as your own package with an entry point in group `engram_bench.datasets`
 naming the `Dataset` object (../pyproject.toml). Then `engram-bench run ARM --slice garden-diary`.
 """
@@ -13,9 +13,9 @@ import tomllib
 from datetime import datetime
 from pathlib import Path
 
-from bench.datasets import Category, Dataset, register_dataset
+from bench.data.datasets import Category, Dataset, register_dataset
+from bench.data.slices import Slice, SliceMessage, SliceQuestion
 from bench.errors import DataError
-from bench.slices import Slice, SliceMessage, SliceQuestion
 
 DATA_FILE = Path(__file__).with_name("garden_diary.toml")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench.providers import Provider, register_provider
+from bench.models.providers import Provider, register_provider
 
 if TYPE_CHECKING:
     from engram import LLM

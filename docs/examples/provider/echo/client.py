@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.cache import CallRequest
-from bench.gateway import Gateway, LiveResponse
+from bench.models.cache import CallRequest
+from bench.models.gateway import Gateway, LiveResponse
 from echo.errors import refused_when_empty
 from engram import Completion
 

@@ -4,7 +4,7 @@ dev slice's LoCoMo questions); set 2 adds chains of changes and point-in-time qu
 
 from __future__ import annotations
 
-from bench.datasets import Category, Dataset, register_dataset
+from bench.data.datasets import Category, Dataset, register_dataset
 
 UPDATE_SET_1 = register_dataset(
     Dataset(
@@ -14,7 +14,7 @@ UPDATE_SET_1 = register_dataset(
         categories=(Category("update", description="the current value of a fact that changed"),),
         slices=("dev_updates",),
         includes=("locomo",),
-        build="bench.slices:build_update_set",
+        build="bench.data.slices:build_update_set",
     )
 )
 
@@ -26,6 +26,6 @@ UPDATE_SET_2 = register_dataset(
         categories=(Category("update2", description="a value at a point in a chain of changes"),),
         slices=("dev_updates2",),
         includes=("locomo", "update-set-1"),
-        build="bench.slices:build_update_set",
+        build="bench.data.slices:build_update_set",
     )
 )

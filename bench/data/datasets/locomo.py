@@ -8,7 +8,7 @@ skips 5 (`evaluation/evals.py`); the names mem0 gives them (mem0ai/mem0 issue #2
 
 from __future__ import annotations
 
-from bench.datasets import Category, Dataset, register_dataset
+from bench.data.datasets import Category, Dataset, register_dataset
 
 LOCOMO = register_dataset(
     Dataset(
@@ -26,6 +26,6 @@ LOCOMO = register_dataset(
         ),
         slices=("dev", "stress", "heldout:<conv>", "locomo:<conv>", "locomo"),
         numberings={"mem0": {1: "single-hop", 2: "temporal", 3: "multi-hop", 4: "open-domain"}},
-        build="bench.slices:build_locomo",
+        build="bench.data.slices:build_locomo",
     )
 )

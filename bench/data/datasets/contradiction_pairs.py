@@ -4,7 +4,7 @@ ingested); its categories are the pairs' tiers."""
 
 from __future__ import annotations
 
-from bench.datasets import Category, Dataset, register_dataset
+from bench.data.datasets import Category, Dataset, register_dataset
 
 CONTRADICTION_PAIRS = register_dataset(
     Dataset(

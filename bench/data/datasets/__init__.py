@@ -29,7 +29,7 @@ from bench.errors import DataError, RegistryError, ResultError
 from bench.registry import Registry
 
 if TYPE_CHECKING:
-    from bench.slices import Slice
+    from bench.data.slices import Slice
 
 __all__ = [
     "DATASETS",
@@ -62,7 +62,7 @@ class Dataset:
     """What a dataset declares, and how it builds its slices.
 
     `slices`: the slice names it builds, in the order `slices` lists them; a name with a `<...>` part is a family
-    (`locomo:<conv>` is every name starting `locomo:`). `build`: the function that gives the `bench.slices.Slice`
+    (`locomo:<conv>` is every name starting `locomo:`). `build`: the function that gives the `bench.data.slices.Slice`
     of one of them, or its place as "module:function" (imported on first use, so a declaration stays pure data
     that anything may import); None for a dataset read by a script, with no slice. `load(name)` calls it. `includes`: datasets whose questions its slices also ask
     (`dev_updates` asks LoCoMo's). `numberings`: other projects' names for the codes. `reread`: build again on
@@ -196,7 +196,7 @@ def _discover() -> None:
 
 def _adopt(name: str, factory: Any) -> Dataset:
     if not isinstance(factory, Dataset):
-        raise RegistryError(f"dataset {name!r}: expected a bench.datasets.Dataset, found {factory!r}")
+        raise RegistryError(f"dataset {name!r}: expected a bench.data.datasets.Dataset, found {factory!r}")
     if factory.name != name:
         raise RegistryError(f"dataset {name!r}: registered under {name!r} but calls itself {factory.name!r}")
     return factory
@@ -206,7 +206,7 @@ DATASETS: Registry[Dataset] = Registry(
     "dataset",
     discover=_discover,
     adopt=_adopt,
-    hint="a module in bench/datasets/ calling register_dataset(Dataset(...)), see docs/examples/dataset/",
+    hint="a module in bench/data/datasets/ calling register_dataset(Dataset(...)), see docs/examples/dataset/",
 )
 
 

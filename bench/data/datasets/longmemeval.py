@@ -4,7 +4,7 @@ types, all scored; abstention questions are marked in each question's `extra`.""
 
 from __future__ import annotations
 
-from bench.datasets import Category, Dataset, register_dataset
+from bench.data.datasets import Category, Dataset, register_dataset
 from bench.vocab import LONGMEMEVAL_TYPES
 
 LONGMEMEVAL = register_dataset(
@@ -14,7 +14,7 @@ LONGMEMEVAL = register_dataset(
         source="$ENGRAM_LONGMEMEVAL_DIR/<file>.json (github.com/xiaowu0162/LongMemEval)",
         categories=tuple(Category(name) for name in LONGMEMEVAL_TYPES),
         slices=("longmemeval:<file>",),
-        build="bench.longmemeval:load_longmemeval",
+        build="bench.data.longmemeval:load_longmemeval",
         reread=True,
     )
 )
