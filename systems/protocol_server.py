@@ -86,6 +86,12 @@ def approx_tokens(lines: list[str]) -> int:
 class _Handler(BaseHTTPRequestHandler):
     backend: MemoryBackend
     lock: threading.Lock
+    # Keep-alive: the harness sends every request of a run on one connection (HTTP/1.0 would open one per request;
+    # scripts/bench_protocol.py measures the difference).
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out as two writes; with Nagle on, the second waits for the client's delayed ACK (about
+    # 40 ms per request on Linux, measured by scripts/bench_protocol.py).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the harness keeps the server's output as its log; one line per request would bury the errors
