@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import settings
 from bench.analysis import judge
 from bench.data.slices import Slice, SliceMessage, load_slice
 from bench.errors import ConfigError
@@ -35,6 +36,7 @@ from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find
 from bench.models.gateway import default_cache_dir, ledger_path
 from bench.models.stacks import OFFLINE, Stack, build_stack
 from bench.results.schema import Answer, file_name, read_result, slice_dir
+from bench.run import planner
 from bench.run.arms import Arm, load_arm
 from bench.run.preflight import Preflight, SpendEstimate, use_estimator
 from bench.systems import get_system
@@ -210,19 +212,6 @@ class _Caches:
             self.local.close()
 
 
-def _asked(the_slice: Slice, arm: Arm) -> list[tuple[Any, int, Slice]]:
-    """(question, checkpoint, part) for every ask a run makes, in the runner's order."""
-    from bench.run.runner import _is_asked
-
-    out = []
-    for part in the_slice.runs():
-        for checkpoint in part.checkpoints:
-            out += [
-                (q, checkpoint, part) for q in part.questions_at(checkpoint) if _is_asked(q, arm.scores_adversarial)
-            ]
-    return out
-
-
 def _earlier_keys(stack: str, slice_name: str, arm: str, k: int | None, runs_root: Path) -> tuple[list[str], str]:
     """The key list of an earlier run of this arm on this stack and slice: the committed one, else the newest."""
     name = file_name(arm, k).removesuffix(".json") + ".calls.txt"
@@ -260,9 +249,7 @@ def make_plan(
 ) -> Plan:
     """The plan of `run ARM --slice S --stack X` (validates like `run`: a bad arm, slice or stack is one line).
     `arm` and `the_slice`: as a run already loaded them (its --limit applied), instead of loading them here."""
-    from bench.run.runner import default_runs_root, limit_questions
-
-    runs_root = runs_root or default_runs_root()
+    runs_root = runs_root or settings.current().runs_dir
 
     arm = arm or load_arm(arm_name)
     if arm.token_match is not None:
@@ -274,9 +261,9 @@ def make_plan(
     if the_slice is None:
         the_slice = load_slice(slice_name)
         if limit is not None:
-            the_slice = limit_questions(the_slice, limit, arm.scores_adversarial)
+            the_slice = planner.limit_questions(the_slice, limit, arm.scores_adversarial)
     run_ks: tuple[int | None, ...] = tuple(ks or arm.ks_for(slice_name) or (None,))
-    asked = _asked(the_slice, arm)
+    asked = planner.asked(the_slice, arm.scores_adversarial)
     caches = _Caches.open(cache_dir)
     notes: list[str] = []
     try:

@@ -1,16 +1,22 @@
-"""How many model calls a run keeps in flight: one knob, the stack file's provider `concurrency`.
+"""The one run planner: what a request runs, as units (arm x slice x stack x k-set x replicate, each slice's
+conversations inside), prerequisites first, with where each writes; and how many model calls a run keeps in flight.
 
-A run answers its questions on one thread pool of this size (shared by the conversations of a pooled slice, which
+`run` executes a plan in order, `plan` prices it, `grid` hands its units to an executor. Calls in flight: one knob,
+the stack file's provider `concurrency`. A run answers its questions on one thread pool of this size (shared by the conversations of a pooled slice, which
 run side by side), and the answer side's provider clients get the same bound, so `--concurrency N` (run, grid)
 changes both together. A stack that declares no concurrency keeps the harness's old six questions at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
-from bench.models.stacks import ProviderSettings, Stack
+from bench.data.slices import Slice, SliceQuestion
+from bench.errors import ConfigError
+from bench.models.stacks import ProviderSettings, Stack, build_stack
+from bench.run.arms import Arm, ResultNeed
 
 ANSWER_CONCURRENCY = 6  # the original harness answered six questions at a time; a stack without a bound keeps it
 
@@ -29,3 +35,217 @@ def with_concurrency(stack: Stack, override: int | None) -> Callable[[str], Prov
     if override is None:
         return stack.settings
     return lambda provider: replace(stack.settings(provider), concurrency=override)
+
+
+# ------------------------------------------------------------------------------------------------ which questions
+
+
+def is_asked(question: SliceQuestion, adversarial: bool) -> bool:
+    """Whether a run asks `question`. Adversarial questions have no gold answer, only "Not mentioned"; they are
+    asked only when an arm opts in (`[scoring] adversarial = true`), and then they count."""
+    return question.scored or (adversarial and question.category_name == "adversarial")
+
+
+def is_scored(question: SliceQuestion, checkpoint: int, final: int, adversarial: bool) -> bool:
+    """The stress slice asks questions at several checkpoints; its headline is the final one, so earlier asks are
+    recorded but not scored."""
+    return is_asked(question, adversarial) and checkpoint == final
+
+
+def asked(the_slice: Slice, adversarial: bool) -> list[tuple[SliceQuestion, int, Slice]]:
+    """(question, checkpoint, conversation) for every ask a run makes, in the order the runner asks them."""
+    return [
+        (q, checkpoint, part)
+        for part in the_slice.runs()
+        for checkpoint in part.checkpoints
+        for q in part.questions_at(checkpoint)
+        if is_asked(q, adversarial)
+    ]
+
+
+def limit_questions(the_slice: Slice, limit: int, adversarial: bool) -> Slice:
+    """The slice with only its first `limit` asked questions (in slice order); the ingestion stays whole, so each
+    kept question is answered from exactly the memory the full run would have."""
+    kept = {q.id for q in [q for q in the_slice.questions if is_asked(q, adversarial)][:limit]}
+    parts = tuple(replace(p, questions=tuple(q for q in p.questions if q.id in kept)) for p in the_slice.parts)
+    return replace(the_slice, questions=tuple(q for q in the_slice.questions if q.id in kept), parts=parts)
+
+
+# ----------------------------------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class PlanUnit:
+    """One step of a run: `arm` on a slice and stack for one replicate, answered at `ks`, written to `targets`.
+
+    An arm that ingests the slice answers every k from one ingestion, each conversation of a pooled slice on its own
+    store (`conversations`, run side by side); a token-matched arm reads the results of the units in `after` (the
+    files `reads` names) and answers at the one k of its `ks` that matches. `named`: asked for, rather than added
+    because a unit reads it."""
+
+    arm: Arm
+    the_slice: Slice
+    stack: Stack
+    ks: tuple[int | None, ...]
+    replicate: int = 0
+    after: tuple[str, ...] = ()
+    reads: tuple[ResultNeed, ...] = ()
+    named: bool = True
+    targets: tuple[Path, ...] = ()  # one per k (a token-matched arm: one per candidate, as any could be chosen)
+
+    @property
+    def id(self) -> str:
+        return unit_key(self.arm.name, self.the_slice.name, self.replicate)
+
+    @property
+    def matches_tokens(self) -> bool:
+        return self.arm.token_match is not None
+
+    @property
+    def conversations(self) -> tuple[Slice, ...]:
+        return self.the_slice.runs()
+
+
+def unit_key(arm: str, slice_name: str, replicate: int) -> str:
+    return f"{arm} on {slice_name} r{replicate}"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Every unit a request takes, prerequisites first: built once, then priced (`plan`), executed in order (`run`)
+    or handed to an executor unit by unit (`grid`)."""
+
+    units: tuple[PlanUnit, ...]
+
+    def unit(self, key: str) -> PlanUnit:
+        return next(u for u in self.units if u.id == key)
+
+    @property
+    def named(self) -> tuple[PlanUnit, ...]:
+        return tuple(u for u in self.units if u.named)
+
+
+#: (stack, slice, arm, k, replicate) -> where that result is written (the caller's output rule)
+TargetRule = Callable[[str, str, str, "int | None", int], Path]
+
+
+@dataclass
+class Planner:
+    """Expands what was asked into units. The one place that decides which results a token-matched arm needs first,
+    at which k's, and in which order; `run` and `grid` differ only in the hooks they pass:
+
+    - `present(stack, slice, arm, k, replicate)`: a needed result already there is not planned again (`run`: the
+      file exists where this run writes); None plans every need as a unit (`grid` skips finished units itself);
+    - `widen`: a prerequisite answers at its arm's own k's as well as the needed ones (`grid`: one ingestion serves
+      both), instead of only the needed ones that are absent (`run`);
+    - `check_token_match(arm, slice)`: the caller's refusal of a slice a token-matched arm cannot read.
+    """
+
+    stack: str
+    load_arm: Callable[[str], Arm]
+    load_slice: Callable[[str], Slice]
+    check_token_match: Callable[[Arm, Slice], None]
+    target: TargetRule | None = None
+    present: Callable[[str, str, str, int, int], bool] | None = None
+    widen: bool = False
+    limit: int | None = None
+    _units: dict[str, PlanUnit] = field(default_factory=dict)
+    _arms: dict[str, Arm] = field(default_factory=dict)
+    _slices: dict[str, Slice] = field(default_factory=dict)
+
+    def add(self, arm_name: str, slice_name: str, replicate: int = 0, ks: tuple[int, ...] | None = None) -> None:
+        """Plan `arm_name` on `slice_name` (at `ks`, else the arm's own), and whatever it reads first."""
+        self._add(arm_name, slice_name, replicate, ks, named=True, need_ks=(), chain=())
+
+    def plan(self) -> RunPlan:
+        return RunPlan(tuple(self._units.values()))
+
+    def _arm(self, name: str) -> Arm:
+        if name not in self._arms:
+            arm = self.load_arm(name)
+            if arm.import_only:
+                raise ConfigError(
+                    f"{arm.path}: arm {arm.name!r} is import-only (its results come from an import, e.g. import-v3); "
+                    "expected an arm this harness can run"
+                )
+            self._arms[name] = arm
+        return self._arms[name]
+
+    def _slice(self, name: str, arm: Arm) -> Slice:
+        key = f"{name}|{arm.scores_adversarial}"
+        if key not in self._slices:
+            the_slice = self.load_slice(name)
+            if self.limit is not None:
+                the_slice = limit_questions(the_slice, self.limit, arm.scores_adversarial)
+            self._slices[key] = the_slice
+        return self._slices[key]
+
+    def _targets(self, stack: str, slice_name: str, arm: str, ks: Sequence[int | None], replicate: int) -> tuple:
+        if self.target is None:
+            return ()
+        return tuple(self.target(stack, slice_name, arm, k, replicate) for k in ks)
+
+    def _add(
+        self,
+        arm_name: str,
+        slice_name: str,
+        replicate: int,
+        ks: tuple[int, ...] | None,
+        *,
+        named: bool,
+        need_ks: tuple[int, ...],
+        chain: tuple[str, ...],
+    ) -> None:
+        if arm_name in chain:
+            raise ConfigError(
+                f"token_match: arms read each other's results in a circle: {' -> '.join((*chain, arm_name))}"
+            )
+        arm = self._arm(arm_name)
+        stack = build_stack(self.stack, arm.models_for(self.stack))
+        the_slice = self._slice(slice_name, arm)
+        key = unit_key(arm.name, the_slice.name, replicate)
+        known = self._units.get(key)
+        if arm.token_match is None:
+            own: tuple[int | None, ...] = tuple(ks or arm.ks_for(slice_name) or (None,))
+            if need_ks:
+                own = tuple(sorted({*(k for k in own if k is not None), *need_ks})) if self.widen else need_ks
+            if known is not None:  # a second reader needs more k's: one ingestion answers them all
+                merged = tuple(sorted({*(k for k in known.ks if k is not None), *(k for k in own if k is not None)}))
+                wider = merged if len(merged) > len([k for k in known.ks if k is not None]) else known.ks
+                own = wider
+                named = named or known.named
+            targets = self._targets(stack.name, the_slice.name, arm.name, own, replicate)
+            self._units[key] = PlanUnit(arm, the_slice, stack, own, replicate, named=named, targets=targets)
+            return
+        if known is not None:
+            return
+        self.check_token_match(arm, the_slice)
+        missing: dict[tuple[str, str], tuple[int, ...]] = {}
+        after: list[str] = []
+        reads: list[ResultNeed] = []
+        for need in arm.needs(the_slice.name):
+            wanted = [
+                k
+                for k in need.ks
+                if self.present is None or not self.present(stack.name, need.slice_name, need.arm, k, replicate)
+            ]
+            reads.append(need)
+            after.append(unit_key(need.arm, need.slice_name, replicate))
+            if wanted or self.present is None:
+                pair = (need.arm, need.slice_name)
+                missing[pair] = tuple(sorted({*missing.get(pair, ()), *wanted}))
+        for (need_arm, need_slice), need_ks_of in missing.items():
+            self._add(need_arm, need_slice, replicate, None, named=False, need_ks=need_ks_of, chain=(*chain, arm.name))
+        planned = [a for a in dict.fromkeys(after) if a in self._units]
+        targets = self._targets(stack.name, the_slice.name, arm.name, arm.token_match.ks, replicate)
+        self._units[key] = PlanUnit(
+            arm,
+            the_slice,
+            stack,
+            tuple(arm.token_match.ks),
+            replicate,
+            after=tuple(planned),
+            reads=tuple(reads),
+            named=named,
+            targets=targets,
+        )

@@ -49,7 +49,7 @@ from bench.models.budget import Ledger, RunLabels, limits_from_env
 from bench.models.cache import read_keys_file, write_keys_file
 from bench.models.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.models.providers import Models, plugin_records
-from bench.models.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack, build_stack
+from bench.models.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack
 from bench.results.atomic import write_text
 from bench.results.gitinfo import git_state
 from bench.results.schema import (
@@ -70,7 +70,15 @@ from bench.results.schema import (
 from bench.results.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
 from bench.run.arms import Arm, TokenMatchPlan, load_arm
 from bench.run.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
-from bench.run.planner import calls_in_flight, with_concurrency
+from bench.run.planner import (
+    Planner,
+    PlanUnit,
+    RunPlan,
+    calls_in_flight,
+    is_asked,
+    is_scored,
+    with_concurrency,
+)
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import plugin_record, shared_minilm
@@ -237,82 +245,53 @@ def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) 
             for path in run_arm(arm_name, slice_name, replace(options, replicate=i, run_id=new_run_id()))
         ]
     options = replace(options, run_id=options.run_id or new_run_id())
-    stages = plan_stages(arm_name, slice_name, options)
+    stages = plan_run(arm_name, slice_name, options).units
     for stage in stages:
-        refuse_clobbering(stage.targets(options), options)
+        refuse_clobbering(stage.targets, options)
     for stage in stages:
-        _preflight(stage.arm, stage.the_slice, stage.stack, options, stage.targets(options)[0].parent, stage.ks)
+        _preflight(stage.arm, stage.the_slice, stage.stack, options, stage.targets[0].parent, stage.ks)
     written: list[Path] = []
     for stage in stages:
         written = _run_stage(stage, options)
     return written  # the last stage's files: the arm that was asked for
 
 
-@dataclass(frozen=True)
-class Stage:
-    """One step of a run: `arm` on a slice and stack, answered at `ks`. An arm that ingests the slice answers every
-    k from one ingestion; a token-matched arm reads the results of the stages before it and answers at the one k
-    of its `ks` that matches."""
+#: One step of a run (bench.run.planner.PlanUnit): an arm on a slice and stack, answered at its k's.
+Stage = PlanUnit
 
-    arm: Arm
-    the_slice: Slice
-    stack: Stack
-    ks: tuple[int | None, ...]
 
-    @property
-    def matches_tokens(self) -> bool:
-        return self.arm.token_match is not None
+def plan_run(arm_name: str, slice_name: str, options: RunOptions) -> RunPlan:
+    """The plan of a run of `arm_name` on `slice_name`, prerequisites first (bench.run.planner).
 
-    def targets(self, options: RunOptions) -> list[Path]:
-        """The files this stage may write (for a token-matched arm: one per candidate k, as any could be chosen)."""
-        return [_target(options, self.stack.name, self.the_slice.name, self.arm.name, k) for k in self.ks]
+    An arm declares the results it reads (`Arm.needs`: a token-matched arm, its sweep and reference). Each one not
+    yet where this run writes (the same run id, the same --out, or the committed tree) becomes an earlier unit,
+    answered only at the k's still missing, one ingestion per arm and slice, so a token-matched arm works on any
+    slice with one command.
+    """
+
+    def target(stack: str, slice_name: str, arm: str, k: int | None, replicate: int) -> Path:
+        return _target(options, stack, slice_name, arm, k)
+
+    def present(stack: str, slice_name: str, arm: str, k: int, replicate: int) -> bool:
+        return _target(options, stack, slice_name, arm, k).is_file()
+
+    arms_dir = options.arms_dir
+    planner = Planner(
+        options.stack,
+        load_arm=(lambda name: load_arm(name, arms_dir)) if arms_dir is not None else load_arm,
+        load_slice=options.slice_loader,
+        check_token_match=lambda arm, the_slice: _check_token_matchable(arm, the_slice, options),
+        target=target,
+        present=present,
+        limit=options.limit,
+    )
+    planner.add(arm_name, slice_name, options.replicate, options.ks)
+    return planner.plan()
 
 
 def plan_stages(arm_name: str, slice_name: str, options: RunOptions) -> list[Stage]:
-    """Every stage a run of `arm_name` on `slice_name` takes, prerequisites first.
-
-    An arm declares the results it reads (`Arm.needs`: a token-matched arm, its sweep and reference). Each one not
-    yet where this run writes (the same run id, the same --out, or the committed tree) becomes an earlier stage,
-    one ingestion per arm and slice, so a token-matched arm works on any slice with one command.
-    """
-    stages: list[Stage] = []
-    _plan(arm_name, slice_name, options.ks, options, stages, chain=())
-    return stages
-
-
-def _plan(
-    arm_name: str,
-    slice_name: str,
-    ks: tuple[int, ...] | None,
-    options: RunOptions,
-    stages: list[Stage],
-    chain: tuple[str, ...],
-) -> None:
-    if arm_name in chain:
-        raise ConfigError(f"token_match: arms read each other's results in a circle: {' -> '.join((*chain, arm_name))}")
-    arm = load_arm(arm_name, options.arms_dir) if options.arms_dir else load_arm(arm_name)
-    if arm.import_only:
-        raise ConfigError(
-            f"{arm.path}: arm {arm.name!r} is import-only (its results come from an import, e.g. import-v3); "
-            "expected an arm this harness can run"
-        )
-    stack = build_stack(options.stack, arm.models_for(options.stack))
-    the_slice = options.slice_loader(slice_name)
-    if options.limit is not None:
-        the_slice = limit_questions(the_slice, options.limit, arm.scores_adversarial)
-    if arm.token_match is None:
-        stages.append(Stage(arm, the_slice, stack, tuple(ks or arm.ks_for(slice_name) or (None,))))
-        return
-    _check_token_matchable(arm, the_slice, options)
-    missing: dict[tuple[str, str], tuple[int, ...]] = {}
-    for need in arm.needs(the_slice.name):
-        absent = [k for k in need.ks if not _target(options, stack.name, need.slice_name, need.arm, k).is_file()]
-        if absent:
-            key = (need.arm, need.slice_name)
-            missing[key] = tuple(sorted({*missing.get(key, ()), *absent}))
-    for (need_arm, need_slice), need_ks in missing.items():
-        _plan(need_arm, need_slice, need_ks, options, stages, (*chain, arm_name))
-    stages.append(Stage(arm, the_slice, stack, arm.token_match.ks))
+    """Every stage a run of `arm_name` on `slice_name` takes, prerequisites first (the units of `plan_run`)."""
+    return list(plan_run(arm_name, slice_name, options).units)
 
 
 def _run_stage(stage: Stage, options: RunOptions) -> list[Path]:
@@ -379,15 +358,6 @@ def check_options(options: RunOptions) -> None:
         raise ConfigError(f"replicate: expected a non-negative integer, found {options.replicate!r}")
     if options.run_id is not None and not _PLAIN_NAME.fullmatch(options.run_id):
         raise ConfigError(f"run id: expected letters, digits, '-' or '_', found {options.run_id!r}")
-
-
-def limit_questions(the_slice: Slice, limit: int, adversarial: bool) -> Slice:
-    """The slice with only its first `limit` asked questions (in slice order); the ingestion stays whole, so each
-    kept question is answered from exactly the memory the full run would have."""
-    asked = [q for q in the_slice.questions if _is_asked(q, adversarial)]
-    kept = {q.id for q in asked[:limit]}
-    parts = tuple(replace(p, questions=tuple(q for q in p.questions if q.id in kept)) for p in the_slice.parts)
-    return replace(the_slice, questions=tuple(q for q in the_slice.questions if q.id in kept), parts=parts)
 
 
 def refuse_clobbering(targets: Sequence[Path], options: RunOptions) -> None:
@@ -711,31 +681,19 @@ def _ingest_and_ask(
                 continue
             if checkpoint == final:
                 system.before_final_questions()
-            due = [q for q in the_slice.questions_at(checkpoint) if _is_asked(q, adversarial)]
+            due = [q for q in the_slice.questions_at(checkpoint) if is_asked(q, adversarial)]
             retrieve_task = progress.add_task(f"retrieve @ session {checkpoint}", total=len(due))
             for question in due:
                 asked.append(
                     _Asked(
                         question,
                         checkpoint,
-                        _is_scored(question, checkpoint, final, adversarial),
+                        is_scored(question, checkpoint, final, adversarial),
                         _retrieve(system, question, ks),
                     )
                 )
                 progress.advance(retrieve_task)
     return usages, asked
-
-
-def _is_asked(question: SliceQuestion, adversarial: bool) -> bool:
-    # Adversarial questions have no gold answer, only "Not mentioned"; they are asked only when an arm opts in
-    # (`[scoring] adversarial = true`), and then they count.
-    return question.scored or (adversarial and question.category_name == "adversarial")
-
-
-def _is_scored(question: SliceQuestion, checkpoint: int, final: int, adversarial: bool) -> bool:
-    # The stress slice asks questions at several checkpoints; its headline is the final one, so
-    # earlier asks are recorded but not scored.
-    return _is_asked(question, adversarial) and checkpoint == final
 
 
 def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...]) -> dict[int | None, RetrievedLines]:

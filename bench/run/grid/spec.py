@@ -27,6 +27,7 @@ from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
 from bench.registry import Registry
 from bench.results.schema import file_name, slice_dir
 from bench.run.arms import Arm, arm_names, load_arm
+from bench.run.planner import Planner, PlanUnit
 from bench.vocab import HELDOUT_GROUP, heldout_slices
 
 DEFAULT_EXECUTOR = "local"
@@ -261,73 +262,54 @@ def plan_grid(
         except BenchError as exc:
             raise ConfigError(f"{spec.where('arms')}: {arm.name} on stack {spec.stack}: {exc}") from None
 
-    units: dict[str, Unit] = {}
-    named = list(arms.values())  # `_add` adds the arms a token-matched arm reads to `arms`
+    # The one run planner expands the grid (bench.run.planner): a token-matched arm's sweep and reference on every
+    # pooled slice become units too, each answered at its own k's and the ones read (one ingestion serves both).
+    def grid_arm(name: str) -> Arm:
+        if name not in arms:
+            arms[name] = _arm(spec, name, arms_dir)
+        return arms[name]
+
+    def grid_slice(name: str) -> Slice:
+        if name not in slices:
+            slices[name] = _slice(spec, name, slice_loader)
+        return slices[name]
+
+    def pooled_refused(arm: Arm, the_slice: Slice) -> None:
+        if the_slice.parts:
+            raise ConfigError(
+                f"{spec.where('slices')}: {arm.name} matches tokens on one conversation at a time; slice "
+                f"{the_slice.name!r} pools {len(the_slice.parts)}; expected its parts (e.g. {the_slice.parts[0].name})"
+            )
+
+    planner = Planner(
+        spec.stack, load_arm=grid_arm, load_slice=grid_slice, check_token_match=pooled_refused, widen=True
+    )
+    named = list(arms)  # `grid_arm` adds the arms a token-matched arm reads
     for replicate in range(spec.replicates):
-        for arm in named:
+        for arm_name in named:
             for slice_name in slice_names:
-                _add(units, arm, slice_name, replicate, spec, arms, slices, slice_loader, arms_dir, named=True)
-    ordered = sorted(units.values(), key=lambda u: (u.token_matched, u.replicate))  # stable: named order kept
+                planner.add(arm_name, slice_name, replicate)
+    units = [_unit(planned, spec.stack) for planned in planner.plan().units]
+    ordered = sorted(units, key=lambda u: (u.token_matched, u.replicate))  # stable: named order kept
     return GridPlan(spec=spec, units=tuple(ordered), slices=slices)
 
 
-def _add(
-    units: dict[str, Unit],
-    arm: Arm,
-    slice_name: str,
-    replicate: int,
-    spec: GridSpec,
-    arms: dict[str, Arm],
-    slices: dict[str, Slice],
-    slice_loader: Callable[[str], Slice],
-    arms_dir: Path | None,
-    *,
-    named: bool,
-    need_ks: tuple[int, ...] = (),
-) -> None:
-    uid = unit_id(arm.name, slice_name, replicate)
-    if arm.token_match is None:
-        ks: tuple[int | None, ...] = tuple(arm.ks_for(slice_name) or (None,))
-        known = units.get(uid)
-        wanted = tuple(sorted({*(k for k in ks if k is not None), *need_ks})) if need_ks else ks
-        if known is not None:
-            missing = [k for k in need_ks if k not in known.ks]
-            if missing:  # a reader needs a k the arm does not answer at by default: one ingestion answers both
-                units[uid] = replace(known, ks=tuple(sorted({*(k for k in known.ks if k is not None), *missing})))
-            if named and not known.named:
-                units[uid] = replace(units[uid], named=True)
-            return
-        units[uid] = Unit(arm.name, slice_name, replicate, wanted if need_ks else ks, arm.hash, named=named)
-        return
-    if uid in units:
-        return
-    plan = arm.token_match
-    if slices[slice_name].parts:
-        raise ConfigError(
-            f"{spec.where('slices')}: {arm.name} matches tokens on one conversation at a time; slice {slice_name!r} "
-            f"pools {len(slices[slice_name].parts)}; expected its parts (e.g. {slices[slice_name].parts[0].name})"
-        )
-    after: list[str] = []
-    reads: list[str] = []
-    for need in arm.needs(slice_name):
-        need_arm = arms.get(need.arm) or _arm(spec, need.arm, arms_dir)
-        arms.setdefault(need.arm, need_arm)
-        if need.slice_name not in slices:
-            slices[need.slice_name] = _slice(spec, need.slice_name, slice_loader)
-        _add(units, need_arm, need.slice_name, replicate, spec, arms, slices, slice_loader, arms_dir, named=False,
-             need_ks=need.ks)  # fmt: skip
-        after.append(unit_id(need.arm, need.slice_name, replicate))
-        reads += [result_relpath(spec.stack, need.slice_name, need.arm, k, replicate) for k in need.ks]
-    units[uid] = Unit(
-        arm.name,
-        slice_name,
+def _unit(planned: PlanUnit, stack: str) -> Unit:
+    """A planned unit as the grid ships it to a worker: names, not objects, and the files it reads relative to the
+    grid's results tree."""
+    replicate = planned.replicate
+    after = [unit_id(need.arm, need.slice_name, replicate) for need in planned.reads]
+    reads = [result_relpath(stack, n.slice_name, n.arm, k, replicate) for n in planned.reads for k in n.ks]
+    return Unit(
+        planned.arm.name,
+        planned.the_slice.name,
         replicate,
-        tuple(plan.ks),
-        arm.hash,
-        token_matched=True,
+        planned.ks,
+        planned.arm.hash,
+        token_matched=planned.matches_tokens,
         after=tuple(dict.fromkeys(after)),
         reads=tuple(reads),
-        named=named,
+        named=planned.named,
     )
 
 
