@@ -154,10 +154,10 @@ def test_json_schema_is_translated_for_a_server_that_cannot_take_it_and_the_repl
             )
             report = handle.report()
         sent = _last_sent(server)
-    # stacks/local.toml declares json_schema = false, max_array_items = 8 and max_string_length = 200
+    # stacks/local.toml declares json_schema = false, max_array_items = 5 and max_string_length = 120
     assert sent["response_format"]["type"] == "json_object"
     facts = sent["response_format"]["schema"]["properties"]["facts"]
-    assert facts["maxItems"] == 8 and facts["items"]["maxLength"] == 200
+    assert facts["maxItems"] == 5 and facts["items"]["maxLength"] == 120
     content = reply.choices[0].message.content
     assert content is not None and json.loads(content)["facts"][1] == "line one\nline two"
     named = ["json_schema_as_json_object", "arrays_bounded", "strings_bounded", "json_control_chars_repaired"]
