@@ -1,4 +1,4 @@
-"""What a replayed model call costs through the gateway endpoint (bench/endpoint) against the same call in-process.
+"""What a replayed model call costs through the gateway endpoint (bench/models/endpoint) against the same call in-process.
 
 A foreign system in another process reaches the gateway over HTTP; an in-process system calls it directly. Both read
 the same cache entry. This script records N chat calls shaped like an extraction (a dev message in a ~2 KB prompt,
@@ -37,10 +37,10 @@ import httpx
 import openai
 
 from bench.data.slices import load_slice
-from bench.endpoint import start_endpoint
 from bench.models.budget import RunLabels
 from bench.models.cache import CallRequest
 from bench.models.clients.openai import OpenAIChat
+from bench.models.endpoint import start_endpoint
 from bench.models.gateway import Gateway, LiveResponse
 from bench.models.providers import Models
 from bench.models.stacks import build_stack

@@ -113,7 +113,7 @@ class ProviderSettings:
     requests_per_second: float | None = None
     paid: bool | None = None  # None: the provider's own default (every provider but `offline` is paid)
     prices: Mapping[str, Price] = field(default_factory=dict)
-    # What the server can take, for the gateway endpoint's translations (bench.endpoint.translate); None: OpenAI's
+    # What the server can take, for the gateway endpoint's translations (bench.models.endpoint.translate); None: OpenAI's
     # behaviour. Declared here, never guessed from replies.
     json_schema: bool | None = None  # false: response_format json_schema is sent as json_object with a schema
     tools: bool | None = None  # false: tool calls are emulated with a schema over the offered tools

@@ -50,7 +50,7 @@ PROBE_K = 10  # lines the canary probe asks for
 
 #: Who starts a model endpoint for a run's out-of-process system: a context manager over the SystemContext that
 #: yields the environment the system needs (OPENAI_BASE_URL, OPENAI_API_KEY) and stops the endpoint on exit. The
-#: gateway endpoint (`bench.endpoint.model_endpoint`) is the default; `set_model_endpoint` replaces it (a test's
+#: gateway endpoint (`bench.models.endpoint.model_endpoint`) is the default; `set_model_endpoint` replaces it (a test's
 #: fake). The mapping it yields may also carry `check()` (raise the endpoint's first run-stopping error, e.g. a replay
 #: miss the system swallowed) and `report()` (what it served, for the result).
 ModelEndpoint = Callable[[SystemContext], AbstractContextManager[Mapping[str, str]]]
@@ -427,7 +427,7 @@ class HttpSystem(System):
 def endpoint_env(context: SystemContext) -> Iterator[Mapping[str, str]]:
     starter = _model_endpoint
     if starter is None:
-        from bench.endpoint import model_endpoint
+        from bench.models.endpoint import model_endpoint
 
         starter = model_endpoint
     with starter(context) as env:

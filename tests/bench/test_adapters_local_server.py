@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.local_server import first_messages, llama_server, unavailable_reason
-from bench.runner import RunOptions, run_arm
+from bench.models.local_server import first_messages, llama_server, unavailable_reason
+from bench.run.runner import RunOptions, run_arm
 from bench.systems.adapters import load_adapter
 
 pytestmark = [pytest.mark.local_server, pytest.mark.slow]

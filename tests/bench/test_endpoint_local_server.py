@@ -16,7 +16,7 @@ from typing import Any
 import openai
 import pytest
 
-from bench.endpoint import start_endpoint
+from bench.models.endpoint import start_endpoint
 from bench.models.local_server import llama_server, unavailable_reason
 
 pytestmark = [pytest.mark.local_server, pytest.mark.slow]

@@ -16,9 +16,9 @@ import openai
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer, fake_chat_completion
 
-from bench.endpoint import EndpointHandle, start_endpoint
 from bench.errors import CacheMiss, ConfigError, SystemFailed
 from bench.models.cache import LocalStore
+from bench.models.endpoint import EndpointHandle, start_endpoint
 from bench.run.runner import RunOptions, run_arm
 from engram.testing import HashEmbedder
 

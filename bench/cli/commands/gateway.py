@@ -1,4 +1,4 @@
-"""`engram-bench gateway serve`: the gateway as a local OpenAI-compatible endpoint (bench.endpoint), in the foreground.
+"""`engram-bench gateway serve`: the gateway as a local OpenAI-compatible endpoint (bench.models.endpoint), in the foreground.
 
 Point any program's OpenAI client at the printed base URL and ask for `engram-bench/<role>`: its calls share the
 cache, strict replay, budget and ledger of the harness's own calls. Ctrl-C (or SIGTERM) stops it and prints what it
@@ -32,7 +32,7 @@ def serve_command(
     assume_yes: bool = typer.Option(False, "--yes", help="Allow paid calls (a paid stack in live or record mode)."),
 ) -> None:
     """Serve /v1/chat/completions, /v1/embeddings and /v1/models on 127.0.0.1 until interrupted."""
-    from bench.endpoint import model_name, start_endpoint
+    from bench.models.endpoint import model_name, start_endpoint
     from bench.models.gateway import check_mode
     from bench.models.stacks import build_stack
 

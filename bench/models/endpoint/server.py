@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from bench.endpoint.service import EndpointError, EndpointService, Reply
+from bench.models.endpoint.service import EndpointError, EndpointService, Reply
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embeddings"})

@@ -4,7 +4,7 @@ A foreign system (A-MEM, LangMem, Graphiti, any program with an OpenAI client) i
 for the model `engram-bench/<role>` (`extract`, `decide`, `escalate`, `llm_decider`, `answer`, `judge`, and
 `engram-bench/embed` for embeddings). Each chat call is served by the stack's model for that role through the same
 gateway as in-process calls: the cache, strict replay, the budget and the ledger. Embeddings come from the local
-MiniLM. Translations make a weaker server look like OpenAI to the system (`bench.endpoint.translate`).
+MiniLM. Translations make a weaker server look like OpenAI to the system (`bench.models.endpoint.translate`).
 
     handle = start_endpoint("local", mode="record")      # or inside a run: start_endpoint(..., gateway=, hub=)
     os.environ["OPENAI_BASE_URL"] = handle.base_url       # http://127.0.0.1:<port>/v1
@@ -22,9 +22,9 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from bench.endpoint.server import EndpointServer
-from bench.endpoint.service import EMBED_ROLE, MODEL_PREFIX, EndpointService, model_name
 from bench.errors import ConfigError
+from bench.models.endpoint.server import EndpointServer
+from bench.models.endpoint.service import EMBED_ROLE, MODEL_PREFIX, EndpointService, model_name
 
 if TYPE_CHECKING:
     from pathlib import Path

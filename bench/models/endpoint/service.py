@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bench.endpoint.translate import Capabilities, Plan, translate_reply, translate_request, translations_of
 from bench.errors import BenchError, BudgetExceeded, CacheMiss, ConfigError, ProviderError
+from bench.models.endpoint.translate import Capabilities, Plan, translate_reply, translate_request, translations_of
 from bench.models.stacks import OFFLINE, ROLES
 
 if TYPE_CHECKING:
