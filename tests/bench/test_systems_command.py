@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli.program import main
-from bench.systems.adapters import adapter_names
+from bench.systems.adapters import adapter_names, load_adapter
 
 TESTS = Path(__file__).parent
 
@@ -95,6 +95,13 @@ def test_a_malformed_manifest_is_refused_naming_its_field(
 def test_every_shipped_adapter_passes_the_contract(
     adapter: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    loaded = load_adapter(adapter)
+    if loaded.not_runnable_reason() is not None:
+        pytest.skip(f"{adapter}: {loaded.not_runnable_reason()}")
+    if loaded.environment == "venv" and "extract" in loaded.roles:
+        # its library asks a chat model for every write, which the offline stack does not have (tested on the local
+        # stack, with a real server, by tests/bench/test_adapters_local_server.py)
+        pytest.skip(f"{adapter}: needs a chat model; the contract here runs on the offline stack")
     code, out, err = _cli(["systems", "check", adapter], monkeypatch, capsys)
     assert code == 0, err
     assert f"adapter {adapter!r}: all 7 contract checks passed" in out
