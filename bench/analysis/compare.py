@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from bench.analysis.gold import gold_line, under_gold
+from bench.analysis.parity import budget_lines, context_lines
 from bench.analysis.stats import (
     ACCURACY_INTERVAL_NAME,
     DIFFERENCE_INTERVAL_METHOD,
@@ -24,6 +26,8 @@ from bench.analysis.stats import (
     paired_seed,
     require_same_questions,
 )
+from bench.data.audit import OFFICIAL, Errata
+from bench.data.categories import CATEGORY_NUMBERING, keep_categories
 from bench.errors import ResultError
 from bench.results.schema import Result, read_result, result_files
 
@@ -42,6 +46,9 @@ class ComparisonSide:
     # `run --replicates N`: every replicate's result files by replicate index (the paired figures use the first
     # replicate's answers); empty for a set without replicates
     replicates: dict[int, tuple[Result, ...]] = field(default_factory=dict)
+    # `--gold`: the gold the answers are seen under (bench.analysis.gold); `--categories`: the categories kept
+    gold: str = OFFICIAL
+    categories: frozenset[str] | None = None
 
     @property
     def first(self) -> Result:
@@ -61,11 +68,35 @@ class ComparisonSide:
         return rows["correct"]
 
 
-def load_result_set(spec: str) -> ComparisonSide:
+def load_result_set(
+    spec: str, gold: str = OFFICIAL, categories: frozenset[str] | None = None, errata: Errata | None = None
+) -> ComparisonSide:
     """Read and pool the result files a spec names, refusing a set that mixes arms, k or stacks, or answers a
-    question twice."""
+    question twice; each result seen under `gold` (errata: the shipped audit's unless given) and restricted to
+    `categories` (None: all)."""
     files = result_files(spec)
-    results = tuple(read_result(f) for f in files)
+    results = tuple(keep_categories(under_gold(read_result(f), gold, errata), categories) for f in files)
+    return _pooled_side(spec, files, results, gold, categories)
+
+
+def load_sweep(
+    spec: str, gold: str = OFFICIAL, categories: frozenset[str] | None = None, errata: Errata | None = None
+) -> list[ComparisonSide]:
+    """A k-sweep (`compare --match-tokens`): the result files a spec names, one side per k."""
+    files = result_files(spec)
+    results = [keep_categories(under_gold(read_result(f), gold, errata), categories) for f in files]
+    by_k: dict[int | None, list[int]] = {}
+    for i, result in enumerate(results):
+        by_k.setdefault(result.k, []).append(i)
+    return [
+        _pooled_side(f"{spec} (k={k})", [files[i] for i in rows], tuple(results[i] for i in rows), gold, categories)
+        for k, rows in sorted(by_k.items(), key=lambda item: (item[0] is None, item[0] or 0))
+    ]
+
+
+def _pooled_side(
+    spec: str, files: list[Path], results: tuple[Result, ...], gold: str, categories: frozenset[str] | None
+) -> ComparisonSide:
     replicates = replicate_groups(results)
     if replicates:  # the paired comparison pools the first replicate; the others give the spread
         first = min(replicates)
@@ -98,7 +129,15 @@ def load_result_set(spec: str) -> ComparisonSide:
     if not rows:
         raise ResultError(f"{spec}: expected answers to compare, found result file(s) with no answers")
     answers = pd.DataFrame(rows).set_index("question_id").sort_index()
-    return ComparisonSide(spec=spec, files=tuple(files), results=results, answers=answers, replicates=replicates)
+    return ComparisonSide(
+        spec=spec,
+        files=tuple(files),
+        results=results,
+        answers=answers,
+        replicates=replicates,
+        gold=gold,
+        categories=categories,
+    )
 
 
 def replicate_index(result: Result) -> int | None:
@@ -238,6 +277,8 @@ def comparison_report(
     require_same_questions(side_a, side_b)
     used_seed = paired_seed(a.first.arm, a.first.k, b.first.arm, b.first.k) if seed is None else seed
     overall = compare_paired(side_a, side_b, a.answers["conversation"], draws=draws, seed=used_seed)
+    budget, budget_warnings = budget_lines(a, b, list(side_a.index))
+    gold = [gold_line(a.gold, [*a.results, *b.results])]
     return {
         "a": a,
         "b": b,
@@ -247,8 +288,9 @@ def comparison_report(
         "seed": used_seed,
         "by_category": compare_by_group(side_a, side_b, a.answers["category"]),
         "by_conversation": compare_by_group(side_a, side_b, a.answers["conversation"]),
-        "warnings": stack_warnings(a, b),
+        "warnings": stack_warnings(a, b) + budget_warnings,
         "include_unscored": include_unscored,
+        "context": context_lines(a, b, gold) + budget,
     }
 
 
@@ -259,6 +301,7 @@ def render_report(report: dict) -> str:
     lines += [f"!! {w}" for w in report["warnings"]]
     lines += _describe_side("A", report["a"], report["correct_a"])
     lines += _describe_side("B", report["b"], report["correct_b"])
+    lines += report.get("context", [])
     unscored = bool(report.get("include_unscored", False))
     lines += _replicate_line("A", report["a"], unscored) + _replicate_line("B", report["b"], unscored)
     lines += [
@@ -284,7 +327,7 @@ def render_report(report: dict) -> str:
         lines.append(
             f"   minimum detectable effect at 80% power: {100 * overall.mde:.1f} points (paired t, observed sd)"
         )
-    lines += ["", "per category:"] + _group_table(report["by_category"], "category")
+    lines += ["", f"per category: ({CATEGORY_NUMBERING})"] + _group_table(report["by_category"], "category")
     lines += ["", "per conversation:"] + _group_table(report["by_conversation"], "conversation")
     return "\n".join(lines)
 
@@ -303,6 +346,9 @@ def report_json(report: dict) -> dict:
         "by_category": report["by_category"].to_dict(orient="records"),
         "by_conversation": report["by_conversation"].to_dict(orient="records"),
         "warnings": report["warnings"],
+        "gold": report["a"].gold,
+        "categories": sorted(report["a"].categories) if report["a"].categories is not None else None,
+        "context": report.get("context", []),
     }
 
 

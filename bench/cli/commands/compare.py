@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -29,13 +30,29 @@ def compare(
         "--metric",
         help="j (the judge's labels) | f1 (LoCoMo's) | mem0-f1 | bleu1 | evidence-recall (docs/metrics.md).",
     ),
+    gold: str = typer.Option(
+        "official",
+        "--gold",
+        help="official | audited-exclude | audited (the LoCoMo audit's errata); several, comma-separated, add a "
+        "side-by-side table (the first gold is the report's).",
+    ),
+    categories: str | None = typer.Option(
+        None, "--categories", help="Keep these categories: LoCoMo codes (1,2,3,4) or names (temporal,single-hop)."
+    ),
+    errata_file: Path | None = typer.Option(
+        None, "--errata", help="An errata file in the audit's format (default: data/locomo-audit/errors.json)."
+    ),
+    match_tokens: bool = typer.Option(
+        False,
+        "--match-tokens",
+        help="Each set after A is a k-sweep of one arm: compare A with its k whose retrieved tokens are closest.",
+    ),
 ) -> None:
     """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
     # pandas and the statistics stack load here, not at CLI start-up.
     from bench.analysis.compare import (
         comparison_report,
         discordant_questions,
-        load_result_set,
         render_discordant,
         render_report,
         report_json,
@@ -46,9 +63,20 @@ def compare(
     if draws < 1:
         raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
     from bench.analysis.scoring.values import metric_choice
+    from bench.analysis.sides import gold_table, load_sides, parse_golds
+    from bench.data.categories import parse_categories
 
     choice = metric_choice(metric)
-    loaded = [load_result_set(spec) for spec in sets]
+    from bench.data.audit import OFFICIAL, load_errata
+
+    golds, kept = parse_golds(gold), parse_categories(categories)
+    # the errata are read (and checked) before any result, and only when a gold needs them
+    errata = load_errata(errata_file) if errata_file is not None or golds != [OFFICIAL] else None
+    loaded, matched = load_sides(sets, golds[0], kept, match_tokens, errata)
+    for line in matched:  # which k of each sweep was picked, before any report
+        typer.echo(line, err=as_json)
+    others = {g: load_sides(sets, g, kept, match_tokens, errata)[0] for g in golds[1:]}
+    side_by_side = gold_table({golds[0]: loaded, **others}, include_unscored) if others else ""
     if choice.name != "j":  # a graded metric: bench.analysis.metric_compare (no discordant pairs to list)
         _compare_graded(loaded, choice, include_unscored, draws, seed, as_json, list_discordant)
         return
@@ -68,6 +96,8 @@ def compare(
         if list_discordant:
             for document, report in zip(documents, reports):
                 document["discordant"] = discordant_questions(report).to_dict(orient="records")
+        if side_by_side:
+            print(side_by_side, file=sys.stderr)
         typer.echo(json.dumps(documents, indent=2, default=str))
         return
     texts = [
@@ -77,6 +107,8 @@ def compare(
         for r, agreement in zip(reports, agreements, strict=True)
     ]
     typer.echo("\n\n".join(texts))
+    if side_by_side:
+        typer.echo("\n" + side_by_side)
     typer.echo("\n" + _judge_rates(loaded))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from bench.results.schema import read_result, result_files_of, write_result
@@ -10,10 +12,21 @@ from bench.results.schema import read_result, result_files_of, write_result
 def rescore(
     paths: list[str] = typer.Argument(..., help="Result files, folders or quoted globs to rescore in place."),
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if any file would change."),
+    gold: str = typer.Option(
+        "official",
+        "--gold",
+        help="official rescores in place; audited-exclude | audited (comma list for several) print each file's "
+        "LLM-free metrics under that gold beside the official, and write nothing unless --out is given.",
+    ),
+    errata_file: Path | None = typer.Option(None, "--errata", help="An errata file (default: the LoCoMo audit's)."),
+    out: Path | None = typer.Option(None, "--out", help="With a non-official gold: write the rescored views here."),
 ) -> None:
     """Recompute locomo-f1, locomo-adversarial, mem0-f1 and mem0-bleu1 (no model is called; labels stay)."""
     from bench.analysis.scoring.rescore import rescored
 
+    if gold != "official":
+        _under_golds(paths, gold, errata_file, out)
+        return
     files = result_files_of(paths)
     # Every file is read and rescored before the first is written: a bad file leaves all of them untouched.
     planned = [(path, before, rescored(before)) for path in files for before in (read_result(path),)]
@@ -29,3 +42,29 @@ def rescore(
 
 def register(app: typer.Typer) -> None:
     app.command("rescore")(rescore)
+
+
+def _under_golds(paths: list[str], gold: str, errata_file: Path | None, out: Path | None) -> None:
+    """Each file's LLM-free metrics under the official gold and under each named one; the views go to --out."""
+    from bench.analysis.gold import gold_summary, under_gold
+    from bench.analysis.scoring.rescore import rescored
+    from bench.analysis.sides import parse_golds
+    from bench.data.audit import OFFICIAL, load_errata
+
+    golds = [g for g in parse_golds(gold) if g != OFFICIAL]
+    errata = load_errata(errata_file)
+    files = result_files_of(paths)
+    views = [
+        (path, [under_gold(rescored(r), g, errata) for g in golds], r) for path in files for r in (read_result(path),)
+    ]
+    for path, seen, official in views:
+        typer.echo(f"{path}")
+        for result in (official, *seen):
+            typer.echo(f"   {gold_summary(result)}")
+    if out is not None:
+        for path, seen, _ in views:
+            for g, result in zip(golds, seen, strict=True):
+                target = out / g / path.parent.name / path.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write_result(target, result)
+                typer.echo(f"wrote {target}")

@@ -1,0 +1,59 @@
+"""How `compare` reads its result sets under the trust options: `--gold` (one gold, or several side by side),
+`--categories` and `--match-tokens` (the later sets are k-sweeps matched to A's tokens)."""
+
+from __future__ import annotations
+
+from bench.analysis.compare import ComparisonSide, load_result_set, load_sweep
+from bench.analysis.gold import labels_gold
+from bench.analysis.parity import match_line, match_tokens
+from bench.analysis.stats import require_same_questions
+from bench.data.audit import AUDITED, Errata, check_gold
+from bench.errors import ResultError
+
+
+def parse_golds(text: str) -> list[str]:
+    """`official` or `official,audited-exclude,audited`: the first is the report's, every one gets a row of the
+    side-by-side table."""
+    golds = [check_gold(part.strip()) for part in text.split(",") if part.strip()]
+    if not golds or len(set(golds)) != len(golds):
+        raise ResultError(f"--gold: expected one or more distinct golds separated by commas, found {text!r}")
+    return golds
+
+
+def load_sides(
+    sets: list[str], gold: str, categories: frozenset[str] | None, match: bool, errata: Errata | None = None
+) -> tuple[list[ComparisonSide], list[str]]:
+    """(A and each other side, the token-matching lines to print); with `match`, each later set is a k-sweep and
+    the k closest to A's tokens is kept."""
+    first = load_result_set(sets[0], gold, categories, errata)
+    if not match:
+        return [first, *(load_result_set(spec, gold, categories, errata) for spec in sets[1:])], []
+    sides, lines = [first], []
+    for spec in sets[1:]:
+        chosen, outcome = match_tokens(first, load_sweep(spec, gold, categories, errata))
+        sides.append(chosen)
+        lines.append(match_line(outcome))
+    return sides, lines
+
+
+def gold_table(sides_by_gold: dict[str, list[ComparisonSide]], include_unscored: bool) -> str:
+    """Official and audited side by side: per gold and per compared pair, n, each side's accuracy and Δ."""
+    rows = ["under each gold (accuracy of the paired questions; Δ = A − B in points):"]
+    rows.append(f"   {'gold':<16}{'pair':<8}{'n':>6}{'A %':>8}{'B %':>8}{'Δ':>8}  judge labels")
+    for gold, sides in sides_by_gold.items():
+        a = sides[0].correct(include_unscored)
+        for i, other in enumerate(sides[1:], start=1):
+            b = other.correct(include_unscored)
+            require_same_questions(a.rename("A"), b.rename("B"))
+            b = b.reindex(a.index)
+            labels = {labels_gold(r) for side in (sides[0], other) for r in side.results}
+            rows.append(
+                f"   {gold:<16}{'A-' + _letter(i):<8}{a.size:>6}{100 * a.mean():>8.1f}{100 * b.mean():>8.1f}"
+                f"{100 * (a.mean() - b.mean()):>+8.1f}  "
+                + (", ".join(sorted(labels)) if gold == AUDITED else "as judged (official gold)")
+            )
+    return "\n".join(rows)
+
+
+def _letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else str(i)
