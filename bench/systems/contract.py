@@ -107,14 +107,18 @@ def context_builder(system: str, settings: Mapping[str, Any], stack: str, gatewa
 
 
 @contextlib.contextmanager
-def offline_gateway(cache_dir: Path | None) -> Iterator[Any]:
-    """A gateway over a cache of the check's own (its stand-in calls are recorded there, never in a run's cache)."""
+def offline_gateway(cache_dir: Path | None, mode: str | None = None) -> Iterator[Any]:
+    """A gateway over a cache of the check's own (its calls are recorded there, never in a run's cache); `mode` as
+    `run --mode` (record: send a live model server the calls a local stack makes)."""
     from bench.models.budget import RunLabels
-    from bench.models.gateway import Gateway
+    from bench.models.gateway import Gateway, check_mode
 
     with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch:
         gateway = Gateway(
-            local=cache_dir or Path(scratch) / "cache", subsets=[], labels=RunLabels(run_id="systems-check")
+            local=cache_dir or Path(scratch) / "cache",
+            subsets=[],
+            mode=check_mode(mode),
+            labels=RunLabels(run_id="systems-check"),
         )
         try:
             yield gateway

@@ -111,6 +111,9 @@ def check(
     name: str = typer.Argument(None, help="An adapter (systems/NAME/) or an in-process system; or use --arm."),
     arm: str = typer.Option(None, "--arm", help="An arm in arms/ or a path to an arm file (e.g. an http/mcp arm)."),
     stack: str = typer.Option("offline", "--stack", help="The stack whose models the system uses."),
+    mode: str = typer.Option(
+        None, "--mode", help="Gateway mode for the system's model calls: live | replay | record (default from keys)."
+    ),
     in_process: bool = typer.Option(
         False, "--in-process", help="NAME is the in-process system even where an adapter has the same name (mem0)."
     ),
@@ -121,7 +124,7 @@ def check(
     from bench.systems.contract import context_builder, offline_gateway, run_contract
 
     system, settings, label = _resolve(name, arm, in_process)
-    with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch, offline_gateway(None) as gateway:
+    with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch, offline_gateway(None, mode) as gateway:
         build = context_builder(system, settings, stack, gateway)
         outcomes = run_contract(build, Path(scratch), reuse_dir=system in GENERIC)
     for outcome in outcomes:
