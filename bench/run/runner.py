@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -42,14 +42,14 @@ from bench.analysis import judge, metrics, scoring
 from bench.analysis.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 from bench.cli.terminal import step
 from bench.data import files as data
-from bench.data.slices import Slice, SliceQuestion, load_slice
+from bench.data.slices import Slice, SliceQuestion
 from bench.errors import ConfigError, ResultError, RunLocked
 from bench.models import tokens
 from bench.models.budget import Ledger, RunLabels, limits_from_env
 from bench.models.cache import read_keys_file, write_keys_file
 from bench.models.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.models.providers import Models, plugin_records
-from bench.models.stacks import DEFAULT_STACK, OFFLINE, STACK_NAMES, Stack
+from bench.models.stacks import OFFLINE, STACK_NAMES, Stack
 from bench.results.atomic import write_text
 from bench.results.gitinfo import git_state
 from bench.results.schema import (
@@ -80,6 +80,7 @@ from bench.run.planner import (
     with_concurrency,
 )
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
+from bench.run.request import RunRequest, RunServices, default_runs_root, request_of, services_of
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import plugin_record, shared_minilm
 from bench.vocab import REPO_ROOT, RESULTS_DIR
@@ -104,47 +105,27 @@ PACKAGES = (
 LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": "CC BY-NC 4.0 (engram-eval v1)"}
 
 
-def default_runs_root() -> Path:
-    """$ENGRAM_RUNS_DIR when set, else `runs/` in the checkout (bench.settings)."""
-    return settings.current().runs_dir
-
-
 @dataclass(frozen=True)
-class RunOptions:
-    """How to run, as opposed to what to run (the arm)."""
+class RunOptions(RunServices, RunRequest):
+    """A run's request (what to run) and services (what it is given) in one flat object, as every caller builds it
+    by keyword; `RunOptions.of(request, services)` joins the two and `.request` / `.services` split them
+    (bench.run.request)."""
 
-    stack: str = DEFAULT_STACK
-    ks: tuple[int, ...] | None = None  # --k override of the arm's k
-    results_root: Path = RESULTS_DIR  # the committed results: written only with update_committed
-    # One folder per run: its store, and its results unless `out` says otherwise ($ENGRAM_RUNS_DIR, else runs/).
-    runs_root: Path = field(default_factory=default_runs_root)
-    out: Path | None = None  # --out DIR: write the result files into DIR instead of the run folder
-    update_committed: bool = False  # --update-committed: write results/<stack>/<slice>/ (never a tag-stamped file)
-    run_id: str | None = None  # None: a fresh id per run (prerequisites of a token-matched arm share its id)
-    limit: int | None = None  # --limit N: only the first N questions (marked in the result)
-    mode: str | None = None  # gateway mode; None = replay without keys, live with keys
-    strict: bool = False  # any cache miss (even a stand-in's) raises CacheMiss
-    subsets: tuple[Path, ...] | None = None  # shipped subsets to read; None = every one under cache/
-    cache_dir: Path | None = None  # the local cache; None = the gateway's default
-    use_local_cache: bool = True  # False: read only `subsets` (reproduce-dev)
-    # --concurrency N: questions answered at once (and conversations of a pooled slice run at once); None: the
-    # stack file's provider `concurrency` (bench.run.planner.calls_in_flight)
-    concurrency: int | None = None
-    git_tag: str | None = None  # stamped by `heldout`
-    progress: bool = True
-    assume_yes: bool = False  # --yes: a run that may send paid calls goes ahead without asking
-    say: Callable[[str], None] | None = None  # where the banner goes (None: stdout)
-    arms_dir: Path | None = None
-    slice_loader: Callable[[str], Slice] = load_slice
-    embedder: Any = (
-        None  # None: the process-wide MiniLM; reproduce-dev passes recorded vectors (bench.models.embeddings)
-    )
-    replicate: int = 0  # replicate i > 0 keys every call afresh (the gateway stamps it) and says so in extras
-    # --replicates N (`run`): replicates 0..N-1 of the run, one after another, side by side as <name>__r<i>.json
-    replicates: int = 1
-    # (options, run id, arm, slice) -> the gateway a stage uses; None: `open_gateway`'s own (a grid worker passes
-    # one that records into its cache shard and reserves spend from the grid's one budget)
-    gateway_factory: Callable[[RunOptions, str, str, str], Gateway] | None = None
+    @classmethod
+    def of(cls, request: RunRequest, services: RunServices | None = None) -> RunOptions:
+        given = services if services is not None else RunServices()
+        return cls(
+            **{f.name: getattr(request, f.name) for f in fields(RunRequest)},
+            **{f.name: getattr(given, f.name) for f in fields(RunServices)},
+        )
+
+    @property
+    def request(self) -> RunRequest:
+        return request_of(self)
+
+    @property
+    def services(self) -> RunServices:
+        return services_of(self)
 
 
 @dataclass
@@ -336,8 +317,8 @@ def new_run_id() -> str:
     return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def check_options(options: RunOptions) -> None:
-    """Every option checked before anything is read from disk, written or sent."""
+def check_options(options: RunOptions | RunRequest) -> None:
+    """Every option of the request checked before anything is read from disk, written or sent."""
     check_mode(options.mode)
     if options.stack not in STACK_NAMES:
         raise ConfigError(f"--stack: expected one of {', '.join(STACK_NAMES)}, found {options.stack!r}")

@@ -9,6 +9,7 @@ import typer
 from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, stack_label
 from bench.results.schema import read_result
 from bench.run.preflight import ASSUME_YES_ENV
+from bench.run.request import RunRequest, RunServices
 from bench.run.runner import RunOptions, parse_ks, run_arm
 
 
@@ -49,12 +50,11 @@ def run(
     ),
 ) -> None:
     """Run ARM on a slice; results go to runs/<stack>/<slice>/<arm>/<run-id>/ (or --out DIR, --update-committed)."""
-    options = RunOptions(
+    request = RunRequest(
         stack=stack,
         ks=parse_ks(k),
         mode=mode,
         concurrency=concurrency,
-        progress=not quiet,
         out=out,
         update_committed=update_committed,
         limit=limit,
@@ -62,6 +62,7 @@ def run(
         replicates=replicates,
         arms_dir=arms_dir,
     )
+    options = RunOptions.of(request, RunServices(progress=not quiet))
     for path in run_arm(arm, slice_name, options):
         typer.echo(summary_line(path))
 

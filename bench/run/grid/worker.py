@@ -32,6 +32,7 @@ from bench.models.gateway import Gateway, check_mode
 from bench.run.grid.budget import BudgetLink, RemoteBudget
 from bench.run.grid.shards import shard_cache, shard_lock, shard_texts
 from bench.run.grid.spec import Unit, replicate_root
+from bench.run.request import RunRequest, RunServices
 
 # Set in every worker whatever its machine's environment says: no model hub is ever reached from a grid worker.
 WORKER_ENV = {
@@ -125,24 +126,27 @@ def run_unit(task: UnitTask) -> UnitOutcome:
                 return task.slices[name] if name in task.slices else load_slice(name)
 
             ks = None if unit.token_matched or unit.ks == (None,) else tuple(k for k in unit.ks if k is not None)
-            options = RunOptions(
+            request = RunRequest(
                 stack=task.stack,
                 ks=ks,
-                results_root=tree / replicate_root(unit.replicate) if unit.replicate else tree,
                 update_committed=True,
-                runs_root=staging / "runs",
                 run_id=task.run_id,
                 mode=task.mode,
                 git_tag=task.git_tag,
-                progress=False,
                 assume_yes=True,  # the driver asked once for the whole grid
-                say=lambda line: None,
-                slice_loader=slice_loader,
                 replicate=unit.replicate,
-                gateway_factory=gateway,
                 arms_dir=Path(task.arms_dir) if task.arms_dir else None,
                 concurrency=task.concurrency,
             )
+            services = RunServices(  # the unit's own staging tree, shard gateway and slices shipped by the driver
+                results_root=tree / replicate_root(unit.replicate) if unit.replicate else tree,
+                runs_root=staging / "runs",
+                progress=False,
+                say=lambda line: None,
+                slice_loader=slice_loader,
+                gateway_factory=gateway,
+            )
+            options = RunOptions.of(request, services)
             status, message = RAN, ""
             try:
                 run_arm(unit.arm, unit.slice_name, options)
