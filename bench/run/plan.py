@@ -319,6 +319,92 @@ def make_plan(
     return Plan(arm.name, the_slice.name, stack, run_ks, roles, run_limit, total_limit, spent, notes)
 
 
+def make_plans(
+    arm_name: str,
+    slice_name: str,
+    stack_name: str,
+    *,
+    ks: tuple[int | None, ...] | None = None,
+    limit: int | None = None,
+    cache_dir: Path | None = None,
+    runs_root: Path | None = None,
+) -> list[Plan]:
+    """The plan of every unit `run ARM --slice S --stack X` takes, prerequisites first (bench.run.planner): for an
+    arm that ingests the slice, its one plan (`make_plan`); for a token-matched arm, one per sweep and reference
+    result its fresh run folder lacks (all of them), then its own re-answering at the matched k."""
+    arm = load_arm(arm_name)
+    if arm.token_match is None:
+        return [
+            make_plan(arm_name, slice_name, stack_name, ks=ks, limit=limit, cache_dir=cache_dir, runs_root=runs_root)
+        ]
+    expansion = planner.Planner(
+        stack_name, load_arm=load_arm, load_slice=load_slice, check_token_match=planner.refuse_pooled, limit=limit
+    )
+    expansion.add(arm_name, slice_name)
+    plans = []
+    for unit in expansion.plan().units:
+        if unit.matches_tokens:
+            plans.append(_matched_plan(unit, cache_dir, runs_root))
+        else:
+            plans.append(
+                make_plan(
+                    unit.arm.name,
+                    unit.the_slice.name,
+                    stack_name,
+                    ks=unit.ks,
+                    cache_dir=cache_dir,
+                    runs_root=runs_root,
+                    arm=unit.arm,
+                    the_slice=unit.the_slice,
+                )
+            )
+    return plans
+
+
+def _matched_plan(unit: planner.PlanUnit, cache_dir: Path | None, runs_root: Path | None) -> Plan:
+    """A token-matched arm writes nothing of its own: it re-answers and re-judges its sweep's shown lines at the k
+    chosen once the sweep has run, so it is priced as the sweep's question roles at its widest candidate k."""
+    match = unit.arm.token_match
+    assert match is not None
+    sweep = load_arm(match.sweep_arm)
+    widest = max(match.ks)
+    priced = make_plan(
+        sweep.name,
+        unit.the_slice.name,
+        unit.stack.name,
+        ks=(widest,),
+        cache_dir=cache_dir,
+        runs_root=runs_root,
+        arm=sweep,
+        the_slice=unit.the_slice,
+    )
+    candidates = ",".join(str(k) for k in match.ks)
+    notes = [
+        f"re-answers {sweep.name}'s shown lines at the matched k (one of {candidates}, chosen after the units above "
+        f"run); priced at k={widest}, the most lines",
+        *(note for note in priced.notes if note.startswith("cached:")),
+    ]
+    roles = [r for r in priced.roles if r.role in QUESTION_ROLES]
+    return Plan(
+        unit.arm.name,
+        unit.the_slice.name,
+        unit.stack,
+        unit.ks,
+        roles,
+        priced.run_limit_usd,
+        priced.total_limit_usd,
+        priced.spent_usd,
+        notes,
+    )
+
+
+def plans_summary(plans: Sequence[Plan]) -> str:
+    """One line for the units of a run together."""
+    usd = math.fsum(p.usd for p in plans)
+    to_send, calls = sum(p.calls_to_send for p in plans), sum(p.calls for p in plans)
+    return f"estimate for all {len(plans)} units: up to ${usd:.2f} for {to_send} uncached of {calls} calls"
+
+
 def _price(stack: Stack, role: str, endpoint: str = "") -> budget.Price:
     ref = stack.ref(role)
     return budget.price_for(ref.provider, ref.model, endpoint)

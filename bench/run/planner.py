@@ -71,6 +71,15 @@ def limit_questions(the_slice: Slice, limit: int, adversarial: bool) -> Slice:
     return replace(the_slice, questions=tuple(q for q in the_slice.questions if q.id in kept), parts=parts)
 
 
+def refuse_pooled(arm: Arm, the_slice: Slice) -> None:
+    """A token-matched arm reads one conversation's results at a time (pooling them itself where it must)."""
+    if the_slice.parts:
+        raise ConfigError(
+            f"{arm.path}: token matching runs on one conversation at a time; slice {the_slice.name!r} pools "
+            f"{len(the_slice.parts)} (run it on each part: {the_slice.parts[0].name}, ...)"
+        )
+
+
 # ----------------------------------------------------------------------------------------------------- the plan
 
 

@@ -77,6 +77,7 @@ from bench.run.planner import (
     calls_in_flight,
     is_asked,
     is_scored,
+    refuse_pooled,
     with_concurrency,
 )
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
@@ -858,11 +859,7 @@ def choose_matched_k(plan: TokenMatchPlan, slice_name: str, stack: str, options:
 
 def _check_token_matchable(arm: Arm, the_slice: Slice, options: RunOptions) -> None:
     assert arm.token_match is not None
-    if the_slice.parts:
-        raise ConfigError(
-            f"{arm.path}: token matching runs on one conversation at a time; slice {the_slice.name!r} pools "
-            f"{len(the_slice.parts)} (run it on each part: {the_slice.parts[0].name}, ...)"
-        )
+    refuse_pooled(arm, the_slice)
     if options.out is not None and len(arm.token_match.pooled_slices(the_slice.name)) > 1:
         raise ConfigError(
             f"--out with {arm.name} on {the_slice.name}: token matching pools every held-out conversation, whose "

@@ -99,9 +99,10 @@ def test_after_a_recorded_run_the_plan_counts_its_calls_as_cached(sandbox: Path,
         (["plan", "no-such-arm"], "no-such-arm"),
         (["plan", "full-context", "--stack", "cloud"], "--stack: expected one of"),
         (["plan", "full-context", "--slice", "nope"], "nope"),
-        (["plan", "mem0-token-matched", "--stack", "paper"], "token-matched"),
+        # a token-matched arm is planned unit by unit (test_planner.py), but never on a pooled slice
+        (["plan", "mem0-token-matched", "--slice", "locomo", "--stack", "paper"], "one conversation at a time"),
     ],
-    ids=["unknown arm", "unknown stack", "unknown slice", "token-matched arm"],
+    ids=["unknown arm", "unknown stack", "unknown slice", "token-matched arm on a pooled slice"],
 )
 def test_bad_plan_input_is_one_line_and_exit_2(sandbox: Path, monkeypatch, capsys, argv, message) -> None:
     code, _, err = cli(argv, monkeypatch, capsys)

@@ -11,6 +11,7 @@ import pytest
 from bench.data.slices import load_slice
 from bench.errors import ConfigError
 from bench.run.grid.spec import GridSpec, plan_grid
+from bench.run.plan import make_plans
 from bench.run.planner import asked, is_asked, limit_questions
 from bench.run.runner import RunOptions, plan_run
 from bench.vocab import REPO_ROOT, heldout_slices
@@ -93,3 +94,34 @@ def test_the_plan_command_no_longer_reaches_into_the_runner() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_plan_prices_every_unit_a_token_matched_run_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.cli import main
+
+    conversation = heldout_slices()[1]
+    plans = make_plans("mem0-token-matched", conversation, "offline")
+
+    units = [(p.arm, p.slice_name) for p in plans]
+    assert units[-1] == ("mem0-token-matched", conversation)
+    assert sorted(units[:-1]) == sorted([(a, s) for a in ("mem0", "engram") for s in heldout_slices()])
+    asked_here = len(asked(load_slice(conversation), adversarial=False))
+    matched = plans[-1]
+    assert {r.role for r in matched.roles} == {"answer", "judge", "count_tokens"}  # it writes nothing itself
+    assert next(r.calls for r in matched.roles if r.role == "answer") == asked_here  # once, at the one matched k
+    sweep = next(p for p in plans if (p.arm, p.slice_name) == ("mem0", conversation))
+    assert sweep.ks == (3, 4, 5, 6, 7, 8)
+
+    import sys
+
+    argv = sys.argv
+    sys.argv = ["engram-bench", "plan", "mem0-token-matched", "--slice", conversation]
+    try:
+        with pytest.raises(SystemExit) as ended:
+            main()
+    finally:
+        sys.argv = argv
+    assert ended.value.code in (0, None)
+    shown = capsys.readouterr().out
+    assert shown.count("\nplan ") + shown.startswith("plan ") == len(plans)
+    assert shown.strip().splitlines()[-1].startswith(f"estimate for all {len(plans)} units: up to $0.00")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 
 import typer
 
 from bench.models.stacks import DEFAULT_STACK, STACK_NAMES
-from bench.run.plan import make_plan
+from bench.run.plan import make_plans, plans_summary
 from bench.run.runner import parse_ks
 
 
@@ -25,12 +26,30 @@ def plan(
         from bench.errors import ConfigError
 
         raise ConfigError(f"--stack: expected one of {', '.join(STACK_NAMES)}, found {stack!r}")
-    estimate = make_plan(arm, slice_name, stack, ks=parse_ks(k), limit=limit)
-    if as_json:
-        typer.echo(json.dumps(estimate.to_json(), indent=2, sort_keys=True))
+    plans = make_plans(arm, slice_name, stack, ks=parse_ks(k), limit=limit)
+    if len(plans) == 1:  # an arm that ingests the slice: one unit, one table
+        if as_json:
+            typer.echo(json.dumps(plans[0].to_json(), indent=2, sort_keys=True))
+            return
+        for line in plans[0].table():
+            typer.echo(line)
         return
-    for line in estimate.table():
-        typer.echo(line)
+    # a token-matched arm: the units its run takes, prerequisites first, and their total
+    if as_json:
+        units = [p.to_json() for p in plans]
+        total = {
+            "units": units,
+            "usd": math.fsum(p.usd for p in plans),
+            "calls": sum(p.calls for p in plans),
+            "calls_to_send": sum(p.calls_to_send for p in plans),
+        }
+        typer.echo(json.dumps(total, indent=2, sort_keys=True))
+        return
+    for estimate in plans:
+        for line in estimate.table():
+            typer.echo(line)
+        typer.echo("")
+    typer.echo(plans_summary(plans))
 
 
 def register(app: typer.Typer) -> None:
