@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.data.categories import code_of
 from bench.results.schema import ORIGIN_V1_IMPORT, SCORED_CATEGORIES, Answer, Result, read_result
 from bench.results.trace import Trace, trace_of
 
@@ -139,6 +140,7 @@ def headline(result: Result) -> Headline:
         rows.append(
             {
                 "category": category,
+                "code": code_of(category),  # LoCoMo's number for it (the table says which numbering)
                 "scored": category in SCORED_CATEGORIES,
                 "correct": tally.correct,
                 "n": tally.n,

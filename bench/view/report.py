@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from bench.data.audit import OFFICIAL
 from bench.errors import ResultError
 from bench.results.atomic import write_text
 from bench.results.schema import iter_results
@@ -29,13 +30,13 @@ from bench.view.model import (
     discordant_keys,
     headline,
     lines_missing_reason,
-    load_side,
     paired,
     require_same_questions,
     side_of,
     sources_missing_reason,
     trace_missing_reason,
 )
+from bench.view.trust import audit_mark, side_under, trust_lines
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -216,6 +217,7 @@ def _table_rows(sides: Sequence[Side]) -> list[dict[str, Any]]:
                 "scored": a.scored,
                 "question": a.question,
                 "gold": a.gold,
+                "audit": audit_mark(a.question_id),
                 "cells": [
                     {
                         "answer": c.answer,
@@ -257,6 +259,7 @@ def render_report(sides: Sequence[Side], title: str | None = None) -> str:
         sides=[_side_header(s) for s in sides],
         standin_banner=STANDIN_BANNER if any(s.result.standins for s in sides) else None,
         categories=sorted({a.category for a in sides[0].result.answers}),
+        trust=trust_lines(sides),
         rows=_table_rows(sides),
         pair=pair,
         discordant={name: len(keys) for name, keys in discordant.items()},
@@ -269,10 +272,12 @@ def _generated() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def write_report(results: Sequence[str | Path], out: str | Path) -> Path:
+def write_report(
+    results: Sequence[str | Path], out: str | Path, gold: str = OFFICIAL, categories: frozenset[str] | None = None
+) -> Path:
     """Validate the result files (and traces), render, then write ``out`` atomically; nothing is written on bad
-    input."""
-    sides = [load_side(p) for p in results]
+    input. `gold` and `categories`: what `view --gold --categories` show (bench.view.trust)."""
+    sides = [side_under(p, gold, categories) for p in results]
     return write_text(out, render_report(sides))
 
 
@@ -283,7 +288,7 @@ def _report_name(relative: Path) -> Path:
     return relative.with_suffix(".html")
 
 
-def render_gallery(folder: Path) -> dict[Path, str]:
+def render_gallery(folder: Path, gold: str = OFFICIAL, categories: frozenset[str] | None = None) -> dict[Path, str]:
     """Every report of a results folder plus its index, as {relative output path: HTML}, all rendered before any
     is written. ``ResultError`` when the folder holds no result file."""
     found = [(path, result) for path, result in iter_results(folder)]
@@ -292,7 +297,7 @@ def render_gallery(folder: Path) -> dict[Path, str]:
     pages: dict[Path, str] = {}
     entries = []
     for path, result in found:
-        side = side_of(path, result)
+        side = side_of(path, result) if (gold, categories) == (OFFICIAL, None) else side_under(path, gold, categories)
         relative = path.relative_to(folder)
         page = _report_name(relative)
         pages[page] = render_report([side])
@@ -307,8 +312,10 @@ def render_gallery(folder: Path) -> dict[Path, str]:
     return pages
 
 
-def write_gallery(folder: str | Path, out_dir: str | Path) -> Path:
-    pages = render_gallery(Path(folder))
+def write_gallery(
+    folder: str | Path, out_dir: str | Path, gold: str = OFFICIAL, categories: frozenset[str] | None = None
+) -> Path:
+    pages = render_gallery(Path(folder), gold, categories)
     out = Path(out_dir)
     for relative, html in sorted(pages.items()):
         write_text(out / relative, html)

@@ -123,3 +123,28 @@ def test_a_bad_errata_file_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch,
     code, out, err = run_cli(["compare", a, a, "--gold", "audited", "--errata", str(errata)], capsys, monkeypatch)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and words in err and str(errata) in err
+
+
+def test_the_viewer_marks_audited_questions_and_states_its_gold(tmp_path, capsys, monkeypatch) -> None:
+    result = REPO_ROOT / "results" / "offline" / "heldout" / "conv-30" / "engram__k3.json"
+    page = tmp_path / "report.html"
+    code, _, _ = run_cli(
+        ["view", str(result), "--gold", "audited-exclude", "--categories", "1,2,3,4", "--out", str(page)],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 0
+    html = page.read_text(encoding="utf-8")
+    assert "gold: audited-exclude" in html and "LoCoMo&#39;s numbering" in html
+    citation = next(
+        e
+        for e in _raw_errata()
+        if e["error_type"] == "WRONG_CITATION" and _our_id(e["question_id"]).startswith("conv-30:")
+    )
+    assert f"audited, WRONG_CITATION: {citation['correct_answer']}" in html
+    dropped = next(
+        e
+        for e in _raw_errata()
+        if e["error_type"] != "WRONG_CITATION" and _our_id(e["question_id"]).startswith("conv-30:")
+    )
+    assert f'data-key="{_our_id(dropped["question_id"])}"' not in html

@@ -14,9 +14,18 @@ def view(
     out: Path | None = typer.Option(
         None, "--out", help="Where to write: default report.html, or gallery/ (index.html + one report per file)."
     ),
+    gold: str = typer.Option("official", "--gold", help="official | audited-exclude | audited (LoCoMo audit)."),
+    categories: str | None = typer.Option(
+        None, "--categories", help="Keep these categories: LoCoMo codes (1,2,3,4) or names."
+    ),
 ) -> None:
     """Write a self-contained HTML report (no network; opens from file://), or a gallery for a results folder."""
+    from bench.data.audit import check_gold
+    from bench.data.categories import parse_categories
     from bench.view.report import write_gallery, write_report
+
+    check_gold(gold)
+    kept = parse_categories(categories)
 
     if not 1 <= len(results) <= 2:
         raise ResultError(f"view: expected RESULT [RESULT_B] or one results folder, found {len(results)} arguments")
@@ -24,9 +33,9 @@ def view(
     if folders and len(results) > 1:
         raise ResultError(f"view: expected result files to compare, found the folder {folders[0]}")
     if folders:
-        written = write_gallery(folders[0], out or Path("gallery"))
+        written = write_gallery(folders[0], out or Path("gallery"), gold=gold, categories=kept)
     else:
-        written = write_report(results, out or Path("report.html"))
+        written = write_report(results, out or Path("report.html"), gold=gold, categories=kept)
     typer.echo(f"wrote {written}")
 
 
