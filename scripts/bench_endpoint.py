@@ -39,10 +39,10 @@ import openai
 from bench.data.slices import load_slice
 from bench.models.budget import RunLabels
 from bench.models.cache import CallRequest
-from bench.models.clients.openai import OpenAIChat
 from bench.models.endpoint import start_endpoint
 from bench.models.gateway import Gateway, LiveResponse
 from bench.models.providers import Models
+from bench.models.providers.openai.client import OpenAIChat
 from bench.models.stacks import build_stack
 
 GOAL_MS = 2.0

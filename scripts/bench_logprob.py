@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.slices import load_slice
-from bench.models.clients.logprob import LogprobDecider
-from bench.models.clients.openai import OpenAIChat
 from bench.models.gateway import CallRequest, Gateway, LiveResponse
 from bench.models.local_server import first_messages, llama_server, rules_extraction_arms, unavailable_reason
+from bench.models.providers.openai.client import OpenAIChat
+from bench.models.providers.openai.logprob import LogprobDecider
 from bench.models.stacks import load_stack_spec
 from bench.run.runner import RunOptions, run_arm
 from engram import Ask

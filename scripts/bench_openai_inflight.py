@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from bench.models.clients.openai import OpenAIChat
 from bench.models.gateway import Gateway
+from bench.models.providers.openai.client import OpenAIChat
 from bench.models.stacks import build_stack
 from bench.run.planner import ANSWER_CONCURRENCY
 

@@ -6,7 +6,7 @@ LLM-decider arm, `engram.RelationDecider`):
   stand-in in its name and model.
 - the `logprob` backend's pure half (`logprob_prompt`, `logprob_decision`): a prompt listing every option under a
   letter, and the options' probabilities read from the model's top tokens; the harness sends the request through
-  its gateway (`bench.models.clients.logprob`).
+  its gateway (`bench.models.providers.openai.logprob`).
 - `LLMRelationDecider`: the LLM-decider arm (mem0's update prompt on an LLM, one call per extracted fact), and
   `RulesUpdateLLM`, an offline STAND-IN for the chat model that answers that prompt.
 

@@ -23,7 +23,7 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bench.models.clients.anthropic import AnthropicLLM
+    from bench.models.providers.anthropic.client import AnthropicLLM
     from bench.errors import BudgetExceeded
     from bench.models.gateway import Gateway
 

@@ -9,9 +9,9 @@ from fakeservers import COUNT_TOKENS, MESSAGES, Canned, FakeModelServer, fake_an
 
 from bench.errors import AnthropicRefused, AnthropicUnavailable, CacheMiss
 from bench.models.budget import Budget, Ledger, RunLabels
-from bench.models.clients.anthropic import AnthropicLLM, AnthropicTokenCounter
 from bench.models.clients.retry import RetryPolicy
 from bench.models.gateway import Gateway
+from bench.models.providers.anthropic.client import AnthropicLLM, AnthropicTokenCounter
 from engram import LLM, LLMError
 
 FAKE_KEY = "sk-ant-FAKE-0123456789abcdef"

@@ -10,9 +10,9 @@ from fakeservers import SYSTEMONE, Canned, FakeModelServer, RecordedSleeps, fake
 
 from bench.errors import CacheMiss, JevRefused, JevUnavailable
 from bench.models.budget import Budget, Ledger, RunLabels
-from bench.models.clients.jev import JevDecider, validate_answer
 from bench.models.clients.retry import RetryPolicy
 from bench.models.gateway import Gateway
+from bench.models.providers.jev.client import JevDecider, validate_answer
 from engram import Ask, DecisionError, Question
 
 RELATION = Question(
@@ -180,7 +180,7 @@ def test_connection_errors_are_retried_then_fail_the_request(gateway, sleeps) ->
 def test_request_starts_are_paced_to_the_configured_rate() -> None:
     import asyncio
 
-    from bench.models.clients.jev import RateLimiter
+    from bench.models.providers.jev.client import RateLimiter
 
     now = [100.0]
     waits: list[float] = []

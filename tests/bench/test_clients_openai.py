@@ -18,9 +18,9 @@ from fakeservers import (  # noqa: F401 (fixtures)
 from bench.errors import CacheMiss, ConfigError, OpenAIRefused, OpenAIUnavailable
 from bench.models.budget import Budget, Ledger, RunLabels
 from bench.models.cache import CallRequest
-from bench.models.clients.openai import LOCAL_PLACEHOLDER_KEY, OpenAIChat, server_identity
 from bench.models.clients.retry import RetryPolicy
 from bench.models.gateway import Gateway
+from bench.models.providers.openai.client import LOCAL_PLACEHOLDER_KEY, OpenAIChat, server_identity
 from engram import LLM, LLMError
 
 FAKE_KEY = "sk-FAKE-openai-0123456789abcdef"

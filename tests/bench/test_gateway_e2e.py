@@ -16,10 +16,10 @@ from fakeservers import FakeModelServer
 from bench.errors import CacheMiss
 from bench.models.budget import Budget, Ledger, RunLabels
 from bench.models.cache import ShippedSubset
-from bench.models.clients.anthropic import AnthropicLLM
-from bench.models.clients.jev import JevDecider
 from bench.models.clients.wrappers import OfflineLLM
 from bench.models.gateway import Gateway
+from bench.models.providers.anthropic.client import AnthropicLLM
+from bench.models.providers.jev.client import JevDecider
 from bench.results.atomic import write_json
 from engram import Ask, Question
 

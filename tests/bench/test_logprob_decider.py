@@ -16,10 +16,10 @@ from fakeservers import CHAT_COMPLETIONS, Canned, FakeModelServer, RecordedSleep
 
 from bench.cli.program import main
 from bench.errors import LogprobDecisionFailed, LogprobsUnavailable
-from bench.models.clients.logprob import LogprobDecider
-from bench.models.clients.openai import OpenAIChat
 from bench.models.clients.retry import RetryPolicy
 from bench.models.gateway import Gateway
+from bench.models.providers.openai.client import OpenAIChat
+from bench.models.providers.openai.logprob import LogprobDecider
 from engram import Ask, DecisionError
 from engram.questions import FACT_KIND, FACT_QUESTIONS, WORTH_REMEMBERING
 

@@ -12,7 +12,7 @@ import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer
 
 from bench.cli.program import main
-from bench.models.clients.openai import LOCAL_PLACEHOLDER_KEY
+from bench.models.providers.openai.client import LOCAL_PLACEHOLDER_KEY
 from bench.results.schema import read_result
 
 

@@ -14,9 +14,9 @@ import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer, default_responder, fake_chat_completion, fake_openai  # noqa: F401
 
 from bench.errors import ConfigError
-from bench.models.clients.openai import OpenAIChat
 from bench.models.gateway import Gateway
 from bench.models.providers import Models
+from bench.models.providers.openai.client import OpenAIChat
 from bench.models.stacks import ROLES, build_stack, load_stack_spec
 from bench.run.preflight import Preflight, announce_and_confirm
 

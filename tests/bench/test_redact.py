@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from fakeservers import MESSAGES, SYSTEMONE, Canned, FakeModelServer
 
-from bench.models.clients.anthropic import AnthropicLLM, AnthropicRefused
-from bench.models.clients.jev import JevDecider, JevRefused
 from bench.models.clients.retry import RetryPolicy
 from bench.models.gateway import Gateway
+from bench.models.providers.anthropic.client import AnthropicLLM, AnthropicRefused
+from bench.models.providers.jev.client import JevDecider, JevRefused
 from bench.models.redact import MASK, quoted, redact
 from engram import Ask, Question
 

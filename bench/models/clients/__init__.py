@@ -1,8 +1,7 @@
-"""Model clients behind the gateway: Anthropic (chat + token counting), TypeSafe Jev (typed decisions), and thin
-wrappers that route engram's offline stand-ins through the same cache.
-
-Import the concrete classes from their modules (`bench.models.clients.jev.JevDecider`, ...); this package keeps imports
-lazy so that loading one client never pulls in another's SDK.
+"""What every provider's client shares (the retry policy, the SDK plumbing, the client loop) and the thin wrappers
+that route engram's offline stand-ins through the cache. Each provider's own client lives in its folder
+(`bench.models.providers.<name>.client`); the names below are kept importable from here, lazily, so that loading
+one client never pulls in another's SDK.
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "AnthropicLLM": "bench.models.clients.anthropic",
-    "AnthropicTokenCounter": "bench.models.clients.anthropic",
-    "JevDecider": "bench.models.clients.jev",
+    "AnthropicLLM": "bench.models.providers.anthropic.client",
+    "AnthropicTokenCounter": "bench.models.providers.anthropic.client",
+    "JevDecider": "bench.models.providers.jev.client",
     "GatewayDecider": "bench.models.clients.wrappers",
     "GatewayExtractor": "bench.models.clients.wrappers",
     "OfflineLLM": "bench.models.clients.wrappers",

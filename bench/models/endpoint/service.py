@@ -161,7 +161,7 @@ class EndpointService:
             llm = self.hub.chat(role)
         except ConfigError as exc:
             raise EndpointError(400, f"{model_name(role)} is served by {ref}: {exc}", "not_a_chat_model") from None
-        from bench.models.clients.openai import OpenAIChat
+        from bench.models.providers.openai.client import OpenAIChat
 
         if isinstance(llm, OpenAIChat):
             return self._openai_chat(llm, role, ref.model, body)

@@ -1,9 +1,15 @@
 """Model providers: one class per provider, registered by name, and the per-run hub that serves each role.
 
-A stack names each role's model as `provider/model`; the provider name is looked up here. Adding a provider = one
-module in `bench/models/providers/` defining a `Provider` subclass decorated with `@register_provider("name")` (modules in
-this package are discovered automatically). Heavy imports (SDKs, engram's models) belong inside methods, so that
-validating a stack file stays fast.
+A stack names each role's model as `provider/model`; the provider name is looked up here (`PROVIDERS`, a
+`bench.registry.Registry`; installed packages add theirs under the entry point group `engram_bench.providers`).
+
+Adding a provider = one folder here plus one stack file (docs/examples/provider/). The folder `<name>/` holds:
+`__init__.py`, the `Provider` subclass decorated `@register_provider("<name>")` (whether it is paid, the key it
+needs, what its models can serve, its token counter); `client.py`, its calls, each through the gateway; `errors.py`,
+its SDK's exceptions mapped into the one provider error tree (`bench.errors`: unavailable, rate-limited, malformed
+reply, refused). Its prices are in the stack files that name it. Folders and modules here are discovered. The
+provider module imports no client: SDKs, the gateway and engram's models are imported when a role is built, so a
+stack file is validated against this registry without them.
 
 A provider offers what its models can do, each through the gateway (cache, budget, ledger, virtual clock):
 `chat(model)` (engram's `LLM`), `decider(model)` (a `DecisionBackend`), `extractor(model)`, `answerer(model)`,

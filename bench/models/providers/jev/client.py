@@ -22,13 +22,20 @@ from typing import Any
 
 import httpx
 
-from bench.errors import JevMalformedReply, JevRateLimited, JevRefused, JevUnavailable
 from bench.models.budget import call_cost_usd
 from bench.models.cache import CallRequest
 from bench.models.clients.loop import LoopThread
-from bench.models.clients.retry import RETRY_STATUSES, RetriesExhausted, RetryableFailure, RetryPolicy
+from bench.models.clients.retry import RetriesExhausted, RetryableFailure, RetryPolicy
 from bench.models.clock import round_ms
 from bench.models.gateway import CallResult, Gateway, LiveResponse
+from bench.models.providers.jev.errors import (
+    JevMalformedReply,
+    JevRateLimited,
+    JevRefused,
+    JevUnavailable,
+    status_failure,
+    transport_failure,
+)
 from bench.models.redact import quoted
 from engram import Ask, Decision, MalformedAnswer, validate_answer
 
@@ -162,18 +169,16 @@ class JevDecider:
         assert self._client is not None
         try:
             response = await self._client.post(f"{self.base_url}/v1/systemone", json=payload, headers=headers)
-        except httpx.TimeoutException:
-            raise RetryableFailure("timeout") from None
-        except httpx.TransportError:
-            raise RetryableFailure("connection") from None
-        if response.status_code in RETRY_STATUSES:
-            raise RetryableFailure(str(response.status_code), response.headers.get("retry-after"))
-        if response.status_code != 200:
-            self._count(str(response.status_code))
-            raise JevRefused(
-                f"jev {self.base_url}/v1/systemone: expected HTTP 200, found {response.status_code} "
-                f"({quoted(response.text)}); check TYPESAFE_API_KEY and the model name {self.model!r}"
-            )
+        except Exception as exc:
+            retry = transport_failure(exc)
+            if retry is None:
+                raise
+            raise retry from None
+        failure = status_failure(response, f"jev {self.base_url}/v1/systemone", self.model)
+        if failure is not None:
+            if not isinstance(failure, RetryableFailure):
+                self._count(str(response.status_code))  # a retried status is counted by the retry policy
+            raise failure
         return response
 
     def _split(self, response: httpx.Response, order: list[str], latency_ms: float) -> list[LiveResponse]:

@@ -1,11 +1,11 @@
 """The `openai` provider: any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp's server, ollama)
-through the official `openai` SDK (`bench.models.clients.openai`).
+through the official `openai` SDK (`bench.models.providers.openai.client`).
 
 Base URL: $OPENAI_BASE_URL, else the stack's `base_url` (one of them is required). Key: $OPENAI_API_KEY; a server on
 127.0.0.1/localhost is called without one (the SDK gets a placeholder). Retries: the harness's one policy with the
 stack's `retries` / `max_retry_after_s`. Token counts (`count_tokens`): tiktoken for the named model when it is
 installed and knows it, else a declared approximate counter (`bench.models.tokens.counter_for_model`). Typed decisions
-(`decide`): the logprob decider (`bench.models.clients.logprob`) on the same client.
+(`decide`): the logprob decider (`bench.models.providers.openai.logprob`) on the same client.
 """
 
 from __future__ import annotations
@@ -55,13 +55,13 @@ class OpenAIProvider(Provider):
                 f"{where}.base_url: expected the server's base URL (e.g. http://127.0.0.1:8000/v1) in the stack "
                 f"file or ${BASE_URL_ENV}, found neither"
             )
-        from bench.models.clients.openai import server_identity
+        from bench.models.providers.openai.client import server_identity
 
         server_identity(base_url, f"{where}.base_url (or ${BASE_URL_ENV})")
 
     def chat(self, model: str) -> LLM:
         if self._llm is None:
-            from bench.models.clients.openai import OpenAIChat
+            from bench.models.providers.openai.client import OpenAIChat
 
             base_url = base_url_for(self.settings)
             if not base_url:
@@ -79,8 +79,8 @@ class OpenAIProvider(Provider):
         """`decide = "openai/<model>"`: the logprob decider, the one way an OpenAI-compatible endpoint answers typed
         questions (each option's probability read from the endpoint's log-probabilities). Built with one probe
         question, so an endpoint without log-probabilities stops the run before anything else is sent or cached."""
-        from bench.models.clients.logprob import LogprobDecider
-        from bench.models.clients.openai import OpenAIChat
+        from bench.models.providers.openai.client import OpenAIChat
+        from bench.models.providers.openai.logprob import LogprobDecider
 
         chat = self.chat(model)
         assert isinstance(chat, OpenAIChat)

@@ -1,4 +1,4 @@
-"""The `jev` provider: TypeSafe's Jev decision models (`bench.models.clients.jev`). Key: $TYPESAFE_API_KEY; base URL:
+"""The `jev` provider: TypeSafe's Jev decision models (`bench.models.providers.jev.client`). Key: $TYPESAFE_API_KEY; base URL:
 $TYPESAFE_URL, else the stack's `base_url`."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class JevProvider(Provider):
     description = "TypeSafe Jev typed decisions (/v1/systemone)"
 
     def decider(self, model: str) -> DecisionBackend:
-        from bench.models.clients.jev import JevDecider
+        from bench.models.providers.jev.client import JevDecider
 
         options: dict[str, Any] = {"retry": retry_policy(self.settings)}
         base_url = os.environ.get("TYPESAFE_URL") or self.settings.base_url

@@ -1,4 +1,4 @@
-"""The `anthropic` provider: Claude models over the Messages API (`bench.models.clients.anthropic`), and Anthropic's
+"""The `anthropic` provider: Claude models over the Messages API (`bench.models.providers.anthropic.client`), and Anthropic's
 token-count endpoint as a token counter. Key: $ANTHROPIC_API_KEY; base URL: $ANTHROPIC_BASE_URL or the SDK's."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class AnthropicProvider(Provider):
 
     def chat(self, model: str) -> LLM:
         if self._llm is None:
-            from bench.models.clients.anthropic import AnthropicLLM
+            from bench.models.providers.anthropic.client import AnthropicLLM
 
             options: dict[str, Any] = {"retry": retry_policy(self.settings)}
             if self.settings.timeout_s is not None:
@@ -31,6 +31,6 @@ class AnthropicProvider(Provider):
         return self._llm
 
     def token_counter(self, model: str) -> Any:
-        from bench.models.clients.anthropic import AnthropicTokenCounter
+        from bench.models.providers.anthropic.client import AnthropicTokenCounter
 
         return AnthropicTokenCounter(self.chat(model), model)  # type: ignore[arg-type]

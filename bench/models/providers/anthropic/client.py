@@ -15,13 +15,17 @@ from typing import Any
 
 import anthropic
 
-from bench.errors import AnthropicMalformedReply, AnthropicRateLimited, AnthropicRefused, AnthropicUnavailable
 from bench.models.cache import CallRequest
 from bench.models.clients.loop import LoopThread
-from bench.models.clients.retry import RETRY_STATUSES, RetryableFailure, RetryPolicy
+from bench.models.clients.retry import RetryPolicy
 from bench.models.clients.sdk import SDKClient
 from bench.models.gateway import CallResult, Gateway, LiveResponse
-from bench.models.redact import quoted
+from bench.models.providers.anthropic.errors import (
+    AnthropicRateLimited,
+    AnthropicRefused,
+    AnthropicUnavailable,
+    sdk_failure,
+)
 from engram import Completion
 
 PROVIDER = "anthropic"
@@ -180,23 +184,14 @@ class AnthropicLLM(SDKClient):
         async def attempt() -> Any:
             try:
                 reply = await send()
-            except anthropic.APITimeoutError:
-                raise RetryableFailure("timeout") from None
-            except anthropic.APIConnectionError:
-                raise RetryableFailure("connection") from None
-            except anthropic.APIStatusError as exc:
-                if exc.status_code in RETRY_STATUSES:
-                    raise RetryableFailure(str(exc.status_code), exc.response.headers.get("retry-after")) from None
-                self._count(str(exc.status_code))
-                raise AnthropicRefused(
-                    f"{where}: expected HTTP 200, found {exc.status_code} ({quoted(exc.message)}); check "
-                    f"ANTHROPIC_API_KEY and the request"
-                ) from None
-            except (anthropic.APIResponseValidationError, ValueError) as exc:
-                self._count("malformed")
-                raise AnthropicMalformedReply(
-                    f"{where}: expected a JSON reply, found an unreadable one ({quoted(str(exc))})"
-                ) from None
+            except Exception as exc:
+                mapped = sdk_failure(exc, where)
+                if mapped is None:
+                    raise
+                outcome, error = mapped
+                if outcome is not None:
+                    self._count(outcome)
+                raise error from None
             self._count("200")
             return reply
 

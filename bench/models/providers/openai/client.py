@@ -25,18 +25,24 @@ from urllib.parse import urlsplit
 
 import openai
 
-from bench.errors import ConfigError, OpenAIMalformedReply, OpenAIRateLimited, OpenAIRefused, OpenAIUnavailable
+from bench.errors import ConfigError
 from bench.models.cache import CallRequest
 from bench.models.clients.loop import LoopThread
-from bench.models.clients.retry import RETRY_STATUSES, RetryableFailure, RetryPolicy
+from bench.models.clients.retry import RetryPolicy
 from bench.models.clients.sdk import SDKClient
 from bench.models.gateway import CallResult, Gateway, LiveResponse
-from bench.models.redact import quoted
+from bench.models.providers.openai.errors import (
+    KEY_ENV,
+    OpenAIRateLimited,
+    OpenAIRefused,
+    OpenAIUnavailable,
+    not_a_completion,
+    sdk_failure,
+)
 from engram import Completion
 
 PROVIDER = "openai"
 ENDPOINT = "chat.completions"
-KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 SENT_AS_PARAMETERS = ("model", "messages")
 # Sees a fresh reply body before the gateway caches it; raises to refuse it (e.g. a reply without log-probabilities).
@@ -320,28 +326,18 @@ class OpenAIChat(SDKClient):
             try:
                 raw = await send()
                 body = raw.http_response.json()
-            except openai.APITimeoutError:
-                raise RetryableFailure("timeout") from None
-            except openai.APIConnectionError:
-                raise RetryableFailure("connection") from None
-            except openai.APIStatusError as exc:
-                if exc.status_code in RETRY_STATUSES:
-                    raise RetryableFailure(str(exc.status_code), retry_after(exc.response.headers)) from None
-                self._count(str(exc.status_code))
-                raise OpenAIRefused(
-                    f"{where}: expected HTTP 200, found {exc.status_code} ({quoted(exc.message)}); check "
-                    f"{KEY_ENV}, the model name and the request"
-                ) from None
-            except (openai.APIResponseValidationError, ValueError) as exc:
+            except Exception as exc:
+                mapped = sdk_failure(exc, where)
+                if mapped is None:
+                    raise
+                outcome, error = mapped
+                if outcome is not None:
+                    self._count(outcome)
+                raise error from None
+            malformed = not_a_completion(body, where)
+            if malformed is not None:
                 self._count("malformed")
-                raise OpenAIMalformedReply(
-                    f"{where}: expected a JSON reply, found an unreadable one ({quoted(str(exc))})"
-                ) from None
-            if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
-                self._count("malformed")
-                raise OpenAIMalformedReply(
-                    f"{where}: expected a chat completion with a 'choices' list, found {quoted(str(body)[:80])}"
-                )
+                raise malformed
             self._count("200")
             return body
 
@@ -357,14 +353,3 @@ def chat_body(
     if temperature is not None:
         body["temperature"] = temperature
     return body
-
-
-def retry_after(headers: Mapping[str, str]) -> str | None:
-    """The wait a 429/503 asks for, in seconds: OpenAI sends `retry-after-ms` beside (or instead of) `retry-after`."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return str(float(millis) / 1000)
-        except ValueError:
-            pass
-    return headers.get("retry-after")

@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.errors import LogprobDecisionFailed, LogprobsUnavailable, OpenAIRefused, OpenAIUnavailable
 from bench.models.clients.loop import LoopThread
-from bench.models.clients.openai import OpenAIChat, token_logprobs
+from bench.models.providers.openai.client import OpenAIChat, token_logprobs
 from bench.models.redact import quoted
 from engram import Ask, Decision, config
 from engram.deciders import LOGPROB_BACKEND, logprob_decision, logprob_prompt

@@ -69,7 +69,7 @@ class OfflineProvider(Provider):
 
     def chat(self, model: str) -> LLM:
         self._require(model, "chat", "a chat model")
-        from bench.models.providers._standins import RulesUpdateStandin
+        from bench.models.providers.offline.standins import RulesUpdateStandin
 
         return RulesUpdateStandin(self.gateway, self._rules_decider())
 
