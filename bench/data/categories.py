@@ -6,8 +6,8 @@ adversarial; LoCoMo's own evaluation code reads them so). mem0's evaluation keep
 four scored ones differently (mem0ai/mem0 issue #2609), so "category 1" means single-hop to a mem0 reader. Every
 table says which numbering it uses; this project's is LoCoMo's. Result files carry names, never numbers.
 
-Kept small on purpose: when datasets declare their own categories (bench.datasets, issue 22), this module's tables
-become that declaration's and the functions stay.
+The tables are the LoCoMo dataset's declaration (`bench.data.datasets.locomo`: its codes, and mem0's names as its
+"mem0" numbering); the functions here read them.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from bench.data.datasets.locomo import LOCOMO
 from bench.errors import DataError
 from bench.results.schema import LOCOMO_CATEGORY_NAMES, Answer, Result
 
 ADVERSARIAL_CODE = 5
 # The names mem0's evaluation gives LoCoMo's codes (an alias map: the codes are LoCoMo's, the names differ).
-MEM0_NAMES = {1: "single-hop", 2: "temporal", 3: "multi-hop", 4: "open-domain"}
+MEM0_NAMES = dict(LOCOMO.numberings["mem0"])
 _CODE_OF = {name: code for code, name in LOCOMO_CATEGORY_NAMES.items()}
 NUMBERING_LINE = (
     "categories in LoCoMo's numbering (locomo10.json): "
