@@ -73,6 +73,8 @@ SYSTEMS = {
 }
 TIGHT = (("L0", 3), ("T0R", 3), ("T0R-LLM", 3), ("engram_v2", 3), ("mem0", 3), ("Jev-Mem", 3))
 GENEROUS = (("engram_v2", 20), ("Jev-Mem", 40), ("mem0", 20), ("full_context", None), ("T0R", 20))
+# turns-cosine (L0) at the budgets besides the tight one that the imported files hold
+COSINE_KS = (6, 20)
 # The LoCoMo members of the family: (test, comparator at k=3, non-inferiority?).
 LOCOMO_TESTS = (("S1", "L0", False), ("S2", "Jev-Mem", False), ("S3", "mem0", False), ("S4", "T0R-LLM", True))
 LONGMEMEVAL_TESTS = ("S5", "S6", "S7")
@@ -213,6 +215,7 @@ def register_table1(reg: V3Numbers) -> list[SourceFile]:
     test = _noninferiority(t0r, engram)
     reg.add("t1.judge.diff", test.mean_difference, "pp", sources)
     reg.add("t1.judge.bound", test.lower_bound, "pp", sources, note="one-sided 95%: mean d − 1.645·sd(d)/√n")
+    reg.add("v3.H1.se", test.se, "pct_bare", sources, note="standard error of H1's paired difference, points: sd(d)/√n")
     _register_noninferiority(reg, "v3.H1", test, sources)
     source, costs = reg.rs.supplementary(WRITE_COSTS)
     per_1k = _write_costs(costs, source.path)
@@ -306,6 +309,11 @@ def register_table3(reg: V3Numbers) -> None:
             reg.add(f"v3.{budget}.{key}.k", k, "int", p.sources)
     full = reg.get("full_context", None)
     reg.add("t3.generous.full_context.tokens", full.tokens, "round_int", full.sources)
+    # Raw turns by cosine alone beyond k=3: how far a bigger budget takes L0 without a rerank (the files exist).
+    for k in COSINE_KS:
+        cosine = reg.get("L0", k)
+        reg.add(f"v3.L0.k{k}.accuracy", cosine.accuracy, "pct_bare", cosine.sources)
+        reg.add(f"v3.L0.k{k}.tokens", cosine.tokens, "round_int", cosine.sources)
 
 
 # ------------------------------------------------------------------------------------------------------ tables
