@@ -13,7 +13,7 @@ a role to its client is a registry lookup on the provider name, never a guess fr
     [providers.anthropic]          # optional per provider: base_url, concurrency, timeout_s, retries,
     concurrency = 4                # max_retry_after_s, requests_per_second, paid, a price per model, and
                                    # the capability flags json_schema, tools, max_array_items,
-                                   # max_string_length, repair_json
+                                   # max_string_length, repair_json, default_max_tokens
     [providers.anthropic.prices]
     claude-haiku-4-5 = { input = 1.0, output = 5.0 }
 
@@ -120,6 +120,7 @@ class ProviderSettings:
     max_array_items: int | None = None  # set: arrays without maxItems in a schema sent upstream get this bound
     max_string_length: int | None = None  # set: strings without maxLength in a schema sent upstream get this bound
     repair_json: bool | None = None  # true: raw control characters inside returned JSON strings are escaped
+    default_max_tokens: int | None = None  # set: a request without max_tokens gets this many
 
 
 _SETTING_TYPES: dict[str, tuple[type, ...]] = {
@@ -131,6 +132,7 @@ _SETTING_TYPES: dict[str, tuple[type, ...]] = {
     "requests_per_second": (int, float),
     "max_array_items": (int,),
     "max_string_length": (int,),
+    "default_max_tokens": (int,),
 }
 # Capability flags of a server (true or false), read by the gateway endpoint's translations.
 _CAPABILITY_FLAGS = ("json_schema", "tools", "repair_json")

@@ -160,7 +160,13 @@ def test_json_schema_is_translated_for_a_server_that_cannot_take_it_and_the_repl
     assert facts["maxItems"] == 5 and facts["items"]["maxLength"] == 120
     content = reply.choices[0].message.content
     assert content is not None and json.loads(content)["facts"][1] == "line one\nline two"
-    named = ["json_schema_as_json_object", "arrays_bounded", "strings_bounded", "json_control_chars_repaired"]
+    named = [
+        "max_tokens_defaulted",
+        "json_schema_as_json_object",
+        "arrays_bounded",
+        "strings_bounded",
+        "json_control_chars_repaired",
+    ]
     assert reply.model_extra is not None and reply.model_extra["x_engram_bench"]["translations"] == named
     assert report["translations"] == {name: 1 for name in named}
     store = LocalStore(sandbox / "cache")
@@ -310,3 +316,20 @@ def test_a_replay_miss_stops_an_out_of_process_run_even_when_the_system_swallows
     assert "key " in message and "purpose extract" in message and "\n" not in message
     assert not (sandbox / "out").exists() or not list((sandbox / "out").glob("*.json"))
     assert not isinstance(stopped.value, SystemFailed)
+
+
+def test_a_request_without_max_tokens_gets_the_stacks_default_for_a_server_that_would_run_on(
+    sandbox: Path, upstream: FakeModelServer
+) -> None:
+    with _start("local", sandbox) as handle:
+        client = _client(handle)
+        bounded = client.chat.completions.create(
+            model="engram-bench/extract", messages=[{"role": "user", "content": "Halvard fixes clocks."}]
+        )
+        assert _last_sent(upstream)["max_tokens"] == 400  # stacks/local.toml: default_max_tokens = 400
+        client.chat.completions.create(
+            model="engram-bench/extract", messages=[{"role": "user", "content": "Halvard fixes clocks."}], max_tokens=7
+        )
+        assert _last_sent(upstream)["max_tokens"] == 7  # a system's own limit is kept
+    assert bounded.model_extra is not None
+    assert bounded.model_extra["x_engram_bench"]["translations"] == ["max_tokens_defaulted"]

@@ -3,7 +3,7 @@
 The endpoint sits between a system and the stack's server, so it can rewrite what the server cannot take and repair
 what it sends back. Which rewrites apply is declared per provider in the stack file (capability flags, never sniffed
 from replies): `json_schema = false`, `tools = false`, `max_array_items = N`, `max_string_length = N`,
-`repair_json = true`. Every rewrite
+`repair_json = true`, `default_max_tokens = N`. Every rewrite
 applied to a call is named in the reply the system gets and in the cache entry (`x_engram_bench.translations`), and
 the endpoint counts them for the result, so a number produced through a translation is never mistaken for one
 produced without it.
@@ -14,6 +14,8 @@ The rewrites, each measured on llama-cpp-python's server with SmolLM2 (stacks/lo
 - `arrays_bounded`, `strings_bounded`: under a grammar, an array without `maxItems` (and SmolLM2's strings, "Mike,
   Mike, Mike, ...") repeat until `max_tokens` and come back cut off; every such array (string) in a schema sent
   upstream gets `maxItems` (`maxLength`).
+- `max_tokens_defaulted`: a request without `max_tokens` (A-MEM sends none) may generate to the end of the server's
+  context under a grammar over nested arrays; it gets the stack's `default_max_tokens`.
 - `json_control_chars_repaired`: raw newlines and tabs inside JSON strings make `json.loads` fail; they are escaped.
 - `tools_emulated:<choice>`: with its default chat format, tools are ignored unless `tool_choice` names one
   function; the offered tools become a schema the reply is constrained to, and the reply is turned back into
@@ -44,6 +46,7 @@ class Capabilities:
     max_array_items: int | None = None
     max_string_length: int | None = None
     repair_json: bool = False
+    default_max_tokens: int | None = None
 
     @classmethod
     def of(cls, settings: Any) -> Capabilities:
@@ -54,6 +57,7 @@ class Capabilities:
             max_array_items=settings.max_array_items,
             max_string_length=settings.max_string_length,
             repair_json=bool(settings.repair_json),
+            default_max_tokens=settings.default_max_tokens,
         )
 
 
@@ -83,6 +87,11 @@ class Plan:
 def translate_request(body: Mapping[str, Any], caps: Capabilities) -> Plan:
     """The body to send upstream for `body` (already carrying the upstream model name), and the rewrites made."""
     plan = Plan(body=copy.deepcopy(dict(body)))
+    if caps.default_max_tokens is not None and not any(
+        plan.body.get(name) for name in ("max_tokens", "max_completion_tokens")
+    ):
+        plan.body["max_tokens"] = caps.default_max_tokens
+        plan.applied.append("max_tokens_defaulted")
     if plan.body.get("tools") and not caps.tools:
         _emulate_tools(plan, caps)
     elif not caps.tools and _has_tool_history(plan.body.get("messages")):
