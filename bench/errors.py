@@ -290,3 +290,8 @@ class FormatError(PaperError):
 
 class NumberError(PaperError):
     """A number id was registered twice, or referenced without being registered."""
+
+
+class UnhealthyRun(BenchError):
+    """A run whose model replies were mostly unusable in some role, or that stored nothing from what it wrote
+    (`--strict`; bench.run.health)."""

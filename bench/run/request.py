@@ -40,6 +40,9 @@ class RunRequest:
     replicate: int = 0  # replicate i > 0 keys every call afresh (the gateway stamps it) and says so in extras
     mode: str | None = None  # gateway mode; None = replay without keys, live with keys
     strict: bool = False  # any cache miss (even a stand-in's) raises CacheMiss
+    # --strict: a run whose replies were mostly unusable in a role, or that stored nothing, stops (bench.run.health);
+    # otherwise it warns. The default of `heldout` and `grid --tag`.
+    health_strict: bool = False
     # --concurrency N: questions answered at once (and conversations of a pooled slice run at once); None: the
     # stack file's provider `concurrency` (bench.run.planner.calls_in_flight)
     concurrency: int | None = None

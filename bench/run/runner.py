@@ -23,6 +23,7 @@ import json
 import os
 import re
 import secrets
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -68,6 +69,7 @@ from bench.results.schema import (
     write_result,
 )
 from bench.results.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
+from bench.run import health
 from bench.run.arms import Arm, TokenMatchPlan, load_arm
 from bench.run.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
 from bench.run.planner import (
@@ -148,8 +150,9 @@ class KeyTap:
     """A gateway wrapper that remembers the keys requested through it and how the cache served them, so each result
     file lists exactly the calls it needs (its ingestion and retrieval plus its own k's answers)."""
 
-    def __init__(self, inner: Gateway) -> None:
+    def __init__(self, inner: Gateway, watch: Callable[[Any, Any], None] | None = None) -> None:
         self.inner = inner
+        self.watch = watch  # sees every served call (bench.run.health.RunHealth.watch)
         self.keys: set[str] = set()
         self.hits = 0
         self.misses = 0
@@ -162,6 +165,9 @@ class KeyTap:
             self.keys.update(r.key() for r in _stamped(self.inner, requests))
             self.hits += sum(1 for r in results if r.cached)
             self.misses += sum(1 for r in results if not r.cached)
+        if self.watch is not None:
+            for request, result in zip(requests, results, strict=True):
+                self.watch(request, result)
 
     def note_external(self, keys: Sequence[str], hits: int, misses: int) -> None:
         """Calls a system made through a gateway of its own in another process (a project-environment adapter,
@@ -539,8 +545,9 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     run_dir = run_folder(options.runs_root, stack.name, the_slice.name, arm.name, options.run_id) / STORE_DIR
     run_dir.mkdir(parents=True, exist_ok=False)
     gateway = open_gateway(options, run_id, arm.name, the_slice.name)
-    system_tap = KeyTap(gateway)
-    answer_taps = {k: KeyTap(gateway) for k in ks}
+    run_health = health.RunHealth()
+    system_tap = KeyTap(gateway, run_health.watch)
+    answer_taps = {k: KeyTap(gateway, run_health.watch) for k in ks}
     embedder = _embedder(options)
     parts = the_slice.runs()
     in_flight = calls_in_flight(stack, options.concurrency)
@@ -573,6 +580,16 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
         "messages": len(usages),
         "facts_produced": sum(u.facts for u in usages),
     }
+    run_health.messages_written = len(usages)
+    run_health.facts_stored = health.stored_facts(store, pooled=bool(the_slice.parts))
+    for problem in health.check(run_health, options.health_strict, f"{arm.name} on {the_slice.name}"):
+        # a warning goes to stderr, beside the first screen's banner, and into the result (extras.health.problems)
+        print(
+            f"engram-bench: WARNING: {arm.name} on {the_slice.name}: {problem} (--strict stops such a run)",
+            file=sys.stderr,
+        )
+    extras["health"] = run_health.to_json()
+    extras["servers"] = run_health.servers
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
     extras.update(_run_notes(options))

@@ -110,6 +110,9 @@ def compare(
     if side_by_side:
         typer.echo("\n" + side_by_side)
     typer.echo("\n" + _judge_rates(loaded))
+    health = _health_lines(loaded)
+    if health:
+        typer.echo(health)
 
 
 def _judge_rates(loaded: list[ComparisonSide]) -> str:
@@ -119,6 +122,28 @@ def _judge_rates(loaded: list[ComparisonSide]) -> str:
 
     metrics = dict.fromkeys(judge_entry(side.first) for side in loaded)
     return "\n".join(rate_line(metric) for metric in metrics)
+
+
+def _health_lines(loaded: list[ComparisonSide]) -> str:
+    """Each side's run health where its files recorded it (bench.run.health): the servers that answered and any
+    role whose replies were mostly unusable, so a comparison never hides a broken model."""
+    lines = []
+    for side in loaded:
+        for result in side.results:
+            health = result.extras.get("health")
+            servers = result.extras.get("servers") or {}
+            if not isinstance(health, dict):
+                continue
+            shown = ", ".join(
+                f"{role} {s.get('base_url')}" + (f" ({s['model_reported']})" if s.get("model_reported") else "")
+                for role, s in sorted(servers.items())
+            )
+            problems = health.get("problems") or []
+            state = "UNHEALTHY: " + "; ".join(problems) if problems else "healthy"
+            lines.append(
+                f"run health of {side.label} ({result.slice}): {state}" + (f"; servers: {shown}" if shown else "")
+            )
+    return "\n".join(dict.fromkeys(lines))
 
 
 def _compare_graded(

@@ -86,6 +86,7 @@ def heldout(
         results_root=RESULTS_DIR,
         update_committed=True,
         assume_yes=yes,
+        health_strict=True,  # a held-out result with a broken model role must never be written
     )
     typer.echo(f"held-out run of {arm} at tag {tag} (commit {commit[:12]}), stack {stack}")
     for conv in conversations:

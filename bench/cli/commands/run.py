@@ -48,6 +48,11 @@ def run(
     replicates: int = typer.Option(
         1, "--replicates", help="N independent samples of every call; results side by side as <name>__r<i>.json."
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict/--no-strict",
+        help="Stop when a role's model replies were mostly unreadable or empty, or nothing was stored (else warn).",
+    ),
 ) -> None:
     """Run ARM on a slice; results go to runs/<stack>/<slice>/<arm>/<run-id>/ (or --out DIR, --update-committed)."""
     request = RunRequest(
@@ -61,6 +66,7 @@ def run(
         assume_yes=yes,
         replicates=replicates,
         arms_dir=arms_dir,
+        health_strict=strict,
     )
     options = RunOptions.of(request, RunServices(progress=not quiet))
     for path in run_arm(arm, slice_name, options):

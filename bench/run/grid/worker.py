@@ -133,6 +133,7 @@ def run_unit(task: UnitTask) -> UnitOutcome:
                 run_id=task.run_id,
                 mode=task.mode,
                 git_tag=task.git_tag,
+                health_strict=task.git_tag is not None,  # grid --tag: a broken model role stops the unit
                 assume_yes=True,  # the driver asked once for the whole grid
                 replicate=unit.replicate,
                 arms_dir=Path(task.arms_dir) if task.arms_dir else None,

@@ -1,0 +1,166 @@
+"""Run health and provenance: which server answered each role, and whether its replies could be used.
+
+A run against a broken model can look like a success: every extraction reply unreadable, nothing stored, every
+answer "I don't know", and a result file written as usual. `RunHealth` watches every call the gateway serves (a
+hit or a fresh reply alike, so a replay reports what the recorded run saw) and counts, per role, the replies that
+were empty or that the role's reader cannot use:
+- extract: a JSON object with a `memory` or `facts` list (mem0's and engram's extraction format);
+- decide, escalate, llm_decider: a JSON object (typed answers, mem0's update events);
+- judge: a JSON object holding a CORRECT/WRONG label (`bench.analysis.judge.parse_label`'s rule);
+- answer and every other role: any text (only an empty reply counts).
+Replies of the offline stand-ins are built by code and counted as readable. With the counts it records, per role,
+the server (scheme://host:port/path of the base URL, never a key) and the model id the server reported.
+
+Past a share of unusable replies in any role (`BAD_SHARE`), or with nothing stored after a write, the run is
+unhealthy: under `--strict` (the default of `heldout` and `grid --tag`) it stops with one line naming the role;
+otherwise it warns on the first screen and in the result (`extras.health`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bench.errors import UnhealthyRun
+
+BAD_SHARE = 0.5  # more than half of a role's replies unusable: the role did not work
+MIN_CALLS = 4  # fewer replies than this are too few to call a role broken
+OFFLINE = "offline"
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+JSON_ROLES = ("decide", "escalate", "llm_decider")
+
+
+def reply_text(provider: str, body: Mapping[str, Any]) -> str | None:
+    """The text of a chat reply (OpenAI's or Anthropic's shape); None when the body is neither (a stand-in's)."""
+    choices = body.get("choices")
+    if isinstance(choices, list):
+        message = (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
+        if message.get("tool_calls"):
+            return json.dumps(message["tool_calls"])  # a tool call is an answer in JSON
+        return str(message.get("content") or "")
+    content = body.get("content")
+    if provider == "anthropic" and isinstance(content, list):
+        return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
+    return None
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    body = _FENCE.sub("", text.strip())
+    for candidate in (body, *(_OBJECT.findall(body)[:1])):
+        try:
+            value = json.loads(candidate, strict=False)
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def verdict(role: str, text: str) -> str:
+    """ "ok", "empty" or "unreadable" for one reply of a role."""
+    if not text.strip():
+        return "empty"
+    if role == "extract":
+        parsed = _json_object(text)
+        ok = parsed is not None and any(isinstance(parsed.get(key), list) for key in ("memory", "facts"))
+        return "ok" if ok else "unreadable"
+    if role in JSON_ROLES:
+        return "ok" if _json_object(text) is not None else "unreadable"
+    if role == "judge":
+        from bench.analysis.judge import CORRECT, WRONG  # the judge module loads jinja2; only an LLM judge needs it
+
+        labels = re.findall(r'"label"\s*:\s*"(\w+)"', text)
+        return "ok" if any(label.upper() in (CORRECT, WRONG) for label in labels) else "unreadable"
+    return "ok"
+
+
+@dataclass
+class RoleHealth:
+    calls: int = 0
+    empty: int = 0
+    unreadable: int = 0
+
+    @property
+    def bad(self) -> int:
+        return self.empty + self.unreadable
+
+    def broken(self) -> bool:
+        return self.calls >= MIN_CALLS and self.bad > BAD_SHARE * self.calls
+
+
+@dataclass
+class RunHealth:
+    """Counts of one run's replies per role, the servers that gave them, and facts stored (see the module doc)."""
+
+    roles: dict[str, RoleHealth] = field(default_factory=dict)
+    servers: dict[str, dict[str, str]] = field(default_factory=dict)
+    facts_stored: int | None = None
+    messages_written: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def watch(self, request: Any, result: Any) -> None:
+        """The gateway's watcher: one served call (`CallRequest`, `CallResult`)."""
+        role = request.purpose
+        body = result.body if isinstance(result.body, Mapping) else {}
+        text = None if request.provider == OFFLINE else reply_text(request.provider, body)
+        with self._lock:
+            counts = self.roles.setdefault(role, RoleHealth())
+            counts.calls += 1
+            if text is not None:
+                outcome = verdict(role, text)
+                counts.empty += outcome == "empty"
+                counts.unreadable += outcome == "unreadable"
+            if request.provider != OFFLINE and role not in self.servers:
+                server = {"provider": request.provider, "base_url": request.target or _default_server(request.provider)}
+                reported = body.get("model")
+                if reported:
+                    server["model_reported"] = str(reported)
+                self.servers[role] = server
+
+    def problems(self) -> list[str]:
+        """One phrase per problem, naming the role; empty when the run is healthy."""
+        found = [
+            f"{role}: {c.bad} of {c.calls} replies unusable ({c.unreadable} unreadable, {c.empty} empty)"
+            for role, c in sorted(self.roles.items())
+            if c.broken()
+        ]
+        if self.facts_stored == 0 and self.messages_written > 0:
+            found.append(f"store: 0 facts stored from {self.messages_written} messages written")
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "roles": {role: asdict(c) for role, c in sorted(self.roles.items())},
+            "facts_stored": self.facts_stored,
+            "messages_written": self.messages_written,
+            "threshold": {"bad_share": BAD_SHARE, "min_calls": MIN_CALLS},
+            "problems": self.problems(),
+        }
+
+
+def _default_server(provider: str) -> str:
+    """The server a provider's SDK calls when the stack names none (recorded so a result always names one)."""
+    return {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}.get(provider, "")
+
+
+def stored_facts(store: Mapping[str, Any], pooled: bool) -> int | None:
+    """Facts (or notes, turns) a system says it stored: its `stored` figure, summed over a pooled slice's parts."""
+    parts = list(store.values()) if pooled else [store]
+    counts = [part.get("stored") for part in parts if isinstance(part, Mapping)]
+    numbers = [c for c in counts if isinstance(c, int)]
+    return sum(numbers) if numbers and len(numbers) == len(counts) else None
+
+
+def check(health: RunHealth, strict: bool, where: str) -> list[str]:
+    """Stop an unhealthy strict run with one line; return the problems (warnings) otherwise."""
+    problems = health.problems()
+    if problems and strict:
+        raise UnhealthyRun(
+            f"{where}: expected usable model replies and a non-empty store (--strict), found " + "; ".join(problems)
+        )
+    return problems
