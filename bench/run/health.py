@@ -122,6 +122,19 @@ class RunHealth:
                     server["model_reported"] = str(reported)
                 self.servers[role] = server
 
+    def merged(self, other: RunHealth) -> RunHealth:
+        """Both watchers' counts and servers together (a result file: its ingestion's calls and its own k's)."""
+        joined = RunHealth(facts_stored=self.facts_stored, messages_written=self.messages_written)
+        for source in (self, other):
+            for role, counts in source.roles.items():
+                total = joined.roles.setdefault(role, RoleHealth())
+                total.calls += counts.calls
+                total.empty += counts.empty
+                total.unreadable += counts.unreadable
+            for role, server in source.servers.items():
+                joined.servers.setdefault(role, server)
+        return joined
+
     def problems(self) -> list[str]:
         """One phrase per problem, naming the role; empty when the run is healthy."""
         found = [

@@ -545,9 +545,10 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     run_dir = run_folder(options.runs_root, stack.name, the_slice.name, arm.name, options.run_id) / STORE_DIR
     run_dir.mkdir(parents=True, exist_ok=False)
     gateway = open_gateway(options, run_id, arm.name, the_slice.name)
-    run_health = health.RunHealth()
-    system_tap = KeyTap(gateway, run_health.watch)
-    answer_taps = {k: KeyTap(gateway, run_health.watch) for k in ks}
+    # what ingestion's calls were like, and each k's answers and verdicts: a result file reports its own calls
+    system_health, answer_health = health.RunHealth(), {k: health.RunHealth() for k in ks}
+    system_tap = KeyTap(gateway, system_health.watch)
+    answer_taps = {k: KeyTap(gateway, answer_health[k].watch) for k in ks}
     embedder = _embedder(options)
     parts = the_slice.runs()
     in_flight = calls_in_flight(stack, options.concurrency)
@@ -580,16 +581,14 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
         "messages": len(usages),
         "facts_produced": sum(u.facts for u in usages),
     }
-    run_health.messages_written = len(usages)
-    run_health.facts_stored = health.stored_facts(store, pooled=bool(the_slice.parts))
-    for problem in health.check(run_health, options.health_strict, f"{arm.name} on {the_slice.name}"):
+    system_health.messages_written = len(usages)
+    system_health.facts_stored = health.stored_facts(store, pooled=bool(the_slice.parts))
+    health_of = {k: system_health.merged(answer_health[k]) for k in ks}
+    where = f"{arm.name} on {the_slice.name}"
+    warnings = [problem for k in ks for problem in health.check(health_of[k], options.health_strict, where)]
+    for problem in dict.fromkeys(warnings):
         # a warning goes to stderr, beside the first screen's banner, and into the result (extras.health.problems)
-        print(
-            f"engram-bench: WARNING: {arm.name} on {the_slice.name}: {problem} (--strict stops such a run)",
-            file=sys.stderr,
-        )
-    extras["health"] = run_health.to_json()
-    extras["servers"] = run_health.servers
+        print(f"engram-bench: WARNING: {where}: {problem} (--strict stops such a run)", file=sys.stderr)
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
     extras.update(_run_notes(options))
@@ -605,7 +604,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             latency=Latency(figures.write_p50_ms, figures.decision_p50_ms),
             store=store,
             updates=updates,
-            extras=extras,
+            extras={**extras, "health": health_of[k].to_json(), "servers": health_of[k].servers},
             metrics=result_metrics(stack, k),
             calls=_calls(keys_path, options, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
