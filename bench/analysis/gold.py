@@ -102,7 +102,15 @@ def gold_line(gold: str, results: list[Result]) -> str:
         dropped = sum(int(r.extras.get("gold", {}).get("dropped", 0)) for r in results)
         line += f"; {dropped} answer(s) dropped"
     notes = sorted({note for r in results if (note := labels_note(r, gold)) is not None})
+    held = sorted({name for r in results if (name := _held_gold(r)) not in (OFFICIAL, gold)})
+    notes += [f"a file already holds the {name} gold (a view written by rescore or rejudge)" for name in held]
     return line + "".join(f"; !! {note}" for note in notes)
+
+
+def _held_gold(result: Result) -> str:
+    """The gold a file's own gold fields hold: official unless it was written as a view under another."""
+    block = result.extras.get("gold")
+    return str(block.get("name", OFFICIAL)) if isinstance(block, dict) else OFFICIAL
 
 
 def _mean(values: list[float | None]) -> str:

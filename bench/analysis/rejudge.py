@@ -171,14 +171,20 @@ def opened_judge(choice: JudgeChoice, mode: str | None, run_id: str, arm: str) -
 
 
 def rejudge_files(
-    paths: Sequence[Path], choice: JudgeChoice, out_root: Path, mode: str | None = None
+    paths: Sequence[Path], choice: JudgeChoice, out_root: Path, mode: str | None = None, gold: str = "official"
 ) -> list[tuple[Path, Result]]:
     """Judge every file again; every file is read and checked before the first judge call, and all are judged
-    before the first is written (a failure leaves nothing half-written)."""
-    loaded = [(path, read_result(path)) for path in paths]
+    before the first is written (a failure leaves nothing half-written). `gold` (bench.analysis.gold): the judge
+    grades against that gold's answers, and the new file says its labels follow it (`extras.labels_gold`)."""
+    from bench.analysis.gold import LABELS_GOLD_KEY, under_gold
+    from bench.data.audit import OFFICIAL, check_gold
+
+    check_gold(gold)
+    loaded = [(path, under_gold(read_result(path), gold)) for path in paths]
     for path, result in loaded:
         check_judgeable(path, result)
-    targets = [output_path(path, out_root, choice) for path, _ in loaded]
+    folder = out_root if gold == OFFICIAL else out_root / f"gold-{gold}"
+    targets = [output_path(path, folder, choice) for path, _ in loaded]
     for (path, _), target in zip(loaded, targets, strict=True):
         if target.resolve() == path.resolve():
             raise ResultError(
@@ -189,6 +195,17 @@ def rejudge_files(
             (target, rejudged(path, result, opened.judge, opened.model, opened.metric, opened.standin))
             for (path, result), target in zip(loaded, targets, strict=True)
         ]
+    if gold != OFFICIAL:
+        out = [(t, replace(r, extras=_labels_follow(r.extras, gold, LABELS_GOLD_KEY))) for t, r in out]
     for target, result in out:
         write_result(target, result)
     return out
+
+
+def _labels_follow(extras: dict[str, Any], gold: str, key: str) -> dict[str, Any]:
+    """The extras of a file whose labels were just given against `gold`: said once at the top and in its gold block."""
+    block = extras.get("gold")
+    updated = {**extras, key: gold}
+    if isinstance(block, dict) and "labels" in block:
+        updated["gold"] = {**block, "labels": gold}
+    return updated

@@ -148,3 +148,31 @@ def test_the_viewer_marks_audited_questions_and_states_its_gold(tmp_path, capsys
         if e["error_type"] != "WRONG_CITATION" and _our_id(e["question_id"]).startswith("conv-30:")
     )
     assert f'data-key="{_our_id(dropped["question_id"])}"' not in html
+
+
+def test_rejudge_against_the_audited_gold_gives_labels_that_follow_it(tmp_path, capsys, monkeypatch) -> None:
+    original = LOCOMO_RESULTS / "conv-47" / "raw-turn-rag__k20.json"
+    code, out, err = run_cli(
+        ["rejudge", str(original), "--judge", "lexical", "--gold", "audited", "--out", str(tmp_path / "rj")],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 0, err
+    assert "against the audited gold" in out
+    [target] = (tmp_path / "rj" / "gold-audited").rglob("raw-turn-rag__k20.json")
+    again = read_result(target)
+    assert again.extras["labels_gold"] == "audited" and again.extras["gold"]["labels"] == "audited"
+    fixed = {
+        _our_id(e["question_id"]): e["correct_answer"]
+        for e in _raw_errata()
+        if e["error_type"] != "WRONG_CITATION" and _our_id(e["question_id"]).startswith("conv-47:")
+    }
+    assert fixed and all(a.gold == fixed[a.question_id] for a in again.answers if a.question_id in fixed)
+    code, out, _ = run_cli(
+        ["compare", str(target), str(target), "--gold", "audited", "--draws", "50"], capsys, monkeypatch
+    )
+    assert code == 0 and "judge labels are against" not in out
+    code, out, _ = run_cli(
+        ["compare", str(target), str(original), "--gold", "audited", "--draws", "50"], capsys, monkeypatch
+    )
+    assert code == 0 and "judge labels are against the official gold" in out

@@ -19,6 +19,11 @@ def rejudge(
     out: Path = typer.Option(RUNS_DIR / "rejudge", "--out", help="Root of the new files: <out>/<judge>/<path>."),
     mode: str = typer.Option(None, "--mode", help="Gateway mode: live | replay | record (default from keys)."),
     yes: bool = typer.Option(False, "--yes", help="Allow paid judge calls (a judge on a paid stack)."),
+    gold: str = typer.Option(
+        "official",
+        "--gold",
+        help="Judge against this gold: official | audited (the LoCoMo audit's corrected answers) | audited-exclude.",
+    ),
 ) -> None:
     """Re-judge the answers of result files; each new file points at its original, which is left untouched."""
     from bench.analysis.rejudge import judge_bills, judge_choice, rejudge_files
@@ -31,10 +36,11 @@ def rejudge(
             f"rejudge --judge {judge} --stack {stack}: judging {len(files)} file(s) may send paid calls; "
             "pass --yes to allow it, or --mode replay to use only recorded judgings"
         )
-    written = rejudge_files(files, choice, out, mode)
+    written = rejudge_files(files, choice, out, mode, gold)
     for target, result in written:
         typer.echo(
-            f"{target}: {result.accuracy.correct}/{result.accuracy.n} correct, judged by {result.models['judge']}"
+            f"{target}: {result.accuracy.correct}/{result.accuracy.n} correct, judged by {result.models['judge']} "
+            f"against the {gold} gold"
         )
     if written:
         from bench.analysis.judge_probe import rate_line
