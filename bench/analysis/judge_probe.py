@@ -29,6 +29,7 @@ from typing import Any
 
 from bench.analysis.planted import SPECIFIC_BUT_WRONG, VAGUE_BUT_TOPICAL, plants_for
 from bench.analysis.rejudge import JudgeChoice, opened_judge, slug
+from bench.analysis.replies import verdict
 from bench.analysis.stats import wilson_interval
 from bench.data import files as data
 from bench.data.slices import SliceQuestion, load_slice, locomo_conversations
@@ -221,7 +222,7 @@ def grade(
     """Judge every planted answer with the chosen judge and return the report document (not yet written)."""
     with opened_judge(choice, mode, run_id=f"judge-probe-{slug(choice)}", arm="judge-probe") as opened:
         with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
-            labels = list(pool.map(lambda it: opened.judge.judge(it.question, it.gold, it.answer).label, items))
+            verdicts = list(pool.map(lambda it: opened.judge.judge(it.question, it.gold, it.answer), items))
         judge = {
             "name": choice.name,
             "stack": choice.stack,
@@ -238,7 +239,10 @@ def grade(
         "commit": commit,
         "dirty": dirty,
         "sources": list(sources),
-        "items": [asdict(item) | {"label": label} for item, label in zip(items, labels, strict=True)],
+        "items": [
+            asdict(item) | {"label": v.label, "readable": opened.standin or verdict("judge", v.raw) == "ok"}
+            for item, v in zip(items, verdicts, strict=True)
+        ],
     }
 
 
@@ -325,6 +329,12 @@ def render(report: dict[str, Any], path: Path | None = None) -> str:
         recorded = f"{100 * row.recorded:.1f}% ({AUDIT_JUDGE})" if row.recorded is not None else ""
         ci = f"[{100 * row.low:.1f}, {100 * row.high:.1f}]"
         lines.append(f"{row.group:34} {row.n:>6} {row.accepted:>9} {100 * row.rate:>6.1f}%  {ci:16} {recorded}")
+    unreadable = sum(1 for i in report["items"] if not i.get("readable", True))
+    if unreadable:
+        lines.append(
+            f"WARNING: {unreadable} of {len(report['items'])} judge replies held no readable label and count as "
+            "WRONG: a judge that cannot answer rejects everything, so its false-accept rate says nothing"
+        )
     categories = Counter(i["category"] for i in report["items"])
     lines.append(
         "categories: LoCoMo's numbering (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial); "

@@ -3,11 +3,7 @@
 A run against a broken model can look like a success: every extraction reply unreadable, nothing stored, every
 answer "I don't know", and a result file written as usual. `RunHealth` watches every call the gateway serves (a
 hit or a fresh reply alike, so a replay reports what the recorded run saw) and counts, per role, the replies that
-were empty or that the role's reader cannot use:
-- extract: a JSON object with a `memory` or `facts` list (mem0's and engram's extraction format);
-- decide, escalate, llm_decider: a JSON object (typed answers, mem0's update events);
-- judge: a JSON object holding a CORRECT/WRONG label (`bench.analysis.judge.parse_label`'s rule);
-- answer and every other role: any text (only an empty reply counts).
+were empty or that the role's reader cannot use (the rules per role are `bench.analysis.replies.verdict`).
 Replies of the offline stand-ins are built by code and counted as readable. With the counts it records, per role,
 the server (scheme://host:port/path of the base URL, never a key) and the model id the server reported.
 
@@ -18,65 +14,17 @@ otherwise it warns on the first screen and in the result (`extras.health`).
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bench.analysis.replies import reply_text, verdict
 from bench.errors import UnhealthyRun
 
 BAD_SHARE = 0.5  # more than half of a role's replies unusable: the role did not work
 MIN_CALLS = 4  # fewer replies than this are too few to call a role broken
 OFFLINE = "offline"
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-JSON_ROLES = ("decide", "escalate", "llm_decider")
-
-
-def reply_text(provider: str, body: Mapping[str, Any]) -> str | None:
-    """The text of a chat reply (OpenAI's or Anthropic's shape); None when the body is neither (a stand-in's)."""
-    choices = body.get("choices")
-    if isinstance(choices, list):
-        message = (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
-        if message.get("tool_calls"):
-            return json.dumps(message["tool_calls"])  # a tool call is an answer in JSON
-        return str(message.get("content") or "")
-    content = body.get("content")
-    if provider == "anthropic" and isinstance(content, list):
-        return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
-    return None
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    body = _FENCE.sub("", text.strip())
-    for candidate in (body, *(_OBJECT.findall(body)[:1])):
-        try:
-            value = json.loads(candidate, strict=False)
-        except (json.JSONDecodeError, TypeError):
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def verdict(role: str, text: str) -> str:
-    """ "ok", "empty" or "unreadable" for one reply of a role."""
-    if not text.strip():
-        return "empty"
-    if role == "extract":
-        parsed = _json_object(text)
-        ok = parsed is not None and any(isinstance(parsed.get(key), list) for key in ("memory", "facts"))
-        return "ok" if ok else "unreadable"
-    if role in JSON_ROLES:
-        return "ok" if _json_object(text) is not None else "unreadable"
-    if role == "judge":
-        from bench.analysis.judge import CORRECT, WRONG  # the judge module loads jinja2; only an LLM judge needs it
-
-        labels = re.findall(r'"label"\s*:\s*"(\w+)"', text)
-        return "ok" if any(label.upper() in (CORRECT, WRONG) for label in labels) else "unreadable"
-    return "ok"
 
 
 @dataclass

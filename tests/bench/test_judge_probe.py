@@ -219,3 +219,36 @@ def test_only_a_judge_on_a_billing_provider_asks_for_yes() -> None:
     assert judge_bills(judge_choice("strict", "paper")) is True
     assert judge_bills(judge_choice("mem0-lenient", "local")) is False  # a server on this machine bills nothing
     assert judge_bills(judge_choice("lexical", None)) is False
+
+
+def test_a_judge_whose_replies_hold_no_label_is_flagged_not_praised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakeservers import CHAT_COMPLETIONS, FakeModelServer, fake_chat_completion
+
+    def shrugging(path: str, body: object) -> tuple[int, dict[str, str], object]:
+        if path == CHAT_COMPLETIONS:
+            return 200, {}, fake_chat_completion(body, "Hard to say, honestly.")
+        return 404, {}, {"error": {"message": path}}
+
+    monkeypatch.setenv("ENGRAM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ENGRAM_LEDGER", str(tmp_path / "ledger.jsonl"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-FAKE-for-the-test-server")
+    answers = tmp_path / "planted.jsonl"
+    answers.write_text(
+        "\n".join(json.dumps({"question_id": f"conv-26:{i}", "answer": "Sometime that year"}) for i in range(3)),
+        encoding="utf-8",
+    )
+    out = tmp_path / "probe.json"
+    with FakeModelServer(shrugging) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        code, printed, err = run_cli(
+            ["judge-probe", "--judge", "strict", "--stack", "openai", "--answers", str(answers), "--out", str(out)]
+            + ["--mode", "record", "--yes"],
+            capsys,
+            monkeypatch,
+        )
+    assert code == 0, err
+    items = read_report(out)["items"]
+    assert [item["label"] for item in items] == ["WRONG"] * 3 and not any(item["readable"] for item in items)
+    assert "WARNING: 3 of 3 judge replies held no readable label" in printed

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer, fake_chat_completion
 
+from bench.analysis.replies import verdict
 from bench.cli.program import main
 from bench.results.schema import read_result
-from bench.run.health import RunHealth, verdict
+from bench.run.health import RunHealth
 
 
 def cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -1,0 +1,63 @@
+"""Whether a model's reply can be used by the role that asked for it (bench.run.health counts these per run;
+judge-probe flags a judge whose replies hold no label).
+
+- extract: a JSON object with a `memory` or `facts` list (mem0's and engram's extraction format);
+- decide, escalate, llm_decider: a JSON object (typed answers, mem0's update events);
+- judge: a JSON object holding a CORRECT/WRONG label (the rule of `bench.analysis.judge.parse_label`);
+- answer and every other role: any text (only an empty reply is unusable).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from bench.analysis.judge import CORRECT, WRONG
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+JSON_ROLES = ("decide", "escalate", "llm_decider")
+
+
+def reply_text(provider: str, body: Mapping[str, Any]) -> str | None:
+    """The text of a chat reply (OpenAI's or Anthropic's shape); None when the body is neither (a stand-in's)."""
+    choices = body.get("choices")
+    if isinstance(choices, list):
+        message = (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
+        if message.get("tool_calls"):
+            return json.dumps(message["tool_calls"])  # a tool call is an answer in JSON
+        return str(message.get("content") or "")
+    content = body.get("content")
+    if provider == "anthropic" and isinstance(content, list):
+        return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
+    return None
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    body = _FENCE.sub("", text.strip())
+    for candidate in (body, *(_OBJECT.findall(body)[:1])):
+        try:
+            value = json.loads(candidate, strict=False)
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def verdict(role: str, text: str) -> str:
+    """One reply of a role: ok, empty or unreadable."""
+    if not text.strip():
+        return "empty"
+    if role == "extract":
+        parsed = _json_object(text)
+        ok = parsed is not None and any(isinstance(parsed.get(key), list) for key in ("memory", "facts"))
+        return "ok" if ok else "unreadable"
+    if role in JSON_ROLES:
+        return "ok" if _json_object(text) is not None else "unreadable"
+    if role == "judge":
+        labels = re.findall(r'"label"\s*:\s*"(\w+)"', text)
+        return "ok" if any(label.upper() in (CORRECT, WRONG) for label in labels) else "unreadable"
+    return "ok"
