@@ -15,15 +15,26 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     ├── SpendNotConfirmed       a run that may send paid calls got no yes (--yes, ENGRAM_ASSUME_YES=1, a terminal)
     ├── RunLocked               another run of the same arm, slice and stack holds this checkout's run lock
     ├── ProviderError           a live model provider failed or refused; `.provider` names it. By kind of failure:
-    │   ├── ProviderUnavailable no usable reply after the retries (the per-provider classes are also engram's
+    │   ├── ProviderUnavailable no usable reply after the retries (the per-provider classes below are also engram's
     │   │   │                   DecisionError or LLMError, so the write degrades instead of stopping)
     │   │   ├── ProviderRateLimited     every attempt was answered 429: slow down or raise the provider's limit
-    │   │   └── ProviderMalformedReply  a reply that does not read as the provider's API says
+    │   │   ├── ProviderMalformedReply  a reply that does not read as the provider's API says
+    │   │   ├── JevUnavailable          Jev failed after its retries (also engram's DecisionError)
+    │   │   │   ├── JevRateLimited      ... every attempt a 429 (also ProviderRateLimited)
+    │   │   │   └── JevMalformedReply   ... a body that is not the JSON with answers (also ProviderMalformedReply)
+    │   │   ├── AnthropicUnavailable    the Anthropic call failed after its retries (also engram's LLMError)
+    │   │   │   ├── AnthropicRateLimited
+    │   │   │   └── AnthropicMalformedReply
+    │   │   ├── OpenAIUnavailable       an OpenAI-compatible call failed after its retries (also engram's LLMError)
+    │   │   │   ├── OpenAIRateLimited
+    │   │   │   └── OpenAIMalformedReply
+    │   │   └── LogprobDecisionFailed   a logprob decision call failed after its retries (also DecisionError)
     │   └── ProviderRefused     the key or the request was refused (401/403/4xx): a configuration problem, the run
-    │                           stops
-    │   Per provider (same kinds): JevUnavailable, JevRateLimited, JevMalformedReply, JevRefused; Anthropic...,
-    │   OpenAI... (chat: LLMError); LogprobDecisionFailed (openai decide: unavailable), LogprobsUnavailable
-    │   (openai decide: refused, the endpoint gives no log-probabilities)
+    │       │                   stops
+    │       ├── JevRefused
+    │       ├── AnthropicRefused
+    │       ├── OpenAIRefused
+    │       └── LogprobsUnavailable   the logprob decider's endpoint returns no log-probabilities
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema

@@ -21,6 +21,7 @@ BENCH = Path(bench.errors.__file__).resolve().parent
 
 PINNED = {
     bench.systems: [
+        "SYSTEMS",  # the registry (bench.registry): names, plug-ins from engram_bench.systems
         "AuditFact",
         "RetrievedLines",
         "Setting",
