@@ -7,10 +7,12 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     BenchError                  a problem the user can fix (exit 2)
     ├── DataError               a data file is missing, altered or malformed
     ├── ConfigError             an arm, stack, flag or option is invalid
-    │   └── RegistryError       a part's name (system, provider, dataset, ...) is unknown, registered twice, or
+    │   ├── RegistryError       a part's name (system, provider, dataset, ...) is unknown, registered twice, or
     │                           its installed package's entry point fails to load
+    │   └── PathError           a folder or file to write is a file, read-only, or under a file
     ├── CacheError              the call cache cannot serve a request
-    │   └── CacheMiss           replay met a request no cache holds (no network was touched)
+    │   ├── CacheMiss           replay met a request no cache holds (no network was touched)
+    │   └── CorruptEntry        one entry of the local cache is unreadable (`cache delete KEY`, `verify --repair`)
     ├── BudgetExceeded          a call would exceed the spend budget; it was not sent
     ├── SpendNotConfirmed       a run that may send paid calls got no yes (--yes, ENGRAM_ASSUME_YES=1, a terminal)
     ├── RunLocked               another run of the same arm, slice and stack holds this checkout's run lock
@@ -35,6 +37,7 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │       ├── AnthropicRefused
     │       ├── OpenAIRefused
     │       └── LogprobsUnavailable   the logprob decider's endpoint returns no log-probabilities
+    │   ReplyTooLarge (directly under ProviderError): a reply over its provider's size limit, refused and not cached
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
@@ -44,6 +47,7 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     ├── GridError               a grid cannot start: its executor is missing, or a Ray address does not answer
     ├── HeldoutRefused          the held-out guard said no (wrong commit, modified tree, would overwrite)
     ├── ReproduceError          `reproduce-dev` lacks the shipped subset or a committed result
+    ├── WriteFailed             a write stopped on the disk (no space left, quota, read-only); nothing half-written
     ├── ExportError             the dataset export cannot be written or pushed
     └── PaperError              the paper build cannot go on
         ├── EntryError          an appendix entry name the build does not produce
@@ -65,6 +69,7 @@ __all__ = [
     "CacheError",
     "CacheMiss",
     "ConfigError",
+    "CorruptEntry",
     "DataError",
     "EntryError",
     "ExportError",
@@ -84,6 +89,7 @@ __all__ = [
     "OpenAIRefused",
     "OpenAIUnavailable",
     "PaperError",
+    "PathError",
     "ProviderError",
     "ProviderMalformedReply",
     "ProviderRateLimited",
@@ -92,6 +98,7 @@ __all__ = [
     "QuestionSetMismatch",
     "RegistryError",
     "ReproduceError",
+    "ReplyTooLarge",
     "ResultError",
     "RunLocked",
     "TraceError",
@@ -120,12 +127,25 @@ class RegistryError(ConfigError):
     installed package's entry point for it fails to load (the line names the entry point and its distribution)."""
 
 
+class PathError(ConfigError):
+    """A folder or file the harness must write (--out, $ENGRAM_CACHE_DIR...) is a file, read-only, or under a file:
+    found before any work, so nothing was read, sent or written."""
+
+
+class WriteFailed(BenchError):
+    """A write stopped on the disk (no space left, quota, read-only file system); the file was not replaced."""
+
+
 class CacheError(BenchError):
     """The call cache cannot serve a request (corrupt entry, unreadable subset)."""
 
 
 class CacheMiss(CacheError):
     """Replay mode met a request that no cache holds; no network was touched."""
+
+
+class CorruptEntry(CacheError):
+    """One cache entry is unreadable (not JSON, wrong key, failed checksum); the rest of the cache is fine."""
 
 
 class BudgetExceeded(BenchError):
@@ -230,6 +250,10 @@ class OpenAIRefused(ProviderRefused):
     """An OpenAI-compatible server refused the key or the request (401/403/400/404...): the run stops."""
 
     provider = "openai"
+
+
+class ReplyTooLarge(ProviderError):
+    """A provider's reply is larger than its size limit: refused, not cached, and the run stops."""
 
 
 class LogprobsUnavailable(ProviderRefused):

@@ -112,7 +112,8 @@ class Settings:
             runs_dir=folder(RUNS, default.runs_dir),
             run_budget_usd=_usd(env, RUN_BUDGET, DEFAULT_RUN_LIMIT_USD),
             total_budget_usd=_usd(env, TOTAL_BUDGET, DEFAULT_TOTAL_LIMIT_USD),
-            stacks_dir=_existing(folder(STACKS, default.stacks_dir), STACKS, env),
+            # Read beside the shipped stacks: a missing folder adds none, and is named when a stack is not found.
+            stacks_dir=folder(STACKS, default.stacks_dir),
             systems_dir=folder(SYSTEMS, default.systems_dir),
             venvs_dir=folder(VENVS, default.venvs_dir),
             torch_threads=_positive(env, TORCH_THREADS, default.torch_threads),

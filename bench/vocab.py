@@ -20,9 +20,8 @@ BENCH_DIR = REPO_ROOT / "bench"
 DATA_DIR = REPO_ROOT / "data"  # the datasets with their sha256 list (data/SOURCES.md); ENGRAM_DATA_DIR overrides
 V1_DATA_DIR = DATA_DIR / "engram-eval-v1"  # the article's released results, which `import-v1` converts
 ARMS_DIR = REPO_ROOT / "arms"  # one TOML file per arm
-# One file per stack (which model serves each role). ENGRAM_STACKS_DIR names a folder of your own stack files to use
-# instead, read once when the harness starts (copy into it the shipped files you still want: arms name them); the
-# folder in use is `bench.models.stacks.STACKS_DIR`, through bench.settings.
+# One file per stack (which model serves each role). ENGRAM_STACKS_DIR names a folder of your own stack files, read
+# beside the shipped ones (a file named like a shipped stack replaces it); see bench.models.stacks._stack_files.
 SHIPPED_STACKS_DIR = REPO_ROOT / "stacks"
 RESULTS_DIR = REPO_ROOT / "results"  # results/<stack>/<slice-dir>/<arm>[__k<k>].json
 V1_RESULTS_DIR = RESULTS_DIR / "v1"  # the article's results, converted to the result schema

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sqlite3
 import sys
 from dataclasses import replace
 from typing import Any
@@ -20,6 +21,7 @@ from bench.cli.terminal import set_quiet
 from bench.errors import BenchError, RegistryError
 from bench.models.redact import redact
 from bench.registry import Registry
+from bench.writable import disk_refused
 
 app = typer.Typer(
     name="engram-bench",
@@ -91,6 +93,37 @@ def main() -> None:
     except BenchError as exc:
         print(f"engram-bench: {redact(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print(f"engram-bench: interrupted; {kept_summary()}", file=sys.stderr)
+        sys.exit(130)  # the shell's code for a SIGINT ending
+    except OSError as exc:
+        # A full disk deep inside a library (engram's store, a lock file) has no BenchError of its own.
+        refused = disk_refused(exc, exc.filename or "a file", "it")
+        if refused is None:
+            raise
+        print(f"engram-bench: {redact(str(refused))}", file=sys.stderr)
+        sys.exit(refused.exit_code)
+    except sqlite3.OperationalError as exc:
+        if "disk is full" not in str(exc) and "readonly" not in str(exc):
+            raise
+        print(f"engram-bench: a SQLite database could not be written ({exc}); free some space", file=sys.stderr)
+        sys.exit(2)
+
+
+def kept_summary() -> str:
+    """What an interrupted command leaves behind: every file it finished (each written whole, atomically) and the
+    model calls already in the cache; never a half-written file."""
+    from bench.results.atomic import written
+
+    if not written:
+        files = "no file was written"
+    elif len(written) == 1:
+        files = f"kept {written[0]}"
+    else:
+        files = f"kept {len(written)} files written before it (the last: {written[-1]})"
+    if "bench.models.gateway" not in sys.modules:  # a command that makes no model calls has no cache to speak of
+        return f"{files}; nothing is half-written"
+    return f"{files}; nothing is half-written, and model calls already answered stay in the call cache for a re-run"
 
 
 if __name__ == "__main__":

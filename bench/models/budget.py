@@ -44,6 +44,15 @@ DEFAULT_RUN_LIMIT_USD = settings.DEFAULT_RUN_LIMIT_USD
 DEFAULT_TOTAL_LIMIT_USD = settings.DEFAULT_TOTAL_LIMIT_USD
 
 
+def usd(value: float) -> str:
+    """Dollars as a person reads them: cents ($20.00, $0.00), but an amount under a cent keeps two significant
+    digits ($0.00001, $0.0042), so a tiny limit or price is never shown as $0.00."""
+    if value == 0 or abs(value) >= 0.01 or not math.isfinite(value):
+        return f"${value:.2f}"
+    digits = 1 - math.floor(math.log10(abs(value)))
+    return "$" + f"{value:.{digits}f}".rstrip("0")
+
+
 def price_for(provider: str, model: str, endpoint: str = "") -> Price:
     """The price of one call: $0 for the offline stand-ins and unbilled endpoints, else the model's price from the
     stack files (`bench.models.stacks.price_for`, the one price table)."""
@@ -226,7 +235,7 @@ class Budget:
                 raise BudgetExceeded(
                     f"run budget: a {request.provider}/{request.model} {request.purpose} call (up to "
                     f"${estimate_usd:.4f}) would bring run {self.labels.run_id} to ${run_after:.4f}, over the "
-                    f"${self.run_limit_usd:.2f} limit; not sent (raise ENGRAM_RUN_BUDGET_USD to allow it)"
+                    f"{usd(self.run_limit_usd)} limit; not sent (raise ENGRAM_RUN_BUDGET_USD to allow it)"
                 )
             with self.ledger.locked():
                 total_after = self.ledger.committed_usd() + estimate_usd
@@ -234,7 +243,7 @@ class Budget:
                     raise BudgetExceeded(
                         f"cumulative budget ({self.ledger.path}): a {request.provider}/{request.model} "
                         f"{request.purpose} call (up to ${estimate_usd:.4f}) would bring total spend, calls in "
-                        f"flight included, to ${total_after:.4f}, over the ${self.total_limit_usd:.2f} limit; not "
+                        f"flight included, to ${total_after:.4f}, over the {usd(self.total_limit_usd)} limit; not "
                         f"sent (raise ENGRAM_TOTAL_BUDGET_USD to allow it)"
                     )
                 ledger_id = self.ledger.add_reservation(estimate_usd, self.labels.run_id)

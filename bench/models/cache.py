@@ -26,9 +26,10 @@ from typing import Any
 
 import diskcache
 
-from bench.errors import CacheError
+from bench.errors import CacheError, CorruptEntry, WriteFailed
 from bench.results.atomic import write_json, write_text
 from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
+from bench.writable import check_folder, disk_refused
 
 ENTRY_FORMAT = 1
 SUBSET_FORMAT = "engram-bench-call-subset/1"
@@ -115,22 +116,25 @@ class CacheEntry:
         return canonical_json({**self.content(), "checksum": self.checksum or self.computed_checksum()})
 
 
-def parse_entry(text: str, *, key: str, where: str | Callable[[], str]) -> CacheEntry:
+# How a damaged entry of the local cache is fixed (a shipped subset's is fixed by exporting the subset again).
+REPAIR_HINT = (
+    "remove it with `engram-bench cache delete KEY` (or `cache verify --repair`) or re-record it (--mode record)"
+)
+SUBSET_HINT = "export the subset again (`engram-bench cache export`)"
+
+
+def parse_entry(text: str, *, key: str, where: str | Callable[[], str], hint: str = REPAIR_HINT) -> CacheEntry:
     """Read and verify one stored entry; any damage is a `CacheError` naming the key and where it lives
     (`where` may be a function: locating an entry costs a query, so it is only done when something is wrong)."""
     try:
         data = json.loads(text)
         entry = CacheEntry(**data)
     except (TypeError, ValueError) as exc:
-        raise CacheError(
-            f"{_place(where)}: entry {key} is not a valid cache entry ({exc}); delete it or re-record"
-        ) from exc
+        raise CorruptEntry(f"{_place(where)}: entry {key} is not a valid cache entry ({exc}); {hint}") from exc
     if entry.key != key:
-        raise CacheError(
-            f"{_place(where)}: entry stored under {key} says its key is {entry.key}; delete it or re-record"
-        )
+        raise CorruptEntry(f"{_place(where)}: entry stored under {key} says its key is {entry.key}; {hint}")
     if entry.checksum != entry.computed_checksum():
-        raise CacheError(f"{_place(where)}: entry {key} fails its checksum (corrupt); delete it or re-record")
+        raise CorruptEntry(f"{_place(where)}: entry {key} fails its checksum (corrupt); {hint}")
     return entry
 
 
@@ -146,9 +150,19 @@ def _damage_reported(method: Callable[..., Any]) -> Callable[..., Any]:
     def guarded(self: LocalStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
+        except OSError as exc:  # diskcache writes a large value to its own file
+            refused = disk_refused(exc, exc.filename or self.directory, "a call cache entry")
+            if refused is None:
+                raise
+            raise refused from None
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
+            if isinstance(exc, sqlite3.OperationalError) and ("full" in str(exc) or "readonly" in str(exc)):
+                raise WriteFailed(
+                    f"{self.database}: could not write a call cache entry ({exc}); free some space or set "
+                    f"$ENGRAM_CACHE_DIR to a writable folder; entries already stored are kept"
+                ) from None
             raise CacheError(
                 f"{self.database}: the local call cache is damaged ({exc}); expected a readable SQLite database. "
                 f"Rebuild it by moving {self.directory} aside: stand-in calls are recomputed, paid calls replay "
@@ -164,6 +178,7 @@ class LocalStore:
     @_damage_reported
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
+        check_folder(self.directory, "local call cache ($ENGRAM_CACHE_DIR or cache/local/)")
         self.directory.mkdir(parents=True, exist_ok=True)
         # eviction_policy "none": diskcache's default culls least-recently-stored entries past 1 GB, which would
         # silently drop paid calls. Entries here never expire and are never culled.
@@ -189,7 +204,7 @@ class LocalStore:
         if text is None:
             return None
         if not isinstance(text, str):
-            raise CacheError(f"{self._where(key)}: entry {key} is not JSON text; delete it or re-record")
+            raise CorruptEntry(f"{self._where(key)}: entry {key} is not JSON text; {REPAIR_HINT}")
         return parse_entry(text, key=key, where=lambda: self._where(key))
 
     @_damage_reported
@@ -198,8 +213,27 @@ class LocalStore:
         sealed = entry.sealed()
         if self._cache.add(sealed.key, sealed.to_json_text(), retry=True):
             return sealed
-        stored = self.get(sealed.key)
+        try:
+            stored = self.get(sealed.key)
+        except CorruptEntry:  # a re-recorded call replaces the damaged entry it was looked up past (record mode)
+            self._cache.set(sealed.key, sealed.to_json_text(), retry=True)
+            return sealed
         return stored if stored is not None else sealed
+
+    @_damage_reported
+    def delete(self, key: str) -> bool:
+        """Remove one entry (`cache delete KEY`); False when the cache does not hold it."""
+        return bool(self._cache.delete(key, retry=True))
+
+    def verify(self) -> list[tuple[str, str]]:
+        """(key, problem) for every entry that does not read back as a valid, checksummed cache entry."""
+        problems: list[tuple[str, str]] = []
+        for key in self.keys():
+            try:
+                self.get(key)
+            except CorruptEntry as exc:
+                problems.append((key, str(exc)))
+        return problems
 
     def add_many(self, entries: Iterable[CacheEntry], chunk: int = 1000) -> None:
         """`add()` for many entries, one transaction per chunk (one commit instead of one per entry)."""
@@ -275,7 +309,7 @@ class ShippedSubset:
         self._entries: dict[str, CacheEntry] = {}
         for number, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
             key = _line_key(line, where=f"{where}:{number}")
-            self._entries[key] = parse_entry(line, key=key, where=f"{where}:{number}")
+            self._entries[key] = parse_entry(line, key=key, where=f"{where}:{number}", hint=SUBSET_HINT)
         if len(self._entries) != manifest.entries:
             raise CacheError(f"{manifest_path}: expected {manifest.entries} entries, found {len(self._entries)}")
         self.manifest = manifest

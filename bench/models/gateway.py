@@ -14,6 +14,7 @@ unless the gateway is `strict`.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from bench import settings
-from bench.errors import CacheMiss, ConfigError, ProviderError
+from bench.errors import CacheMiss, ConfigError, CorruptEntry, ProviderError, ReplyTooLarge
 from bench.models.budget import (
     Budget,
     Ledger,
@@ -127,6 +128,9 @@ def api_key_env() -> dict[str, str]:
     return api_key_envs()
 
 
+CACHE_DIR_ENV = "ENGRAM_CACHE_DIR"
+
+
 def default_cache_dir() -> Path:
     """$ENGRAM_CACHE_DIR, else `cache/local/` (bench.settings)."""
     return settings.current().cache_dir
@@ -135,6 +139,22 @@ def default_cache_dir() -> Path:
 def ledger_path(cache_dir: Path | None = None) -> Path:
     """$ENGRAM_LEDGER, else the ledger next to the local cache."""
     return settings.current().ledger_for(cache_dir)
+
+
+def oversized_reply(request: CallRequest, response: LiveResponse) -> ReplyTooLarge | None:
+    """The refusal of a reply larger than its provider's limit (`Provider.max_reply_bytes`), or None."""
+    from bench.models.providers import reply_limit
+
+    limit = reply_limit(request.provider)
+    if limit is None:
+        return None
+    size = len(json.dumps(response.body, ensure_ascii=False).encode("utf-8"))
+    if size <= limit:
+        return None
+    return ReplyTooLarge(
+        f"{request.provider}/{response.model or request.model} {request.purpose} reply: expected at most "
+        f"{limit:,} bytes (the {request.provider} provider's max_reply_bytes), found {size:,}; refused and not cached"
+    )
 
 
 def check_mode(mode: str | None) -> Mode | None:
@@ -303,14 +323,21 @@ class Gateway:
         return [r if r.replicate else replace(r, replicate=self.replicate) for r in requests]
 
     def _find(self, key: str) -> CacheEntry | None:
-        if not self.read_through:
-            return find_entry(key, self.subsets, self.local)
         # The subsets, then each read-through cache, then the local one (find_entry's order, one store at a time).
         entry = find_entry(key, self.subsets, None)
         for store in (*self.read_through, self.local):
             if entry is None and store is not None:
-                entry = store.get(key)
+                entry = self._local_get(store, key)
         return entry
+
+    def _local_get(self, store: LocalStore, key: str) -> CacheEntry | None:
+        """A local entry; a damaged one is a miss when recording (the new reply replaces it), else it stops the run."""
+        try:
+            return store.get(key)
+        except CorruptEntry:
+            if self.recording and store is self.local:
+                return None
+            raise
 
     def _lookup(self, requests: Sequence[CallRequest]) -> _Pending:
         keys = [request.key() for request in requests]
@@ -387,6 +414,12 @@ class Gateway:
                 cost = price_for(request.provider, request.model, request.endpoint).cost_usd(
                     response.input_tokens, response.output_tokens
                 )
+            too_large = oversized_reply(request, response)
+            if too_large is not None:  # what it cost is still spent; the reply itself is never cached
+                if request.provider != OFFLINE and self.budget is not None:
+                    self.budget.settle(None, request, float(cost), key)
+                self._release(reserved)
+                raise too_large
             latency = round_ms(response.latency_ms if response.latency_ms is not None else measured_ms)
             entry = CacheEntry(
                 key=key,

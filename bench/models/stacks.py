@@ -34,20 +34,51 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.settings import STACKS as STACKS_DIR_ENV
 from bench.settings import stacks_dir_at_import
-from bench.vocab import REPO_ROOT
+from bench.vocab import REPO_ROOT, SHIPPED_STACKS_DIR
 
 ROLES = ("extract", "decide", "escalate", "llm_decider", "answer", "judge", "count_tokens")
 # The stack of a run that names none, whatever keys the environment holds: a key never chooses to spend money.
 DEFAULT_STACK = "offline"
-# The folder of stack files: $ENGRAM_STACKS_DIR or the shipped stacks/, fixed at import (its names are CLI choices).
-STACKS_DIR = stacks_dir_at_import()
+# The shipped stack files; $ENGRAM_STACKS_DIR's are read beside them (`_stack_files`), listed at import (their names
+# are CLI choices) and each parsed only when its stack is used.
+STACKS_DIR = SHIPPED_STACKS_DIR
 OFFLINE = "offline"  # the provider of the local stand-ins: free, keyless, labelled as stand-ins everywhere
 STACK_KEYS = ("description", "label", "import_only", "roles", "providers")
 
 
-def _stack_names(directory: Path = STACKS_DIR) -> tuple[str, ...]:
-    return tuple(sorted(path.stem for path in directory.glob("*.toml")))
+def user_stacks_dir() -> Path | None:
+    """$ENGRAM_STACKS_DIR: a folder of one's own stack files, read beside the shipped ones (None when unset)."""
+    folder = stacks_dir_at_import()
+    return None if folder == SHIPPED_STACKS_DIR else folder
+
+
+def _stack_files(directory: Path | None = None) -> dict[str, Path]:
+    """name -> file. `directory` alone when given (tests); else the shipped stacks/ and then $ENGRAM_STACKS_DIR, whose
+    file of a shipped name replaces it. A missing or empty folder of one's own adds nothing (a stack it lacks is
+    named as unknown when asked for), and a file is only parsed when its stack is used, so a broken one is named
+    then, not at every command's start."""
+    folders = [directory] if directory is not None else [STACKS_DIR, user_stacks_dir()]
+    files: dict[str, Path] = {}
+    for folder in folders:
+        if folder is not None and folder.is_dir():
+            files |= {path.stem: path for path in sorted(folder.glob("*.toml"))}
+    return files
+
+
+def _stack_names(directory: Path | None = None) -> tuple[str, ...]:
+    return tuple(sorted(_stack_files(directory)))
+
+
+def _folders_named(directory: Path | None) -> str:
+    if directory is not None:
+        return str(directory)
+    mine = user_stacks_dir()
+    if mine is None:
+        return _display(STACKS_DIR)
+    state = "" if mine.is_dir() else ", which does not exist"
+    return f"{_display(STACKS_DIR)} and ${STACKS_DIR_ENV} {mine}{state}"
 
 
 def _import_only(path: Path) -> bool:
@@ -61,7 +92,7 @@ def _import_only(path: Path) -> bool:
 # Every stack a result may name: one file each in stacks/. Imported stacks (`import_only = true`, e.g. paper-v3,
 # the v3 paper's stack, whose results live under results/v3/) are files too, but cannot be run here.
 RESULT_STACK_NAMES = _stack_names()
-IMPORTED_STACK_NAMES = tuple(name for name in RESULT_STACK_NAMES if _import_only(STACKS_DIR / f"{name}.toml"))
+IMPORTED_STACK_NAMES = tuple(name for name, path in _stack_files().items() if _import_only(path))
 STACK_NAMES = tuple(name for name in RESULT_STACK_NAMES if name not in IMPORTED_STACK_NAMES)  # runnable
 PAPER_V3_STACK = "paper-v3"
 IMPORTED_STACK = "imported"  # result files from another run, with the models each states (import-v1)
@@ -161,12 +192,22 @@ class StackSpec:
 # ------------------------------------------------------------------------------------------------------ loading
 
 
-def load_stack_spec(name: str, directory: Path = STACKS_DIR) -> StackSpec:
-    """The stack `name` from `<directory>/<name>.toml`; a bad file is one ConfigError line naming the field."""
-    names = _stack_names(directory)
-    if name not in names:
-        raise ConfigError(f"--stack: expected one of {', '.join(names)} (files in {directory}), found {name!r}")
-    return _load(directory / f"{name}.toml")
+def unknown_stack(name: str) -> ConfigError:
+    """The one line for a --stack that names no runnable stack, with the folders that were read."""
+    return ConfigError(
+        f"--stack: expected one of {', '.join(STACK_NAMES)} (files in {_folders_named(None)}), found {name!r}"
+    )
+
+
+def load_stack_spec(name: str, directory: Path | None = None) -> StackSpec:
+    """The stack `name` from its file (see `_stack_files`); a bad file is one ConfigError line naming the field."""
+    files = _stack_files(directory)
+    if name not in files:
+        raise ConfigError(
+            f"--stack: expected one of {', '.join(sorted(files))} (files in {_folders_named(directory)}), "
+            f"found {name!r}"
+        )
+    return _load(files[name])
 
 
 @functools.cache
@@ -303,7 +344,7 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def stack_specs(directory: Path = STACKS_DIR) -> dict[str, StackSpec]:
+def stack_specs(directory: Path | None = None) -> dict[str, StackSpec]:
     return {name: load_stack_spec(name, directory) for name in _stack_names(directory)}
 
 
@@ -311,9 +352,13 @@ def stack_specs(directory: Path = STACKS_DIR) -> dict[str, StackSpec]:
 
 
 @functools.cache
-def _price_table(directory: Path = STACKS_DIR) -> dict[tuple[str, str], tuple[Price, str]]:
+def _price_table(directory: Path | None = None) -> dict[tuple[str, str], tuple[Price, str]]:
     table: dict[tuple[str, str], tuple[Price, str]] = {}
-    for spec in stack_specs(directory).values():
+    for name in _stack_names(directory):
+        try:
+            spec = load_stack_spec(name, directory)
+        except ConfigError:
+            continue  # a broken stack file of one's own is named when its stack is used, not when pricing another
         for provider, settings in spec.providers.items():
             for model, price in settings.prices.items():
                 seen = table.get((provider, model))
@@ -392,7 +437,7 @@ class Stack:
         return [p for p in self.providers if is_paid(p, self.settings(p))]
 
 
-def build_stack(name: str, overrides: Mapping[str, str] | None = None, directory: Path = STACKS_DIR) -> Stack:
+def build_stack(name: str, overrides: Mapping[str, str] | None = None, directory: Path | None = None) -> Stack:
     """The stack `name` with an arm's role overrides applied (see `Arm.models_for`); refuses an import-only stack,
     an unknown role, provider or model format, and an unpriced paid model, before anything is loaded or sent."""
     spec = load_stack_spec(name, directory)

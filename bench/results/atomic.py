@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from bench.writable import disk_refused
+
 _UMASK_LOCK = threading.Lock()
 
 
@@ -33,11 +35,27 @@ def umask_mode(base: int = 0o666) -> int:
     return base & ~current_umask()
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+def write_bytes(path: str | os.PathLike[str], data: bytes, what: str | None = None) -> Path:
     """Write `data` to `path` atomically. A new file gets the mode the user's umask gives any new file (mkstemp's
     temporary is private, 0600); a replaced file keeps its mode. The folder is fsynced, so the rename itself
-    survives a crash."""
-    target = Path(path)
+    survives a crash. A disk that refuses the write (no space left, read-only, a file in the way) is one line
+    naming the path and `what` was being written (default: its size), with the old file left as it was."""
+    try:
+        target = _write_bytes(Path(path), data)
+    except OSError as exc:
+        refused = disk_refused(exc, path, what or f"{len(data):,} bytes")
+        if refused is None:
+            raise
+        raise refused from None
+    written.append(target)
+    return target
+
+
+# Every file written through this module, in order: an interrupted command names what it kept (bench.cli.program).
+written: list[Path] = []
+
+
+def _write_bytes(target: Path, data: bytes) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
@@ -72,8 +90,8 @@ def fsync_directory(folder: Path) -> None:
         os.close(fd)
 
 
-def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    return write_bytes(path, text.encode("utf-8"))
+def write_text(path: str | os.PathLike[str], text: str, what: str | None = None) -> Path:
+    return write_bytes(path, text.encode("utf-8"), what)
 
 
 def dumps_json(value: Any) -> str:
@@ -81,5 +99,5 @@ def dumps_json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_json(path: str | os.PathLike[str], value: Any) -> Path:
-    return write_text(path, dumps_json(value))
+def write_json(path: str | os.PathLike[str], value: Any, what: str | None = None) -> Path:
+    return write_text(path, dumps_json(value), what)

@@ -31,7 +31,7 @@ from bench.analysis import judge
 from bench.data.slices import Slice, SliceMessage, load_slice
 from bench.errors import ConfigError
 from bench.models import budget
-from bench.models.budget import Ledger, estimate_input_tokens, limits_from_env
+from bench.models.budget import Ledger, estimate_input_tokens, limits_from_env, usd
 from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find_entry, read_keys_file
 from bench.models.gateway import default_cache_dir, ledger_path
 from bench.models.stacks import OFFLINE, Stack, build_stack
@@ -113,13 +113,13 @@ class Plan:
 
     def budget_verdict(self) -> str:
         if self.usd > self.run_limit_usd:
-            return f"exceeds the per-run limit of ${self.run_limit_usd:.2f} (ENGRAM_RUN_BUDGET_USD)"
+            return f"exceeds the per-run limit of {usd(self.run_limit_usd)} (ENGRAM_RUN_BUDGET_USD)"
         if self.spent_usd + self.usd > self.total_limit_usd:
             return (
-                f"exceeds the total limit: ${self.spent_usd:.2f} spent + ${self.usd:.2f} > "
-                f"${self.total_limit_usd:.2f} (ENGRAM_TOTAL_BUDGET_USD)"
+                f"exceeds the total limit: {usd(self.spent_usd)} spent + {usd(self.usd)} > "
+                f"{usd(self.total_limit_usd)} (ENGRAM_TOTAL_BUDGET_USD)"
             )
-        return f"within budget (${self.run_limit_usd:.2f} per run, ${self.total_limit_usd:.2f} total, ${self.spent_usd:.2f} spent)"
+        return f"within budget ({usd(self.run_limit_usd)} per run, {usd(self.total_limit_usd)} total, {usd(self.spent_usd)} spent)"
 
     @property
     def allowed(self) -> bool:
@@ -128,7 +128,7 @@ class Plan:
     def one_line(self) -> str:
         rate = f"{self.cached / self.calls:.0%}" if self.calls else "n/a"
         line = (
-            f"up to ${self.usd:.2f} for {self.calls_to_send} uncached of {self.calls} calls ({rate} cached); "
+            f"up to {usd(self.usd)} for {self.calls_to_send} uncached of {self.calls} calls ({rate} cached); "
             f"{self.budget_verdict()}"
         )
         if self.unestimated:

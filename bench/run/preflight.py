@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bench import settings
 from bench.errors import SpendNotConfirmed
+from bench.models.budget import usd
 from bench.models.stacks import Stack, provider_of
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class SpendEstimate:
     text: str | None = None  # the estimator's own one line, when it has one
 
     def describe(self) -> str:
-        return self.text or f"up to ${self.usd:.2f} for {self.calls_to_send} uncached call(s) ({self.source})"
+        return self.text or f"up to {usd(self.usd)} for {self.calls_to_send} uncached call(s) ({self.source})"
 
 
 # The spend estimate of a run, or None when none can be made.
@@ -123,8 +124,8 @@ class Preflight:
                 f"stack {self.stack.name} ({self.stack.label})",
                 f"mode {self.mode_text()}",
                 f"models {models}",
-                f"budget ${self.run_limit_usd:.2f} per run, ${self.total_limit_usd:.2f} total "
-                f"(${self.spent_usd:.2f} spent so far)",
+                f"budget {usd(self.run_limit_usd)} per run, {usd(self.total_limit_usd)} total "
+                f"({usd(self.spent_usd)} spent so far)",
                 f"results -> {_shown(self.destination)}",
                 f"estimate: {estimate.describe() if estimate else 'none made (no plan for this run)'}",
             )
@@ -156,7 +157,7 @@ def announce_and_confirm(
         return
     stdin = stdin or sys.stdin
     providers = ", ".join(preflight.paid_providers)
-    limit = f"up to ${preflight.run_limit_usd:.2f} this run"
+    limit = f"up to {usd(preflight.run_limit_usd)} this run"
     if not stdin.isatty():
         raise SpendNotConfirmed(
             f"stack {preflight.stack.name}: this run may send paid calls to {providers} ({limit}) and stdin is not "

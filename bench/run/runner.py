@@ -23,6 +23,7 @@ import json
 import os
 import re
 import secrets
+import sqlite3
 import sys
 import threading
 import time
@@ -50,7 +51,7 @@ from bench.models.budget import Ledger, RunLabels, limits_from_env
 from bench.models.cache import read_keys_file, write_keys_file
 from bench.models.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.models.providers import Models, plugin_records
-from bench.models.stacks import OFFLINE, STACK_NAMES, Stack
+from bench.models.stacks import OFFLINE, STACK_NAMES, Stack, unknown_stack
 from bench.results.atomic import write_text
 from bench.results.gitinfo import git_state
 from bench.results.schema import (
@@ -87,6 +88,7 @@ from bench.run.request import RunRequest, RunServices, default_runs_root, reques
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import plugin_record, shared_minilm
 from bench.vocab import REPO_ROOT, RESULTS_DIR
+from bench.writable import store_write_refused
 
 RUNS_DIR_ENV = settings.RUNS
 STORE_DIR = "store"
@@ -233,6 +235,7 @@ def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) 
             for path in run_arm(arm_name, slice_name, replace(options, replicate=i, run_id=new_run_id()))
         ]
     options = replace(options, run_id=options.run_id or new_run_id())
+    options = _resolve_limit(arm_name, slice_name, options)
     stages = plan_run(arm_name, slice_name, options).units
     for stage in stages:
         refuse_clobbering(stage.targets, options)
@@ -328,7 +331,7 @@ def check_options(options: RunOptions | RunRequest) -> None:
     """Every option of the request checked before anything is read from disk, written or sent."""
     check_mode(options.mode)
     if options.stack not in STACK_NAMES:
-        raise ConfigError(f"--stack: expected one of {', '.join(STACK_NAMES)}, found {options.stack!r}")
+        raise unknown_stack(options.stack)
     if options.concurrency is not None and (isinstance(options.concurrency, bool) or options.concurrency < 1):
         raise ConfigError(f"--concurrency: expected a positive integer, found {options.concurrency!r}")
     if options.limit is not None and (isinstance(options.limit, bool) or options.limit < 1):
@@ -346,6 +349,18 @@ def check_options(options: RunOptions | RunRequest) -> None:
         raise ConfigError(f"replicate: expected a non-negative integer, found {options.replicate!r}")
     if options.run_id is not None and not _PLAIN_NAME.fullmatch(options.run_id):
         raise ConfigError(f"run id: expected letters, digits, '-' or '_', found {options.run_id!r}")
+
+
+def _resolve_limit(arm_name: str, slice_name: str, options: RunOptions) -> RunOptions:
+    """--limit N at or above the number of questions the arm is asked is no limit (the result is a full one and
+    says nothing about a limit); below it, the options also carry that number, so the result says "N of M"."""
+    if options.limit is None:
+        return options
+    arm = load_arm(arm_name, options.arms_dir) if options.arms_dir else load_arm(arm_name)
+    asked = sum(1 for q in options.slice_loader(slice_name).questions if is_asked(q, arm.scores_adversarial))
+    if options.limit >= asked:
+        return replace(options, limit=None, limit_of=None)
+    return replace(options, limit_of=asked)
 
 
 def refuse_clobbering(targets: Sequence[Path], options: RunOptions) -> None:
@@ -561,6 +576,11 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
                 return _run_part(arm, part, stack, ks, part_options, folder, system_tap, answer_taps, pool)
 
             runs = _each_part(parts, one_part, options, min(in_flight, len(parts)))
+    except (OSError, sqlite3.OperationalError) as exc:  # a full disk under the store: name it, keep the rest
+        refused = store_write_refused(exc, run_dir)
+        if refused is None:
+            raise
+        raise refused from None
     finally:
         gateway.close()
     usages = [u for r in runs for u in r.usages]
@@ -844,6 +864,8 @@ def _run_notes(options: RunOptions) -> dict[str, Any]:
     notes: dict[str, Any] = {}
     if options.limit is not None:
         notes["limit"] = {"questions": options.limit}
+        if options.limit_of is not None:
+            notes["limit"]["of"] = options.limit_of
     if options.replicate:
         notes["replicate"] = options.replicate
     if options.replicates > 1:
@@ -1072,8 +1094,11 @@ def parse_ks(text: str | None) -> tuple[int, ...] | None:
     """`--k 3,20` -> (3, 20)."""
     if not text:
         return None
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):  # "3,,20" or "3,": a typo, not a shorter list
+        raise ConfigError(f"--k: expected integers separated by single commas (e.g. 3,20), found {text!r}")
     try:
-        values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+        values = tuple(sorted({int(part) for part in parts}))
     except ValueError:
         raise ConfigError(f"--k: expected integers separated by commas (e.g. 3,20), found {text!r}") from None
     if not values or min(values) < 1:

@@ -48,7 +48,7 @@ def test_rescoring_a_stripped_file_gives_back_the_committed_bytes(
 
     code, out = run_cli(["rescore", str(target)], monkeypatch, capsys)
 
-    assert code == 0 and "rescore: 1 of 1 file(s) changed" in out, out
+    assert code == 0 and "rescore: 1 of 1 file(s) rewritten in place" in out, out
     assert target.read_bytes() == committed  # every other field byte-identical; scores and metrics as committed
 
 
@@ -58,7 +58,7 @@ def test_rescoring_twice_changes_nothing_and_check_says_so(
     target = tmp_path / "full-context.json"
     shutil.copy(COMMITTED, target)
     code, out = run_cli(["rescore", "--check", str(tmp_path)], monkeypatch, capsys)
-    assert code == 0 and "0 of 1 file(s) would change" in out, out
+    assert code == 0 and "0 of 1 file(s) would be rewritten in place" in out, out
 
 
 def test_check_names_a_stale_file_exits_1_and_writes_nothing(
@@ -68,7 +68,7 @@ def test_check_names_a_stale_file_exits_1_and_writes_nothing(
     stale = json.dumps(stripped(json.loads(COMMITTED.read_bytes())), indent=2, sort_keys=True) + "\n"
     target.write_text(stale)
     code, out = run_cli(["rescore", "--check", str(target)], monkeypatch, capsys)
-    assert code == 1 and f"would rescore {target}" in out, out
+    assert code == 1 and f"would rewrite {target}" in out, out
     assert target.read_text() == stale
 
 

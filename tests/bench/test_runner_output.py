@@ -119,8 +119,17 @@ def test_limit_answers_the_first_questions_and_says_so(ws: dict[str, Path]) -> N
     [path] = run_arm("turns", "dev", options(ws, ks=(2,), limit=2))
     result = read_result(path)
     assert [a.question_id for a in result.answers] == [q.id for q in full.questions[:2]]
-    assert result.extras["limit"] == {"questions": 2}
+    assert result.extras["limit"] == {"questions": 2, "of": len(full.questions)}
     assert result.extras["messages"] == len(full.messages)  # the ingestion stays whole
+
+
+@pytest.mark.parametrize("extra", [0, 1, 40])
+def test_a_limit_at_or_above_the_question_count_is_a_full_run_and_says_nothing(ws: dict[str, Path], extra: int) -> None:
+    everything = len(first_session().questions)
+    [path] = run_arm("turns", "dev", options(ws, ks=(2,), limit=everything + extra))
+    result = read_result(path)
+    assert len(result.answers) == everything
+    assert "limit" not in result.extras
 
 
 @pytest.mark.parametrize(

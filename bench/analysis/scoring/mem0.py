@@ -15,6 +15,12 @@ NLTK's pretrained English Punkt model, which is NLTK data rather than a package 
 split with NLTK's Punkt tokenizer untrained (its default parameters). The two differ only on multi-sentence answers
 in which an abbreviation the English model knows ("dr.", "mr.", "st.") ends a word before a space: untrained Punkt
 also breaks a sentence there, detaching that period as its own token.
+
+Long answers: NLTK runs every regular expression of its tokenizers under a wall-clock limit (`nltk.redos`, 5 s), so
+a long answer on a busy machine would end in a TimeoutError, or score differently by load. Scoring turns that limit
+off for NLTK's own fixed patterns and instead bounds the text each one sees: an answer longer than
+`PIECE_CHARS` is tokenized in pieces cut at whitespace (or, with none, every `PIECE_CHARS` characters). Every answer
+shorter than that is tokenized exactly as before; a longer one can differ only where a cut falls.
 """
 
 from __future__ import annotations
@@ -50,7 +56,18 @@ def mem0_f1(prediction: Any, gold: Any) -> float:
 def _sentences() -> PunktSentenceTokenizer:
     from nltk.tokenize import PunktSentenceTokenizer
 
+    _no_wall_clock_limit()
     return PunktSentenceTokenizer()
+
+
+def _no_wall_clock_limit() -> None:
+    """Turn off nltk.redos's default match time limit (NLTK >= 3.9.3): its tokenizers' patterns are NLTK's own,
+    the text each sees is bounded (`pieces`), and a score must not depend on how busy the machine is."""
+    try:
+        from nltk import redos
+    except ImportError:  # an NLTK without the limit
+        return
+    redos.DEFAULT_TIMEOUT = None
 
 
 @cache
@@ -60,9 +77,30 @@ def _words() -> NLTKWordTokenizer:
     return NLTKWordTokenizer()
 
 
+PIECE_CHARS = 20_000
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
+    """`text` cut into pieces of at most about `size` characters, each cut at the last whitespace before the limit
+    (a hard cut when a piece has none); the pieces, concatenated, are the text."""
+    out: list[str] = []
+    start = 0
+    while len(text) - start > size:
+        cut = text.rfind(" ", start + 1, start + size)
+        cut = cut if cut > start else start + size
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
+
+
 def word_tokens(text: str) -> list[str]:
-    """NLTK's `word_tokenize` (Treebank-style words per Punkt sentence), with untrained Punkt (module docstring)."""
-    return [token for sentence in _sentences().tokenize(text) for token in _words().tokenize(sentence)]
+    """NLTK's `word_tokenize` (Treebank-style words per Punkt sentence), with untrained Punkt (module docstring),
+    one bounded piece at a time."""
+    sentences, words = _sentences(), _words()
+    return [
+        token for piece in pieces(text) for sentence in sentences.tokenize(piece) for token in words.tokenize(sentence)
+    ]
 
 
 @cache

@@ -112,5 +112,52 @@ def stats_command(
         typer.echo(f"  {provider:<10} {counts['hits']} hits, {counts['misses']} misses")
 
 
+def _open_local(cache_dir: Path | None, command: str) -> LocalStore:
+    local_dir = cache_dir or default_cache_dir()
+    if not (local_dir / "cache.db").is_file():
+        raise CacheError(f"cache {command}: expected a local call cache at {local_dir}, found none")
+    return LocalStore(local_dir)
+
+
+@cache_app.command("delete")
+def delete_command(
+    key: str = typer.Argument(..., help="The key of the entry to remove (as an error message names it)."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
+) -> None:
+    """Remove one entry from the local cache (e.g. a damaged one); the next run records or recomputes it."""
+    store = _open_local(cache_dir, "delete")
+    try:
+        if not store.delete(key):
+            raise CacheError(f"cache delete: expected a key the local cache {store.directory} holds, found {key!r}")
+    finally:
+        store.close()
+    typer.echo(f"cache delete: removed {key} from {store.directory}")
+
+
+@cache_app.command("verify")
+def verify_command(
+    repair: bool = typer.Option(False, "--repair", help="Remove every damaged entry (the next run re-records it)."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
+) -> None:
+    """Read back every entry of the local cache and name the damaged ones; exit 1 if any is left in place."""
+    store = _open_local(cache_dir, "verify")
+    try:
+        total, problems = len(store), store.verify()
+        for key, problem in problems:
+            typer.echo(f"damaged  {key}: {problem.split('; ')[0]}")
+            if repair:
+                store.delete(key)
+    finally:
+        store.close()
+    if not problems:
+        typer.echo(f"cache verify: all {total} entries of {store.directory} read back intact")
+        return
+    if repair:
+        typer.echo(f"cache verify --repair: removed {len(problems)} damaged of {total} entries from {store.directory}")
+        return
+    typer.echo(f"cache verify: {len(problems)} damaged of {total} entries; remove them with `cache verify --repair`")
+    raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(cache_app, name="cache")

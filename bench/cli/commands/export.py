@@ -8,6 +8,7 @@ import typer
 
 from bench.errors import ConfigError
 from bench.vocab import RESULTS_DIR
+from bench.writable import check_folder
 
 
 def export(
@@ -20,6 +21,7 @@ def export(
 
     if hf is None:
         raise ConfigError("export: expected --hf OUT_DIR (the only export format), found no --hf option")
+    check_folder(hf, "export --hf")
     if not results.is_dir():
         raise ConfigError(f"export --results: expected a results folder, found nothing at {results}")
     tables = export_hf(results, hf)

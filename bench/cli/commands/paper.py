@@ -11,6 +11,7 @@ import typer
 from bench.cli.terminal import step
 from bench.errors import ConfigError
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
+from bench.writable import check_folder
 
 # Papers other than the v1 article, built by their own modules: --paper NAME.
 PAPERS = ("v3",)
@@ -54,6 +55,8 @@ def register(app: typer.Typer) -> None:
         from bench.report.build import build  # the build loads matplotlib and the stats stack: only when asked
 
         started = time.perf_counter()
+        if out is not None:
+            check_folder(out, "paper build --out")
         if _paper_name(paper_name) == "v3":
             from bench.report.v3.check import PAPER_V3_DIR, build_v3
 
@@ -127,5 +130,6 @@ def register(app: typer.Typer) -> None:
         """Re-execute one appendix entry."""
         from bench.report.appendix import run_entry
 
+        check_folder(out, "paper appendix run --out")
         for path in run_entry(entry, out):
             typer.echo(str(path))

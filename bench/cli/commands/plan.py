@@ -7,7 +7,7 @@ import math
 
 import typer
 
-from bench.models.stacks import DEFAULT_STACK, STACK_NAMES
+from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, unknown_stack
 from bench.run.plan import make_plans, plans_summary
 from bench.run.runner import parse_ks
 
@@ -23,9 +23,7 @@ def plan(
     """Estimate a run before spending: calls per role, how many the caches hold, tokens and dollars from the
     stack's prices, and whether the budget allows it. Sends nothing, writes nothing."""
     if stack not in STACK_NAMES:
-        from bench.errors import ConfigError
-
-        raise ConfigError(f"--stack: expected one of {', '.join(STACK_NAMES)}, found {stack!r}")
+        raise unknown_stack(stack)
     plans = make_plans(arm, slice_name, stack, ks=parse_ks(k), limit=limit)
     if len(plans) == 1:  # an arm that ingests the slice: one unit, one table
         if as_json:

@@ -21,7 +21,9 @@ def rescore(
     errata_file: Path | None = typer.Option(None, "--errata", help="An errata file (default: the LoCoMo audit's)."),
     out: Path | None = typer.Option(None, "--out", help="With a non-official gold: write the rescored views here."),
 ) -> None:
-    """Recompute locomo-f1, locomo-adversarial, mem0-f1 and mem0-bleu1 (no model is called; labels stay)."""
+    """Recompute locomo-f1, locomo-adversarial, mem0-f1 and mem0-bleu1 (no model is called; labels stay).
+
+    Files are rewritten IN PLACE (atomically, each whole); --check writes nothing. Copy them first to keep the old."""
     from bench.analysis.scoring.rescore import rescored
 
     if gold != "official":
@@ -34,8 +36,11 @@ def rescore(
     for path, after in changed:
         if not check:
             write_result(path, after)
-        typer.echo(f"{'would rescore' if check else 'rescored'} {path}")
-    typer.echo(f"rescore: {len(changed)} of {len(files)} file(s) {'would change' if check else 'changed'}")
+        typer.echo(f"{'would rewrite' if check else 'rewrote in place'} {path}")
+    typer.echo(
+        f"rescore: {len(changed)} of {len(files)} file(s) "
+        f"{'would be rewritten in place (nothing written: --check)' if check else 'rewritten in place'}"
+    )
     if check and changed:
         raise typer.Exit(1)
 

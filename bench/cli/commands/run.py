@@ -6,11 +6,14 @@ from pathlib import Path
 
 import typer
 
+from bench.models.cache import LocalStore
+from bench.models.gateway import default_cache_dir
 from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, stack_label
 from bench.results.schema import read_result
 from bench.run.preflight import ASSUME_YES_ENV
-from bench.run.request import RunRequest, RunServices
+from bench.run.request import RunRequest, RunServices, default_runs_root
 from bench.run.runner import RunOptions, parse_ks, run_arm
+from bench.writable import check_folder
 
 
 def run(
@@ -54,7 +57,10 @@ def run(
         help="Stop when a role's model replies were mostly unreadable or empty, or nothing was stored (else warn).",
     ),
 ) -> None:
-    """Run ARM on a slice; results go to runs/<stack>/<slice>/<arm>/<run-id>/ (or --out DIR, --update-committed)."""
+    """Run ARM on a slice; results go to runs/<stack>/<slice>/<arm>/<run-id>/ (or --out DIR, --update-committed).
+
+    With --out DIR everything the run writes stays in DIR: its results, and its store and lock under DIR/runs/."""
+    check_run_paths(out)
     request = RunRequest(
         stack=stack,
         ks=parse_ks(k),
@@ -68,9 +74,23 @@ def run(
         arms_dir=arms_dir,
         health_strict=strict,
     )
-    options = RunOptions.of(request, RunServices(progress=not quiet))
+    runs_root = out / "runs" if out is not None else default_runs_root()
+    options = RunOptions.of(request, RunServices(progress=not quiet, runs_root=runs_root))
     for path in run_arm(arm, slice_name, options):
         typer.echo(summary_line(path))
+
+
+def check_run_paths(out: Path | None) -> None:
+    """Where the run will write, checked before it reads a question: --out (or the runs folder) and the local call
+    cache, so a path problem is one line now rather than a traceback after the whole run."""
+    if out is not None:
+        check_folder(out, "--out")
+    else:
+        check_folder(default_runs_root(), "runs folder ($ENGRAM_RUNS_DIR or runs/)")
+    # Every mode may record into the local cache (replay records the stand-ins' calls too).
+    cache_dir = check_folder(default_cache_dir(), "local call cache ($ENGRAM_CACHE_DIR or cache/local/)")
+    if (cache_dir / "cache.db").is_file():  # a damaged cache is named now, before the run's lock or store exist
+        LocalStore(cache_dir).close()
 
 
 def summary_line(path: Path) -> str:
@@ -78,6 +98,9 @@ def summary_line(path: Path) -> str:
     result = read_result(path)
     acc = result.accuracy
     parts = [f"{path}: {acc.correct}/{acc.n} correct" + (f" ({acc.value:.1%})" if acc.value is not None else "")]
+    limit = result.extras.get("limit") or {}
+    if limit.get("of"):  # a --limit run answers the first N of the slice's questions: say of how many
+        parts[0] += f" on the first {limit['questions']} of {limit['of']} questions (--limit)"
     if result.costs.cost_per_1k is not None:
         parts.append(f"${result.costs.cost_per_1k:.3f} per 1k messages")
     label = stack_label(result.stack)

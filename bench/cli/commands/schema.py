@@ -9,6 +9,7 @@ import typer
 
 from bench.results.atomic import write_text
 from bench.results.schema import result_json_schema
+from bench.writable import check_file
 
 
 def schema_text() -> str:
@@ -20,6 +21,8 @@ def schema(
     out: Path | None = typer.Option(None, "--out", help="Write the schema to this file instead of printing it."),
 ) -> None:
     """Print (or write) the JSON Schema every result file under results/ validates against."""
+    if out is not None:
+        check_file(out, "schema --out")
     text = schema_text()
     if out is None:
         typer.echo(text, nl=False)

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from bench.errors import ResultError
+from bench.writable import check_file, check_folder
 
 
 def view(
@@ -32,6 +33,10 @@ def view(
     folders = [r for r in results if Path(r).is_dir()]
     if folders and len(results) > 1:
         raise ResultError(f"view: expected result files to compare, found the folder {folders[0]}")
+    if folders:
+        check_folder(out or Path("gallery"), "view --out")
+    else:
+        check_file(out or Path("report.html"), "view --out")
     if folders:
         written = write_gallery(folders[0], out or Path("gallery"), gold=gold, categories=kept)
     else:

@@ -45,6 +45,9 @@ class Provider:
     paid: ClassVar[bool] = True
     key_env: ClassVar[str | None] = None  # the API key's environment variable (None: needs no key)
     description: ClassVar[str] = ""
+    # The largest reply body (JSON bytes) the gateway accepts from this provider; a larger one is refused and not
+    # cached (a runaway or hostile server must not fill the cache, nor feed megabytes to scoring). None: no limit.
+    max_reply_bytes: ClassVar[int | None] = 512 * 1024
 
     def __init__(self, settings: ProviderSettings, gateway: Gateway, embedder: Callable[[], Embedder]) -> None:
         self.settings = settings
@@ -132,6 +135,14 @@ def register_provider(name: str) -> Callable[[P], P]:
         return cls
 
     return decorate
+
+
+def reply_limit(provider: str) -> int | None:
+    """The reply size limit of `provider` (its class's `max_reply_bytes`); the default for a name not registered."""
+    try:
+        return PROVIDERS.get(provider).max_reply_bytes
+    except RegistryError:
+        return Provider.max_reply_bytes
 
 
 def provider_names() -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import BudgetExceeded
-from bench.models.budget import Budget, Ledger, Reservation, RunLabels
+from bench.models.budget import Budget, Ledger, Reservation, RunLabels, usd
 from bench.models.cache import CallRequest
 
 
@@ -54,7 +54,7 @@ class BudgetService:
         try:
             reservation = self._budget.reserve(request, estimate_usd)
         except BudgetExceeded as exc:
-            return False, f"grid {self._grid_id} (limit ${self._limit:.2f}, --budget): {exc}"
+            return False, f"grid {self._grid_id} (limit {usd(self._limit)}, --budget): {exc}"
         token = uuid.uuid4().hex
         with self._lock:
             self._held[token] = _Held(reservation, pid, host, unit)

@@ -36,6 +36,7 @@ STANDINS: dict[str, tuple[str, ...]] = {
 @register_provider("offline")
 class OfflineProvider(Provider):
     paid = False
+    max_reply_bytes = None  # the stand-ins run in this process: nothing to guard against
     description = "local deterministic stand-ins (labelled as such), $0, no key"
 
     @classmethod
