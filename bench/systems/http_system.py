@@ -490,6 +490,8 @@ def store_stats(stats: Mapping[str, Any]) -> dict[str, Any]:
         "reopens": 0,
         "escalations": 0,
         "unit": stats["unit"],
+        # writes that went wrong without failing (a swallowed model error), counted by the adapter
+        **({"health": dict(stats["health"])} if stats.get("health") else {}),
     }
 
 

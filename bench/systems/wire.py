@@ -184,7 +184,13 @@ def read_stats(body: Any, where: str) -> dict[str, Any]:
     reply = Reply(body, where)
     stored = reply.count(reply.required(reply.body, "stored", "stats reply"), "stored", nullable=False)
     unit = reply.body.get("unit", "item")
-    return {"stored": stored, "unit": reply.string(unit, "unit", empty=False)}
+    read: dict[str, Any] = {"stored": stored, "unit": reply.string(unit, "unit", empty=False)}
+    if reply.body.get("health") is not None:  # run-health counts by name (e.g. empty_notes), optional
+        health = reply.object(reply.body["health"], "health")
+        read["health"] = {
+            str(name): reply.count(value, f"health.{name}", nullable=False) for name, value in health.items()
+        }
+    return read
 
 
 def _kind(value: Any) -> str:

@@ -9,7 +9,7 @@ nothing is downloaded.
 
 A-MEM swallows a failed model call: the analysis prints an error and the note is stored with no keywords, the
 context "General" and no tags. This adapter checks every note after writing and counts those in /stats
-(`empty_notes`) and on stderr, so an empty store is never silent.
+(`health.empty_notes`, recorded in the result's `store.health`) and on stderr, so an empty store is never silent.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class AMemBackend(MemoryBackend):
     def stats(self, namespace: str) -> dict[str, Any]:
         system = self.systems.get(namespace)
         stored = system.retriever.count() if system is not None else 0
-        return {"stored": stored, "unit": "note", "empty_notes": self.empty.get(namespace, 0)}
+        return {"stored": stored, "unit": "note", "health": {"empty_notes": self.empty.get(namespace, 0)}}
 
 
 if __name__ == "__main__":

@@ -114,8 +114,7 @@ class LangMemBackend(MemoryBackend):
         return {
             "stored": len(self._snapshot(namespace)),
             "unit": "memory",
-            "empty_writes": self.empty.get(namespace, 0),
-            "failed_writes": self.failed.get(namespace, 0),
+            "health": {"empty_writes": self.empty.get(namespace, 0), "failed_writes": self.failed.get(namespace, 0)},
         }
 
 

@@ -73,7 +73,8 @@ class NotingMemory(MemoryBackend):
         }
 
     def stats(self, namespace: str) -> dict[str, Any]:
-        return {"stored": len(self.notes.get(namespace, [])), "unit": "note"}
+        notes = self.notes.get(namespace, [])
+        return {"stored": len(notes), "unit": "note", "health": {"empty_notes": sum(1 for n in notes if not n["note"])}}
 
 
 if __name__ == "__main__":

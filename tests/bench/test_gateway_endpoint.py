@@ -303,6 +303,7 @@ def test_a_system_in_another_process_records_through_the_endpoint_and_replays_wi
     assert again["extras"]["system"]["model_endpoint"]["calls"]["extract"] == {"cached": noted}
     assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
     assert "(note: fake reply)" in first["answers"][0]["lines"][0]
+    assert first["store"]["health"] == again["store"]["health"] == {"empty_notes": 0}  # the service's own count
 
 
 def test_a_replay_miss_stops_an_out_of_process_run_even_when_the_system_swallows_it(
@@ -333,3 +334,13 @@ def test_a_request_without_max_tokens_gets_the_stacks_default_for_a_server_that_
         assert _last_sent(upstream)["max_tokens"] == 7  # a system's own limit is kept
     assert bounded.model_extra is not None
     assert bounded.model_extra["x_engram_bench"]["translations"] == ["max_tokens_defaulted"]
+
+
+def test_a_stats_reply_carries_run_health_counts_and_a_malformed_one_is_one_line() -> None:
+    from bench.systems import wire
+
+    read = wire.read_stats({"stored": 4, "unit": "note", "health": {"empty_notes": 3}}, "system 'x': POST /stats")
+    assert read["health"] == {"empty_notes": 3}
+    with pytest.raises(SystemFailed) as refused:
+        wire.read_stats({"stored": 4, "health": {"empty_notes": -1}}, "system 'x': POST /stats")
+    assert "health.empty_notes" in str(refused.value) and "\n" not in str(refused.value)
