@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 from bench.data import files as data
-from bench.data.datasets import dataset_for_slice
+from bench.data.datasets import FAMILY_MARK, dataset_for_slice, slice_patterns
 from bench.data.datasets.locomo import LOCOMO
 from bench.errors import DataError
 from bench.vocab import (
@@ -398,14 +398,18 @@ def describe_slice(name: str) -> str:
         return f"LoCoMo conversation {locomo_conversation_of(name)}, whole"
     if name == LOCOMO_POOLED:
         return "all ten LoCoMo conversations pooled, each on a fresh store"
-    return ""
+    return dataset_for_slice(name).description
 
 
 def slice_names() -> tuple[str, ...]:
     """Every slice `slices` lists: the article's, one `locomo:<conv>` per conversation and the pooled `locomo`.
     (`heldout:<conv>` is accepted for every conversation in `heldout_conversations()`; only the article's four are
-    listed, since the others hold the same content as their `locomo:<conv>` slice.)"""
-    return SLICE_NAMES + tuple(locomo_slice(c) for c in locomo_conversations()) + (LOCOMO_POOLED,)
+    listed, since the others hold the same content as their `locomo:<conv>` slice.) Then every other slice a
+    registered dataset declares by name (an installed package's), after these; families (`longmemeval:<file>`) are
+    not listed."""
+    listed = SLICE_NAMES + tuple(locomo_slice(c) for c in locomo_conversations()) + (LOCOMO_POOLED,)
+    others = tuple(p for p in slice_patterns() if FAMILY_MARK not in p and p not in listed)
+    return listed + others
 
 
 def _heldout(sample_id: str) -> Slice:

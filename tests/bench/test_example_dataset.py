@@ -38,6 +38,11 @@ def test_an_installed_dataset_runs_under_an_existing_arm_with_its_own_categories
     ]
     assert result["accuracy"]["n"] == 3
 
+    sliced = bench_cli(["slices", "--json"], site, tmp_path)
+    (garden,) = [s for s in json.loads(sliced.stdout) if s["name"] == "garden-diary"]
+    assert garden["questions"] == 3 and garden["unscored"] == 1 and garden["messages"] == 6
+    assert garden["by_category"] == {"recall": 2, "when": 1} and "garden" in garden["description"]
+
     listed = bench_cli(["datasets", "--json"], site, tmp_path)
     (diary,) = [d for d in json.loads(listed.stdout) if d["name"] == "garden-diary"]
     assert diary["package"] == "garden-diary-data 1.0.0" and diary["slices"] == ["garden-diary"]
