@@ -15,7 +15,7 @@ from bench.report import calibration, dev, heldout, updates
 from bench.report.article import render_article
 from bench.report.figures import FigureContext, available, render_figure
 from bench.report.index import write_index
-from bench.report.inputs import ResultSet
+from bench.report.inputs import ResultSet, ResultView
 from bench.report.numbers import Numbers, stable_numbers_json
 from bench.report.paper import Paper
 from bench.report.tables import Table, render
@@ -23,8 +23,10 @@ from bench.results.atomic import write_json, write_text
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
 
-def compute(results_root: Path = RESULTS_DIR, stack_dir: str = DEFAULT_PAPER_STACK_DIR) -> Paper:
-    rs = ResultSet(results_root, stack_dir)
+def compute(
+    results_root: Path = RESULTS_DIR, stack_dir: str = DEFAULT_PAPER_STACK_DIR, view: ResultView | None = None
+) -> Paper:
+    rs = ResultSet(results_root, stack_dir, view)
     numbers = Numbers()
     tables: list[Table] = []
     tables += dev.register(rs, numbers)
@@ -48,10 +50,11 @@ def build(
     out_dir: Path = PAPER_DIR,
     only: str | None = None,
     appendix_dir: Path | None = APPENDIX_DIR,
+    view: ResultView | None = None,
 ) -> BuildReport:
     """Compute everything, then write every output (or only the entry ``only`` names). The appendix index is
     written with a full build when ``appendix_dir`` is given."""
-    return write(compute(results_root, stack_dir), out_dir, only=only, appendix_dir=appendix_dir)
+    return write(compute(results_root, stack_dir, view), out_dir, only=only, appendix_dir=appendix_dir)
 
 
 def write(paper: Paper, out_dir: Path, only: str | None = None, appendix_dir: Path | None = None) -> BuildReport:

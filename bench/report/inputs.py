@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +29,17 @@ ARTICLE_NUMBERS = "article_numbers.tsv"
 
 
 @dataclass(frozen=True)
+class ResultView:
+    """A way of reading every result (a gold, a category filter): the function, and what every label then says."""
+
+    apply: Callable[[Result], Result]
+    note: str
+
+    def __call__(self, result: Result) -> Result:
+        return self.apply(result)
+
+
+@dataclass(frozen=True)
 class Loaded:
     source: SourceFile
     result: Result
@@ -36,9 +48,11 @@ class Loaded:
 class ResultSet:
     """The result files of one stack directory (``results/<stack_dir>/``)."""
 
-    def __init__(self, results_root: Path, stack_dir: str) -> None:
+    def __init__(self, results_root: Path, stack_dir: str, view: ResultView | None = None) -> None:
         self.results_root = Path(results_root)
         self.stack_dir = stack_dir
+        # `paper build --gold/--categories`: every result is read through the view (cited by the file's own hash)
+        self.view = view
         self.root = self.results_root / stack_dir
         if not self.root.is_dir():
             raise ResultError(f"{self.root}: expected a results directory, found none")
@@ -52,7 +66,8 @@ class ResultSet:
     def results(self) -> dict[tuple[str, str, int | None], Loaded]:
         loaded: dict[tuple[str, str, int | None], Loaded] = {}
         for path, result in iter_results(self.root):
-            loaded[(result.slice, result.arm, result.k)] = Loaded(self.cite(path), result)
+            seen = self.view(result) if self.view is not None else result
+            loaded[(result.slice, result.arm, result.k)] = Loaded(self.cite(path), seen)
         return loaded
 
     @cached_property
@@ -64,7 +79,8 @@ class ResultSet:
 
     @property
     def label(self) -> str:
-        return STACK_LABELS[self.stack]
+        base = STACK_LABELS[self.stack]
+        return f"{base} · {self.view.note}" if self.view is not None else base
 
     def get(self, slice_name: str, arm: str, k: int | None) -> Loaded | None:
         return self.results.get((slice_name, arm, k))

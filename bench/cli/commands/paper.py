@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -50,31 +51,65 @@ def register(app: typer.Typer) -> None:
         only: str = typer.Option(None, help="one appendix entry, e.g. table:heldout or figure:acc_vs_tokens"),
         results: Path = typer.Option(RESULTS_DIR, help="the results root"),
         paper_name: str = typer.Option(None, "--paper", help=PAPER_HELP),
+        gold: str = typer.Option(
+            "official",
+            "--gold",
+            help="official | audited-exclude | audited: read every result under this gold (default out: "
+            "<paper dir>/gold-<gold>/, never over the paper).",
+        ),
+        categories: str = typer.Option(None, "--categories", help="Keep these LoCoMo categories (codes or names)."),
     ) -> None:
-        """Write numbers.json, tables, figures, article.md and the appendix index."""
-        from bench.report.build import build  # the build loads matplotlib and the stats stack: only when asked
+        """Write numbers.json, tables, figures, article.md, the appendix index and gold.md (gold and ceilings)."""
+        from bench.data.audit import check_gold
+        from bench.data.categories import parse_categories
+        from bench.report.build import compute, write  # matplotlib and the stats stack: only when asked
+        from bench.report.gold import paper_view, view_dir, write_gold_note
 
         started = time.perf_counter()
         if out is not None:
             check_folder(out, "paper build --out")
+        check_gold(gold)
+        kept = parse_categories(categories)
+        view = paper_view(gold, kept)
         if _paper_name(paper_name) == "v3":
             from bench.report.v3.check import PAPER_V3_DIR, build_v3
 
+            target = out or (PAPER_V3_DIR if view is None else view_dir(PAPER_V3_DIR, gold, kept))
             with step("paper build --paper v3: computing and drawing from results/v3/"):
-                v3 = build_v3(results, out or PAPER_V3_DIR, only=only)
+                v3 = build_v3(results, target, only=only, view=view)
+                written = [*v3.written, *([write_gold_note(target, gold, kept)] if only is None else [])]
             typer.echo(
-                f"paper build --paper v3: {len(v3.written)} files from results/v3/ into {out or PAPER_V3_DIR} "
-                f"in {time.perf_counter() - started:.1f} s"
+                f"paper build --paper v3: {len(written)} files from results/v3/ into {target} "
+                f"(gold {gold}) in {time.perf_counter() - started:.1f} s"
             )
             return
         default_stack = stack == DEFAULT_PAPER_STACK_DIR
         out_dir = out or (PAPER_DIR if default_stack else PAPER_DIR / stack)
+        if view is not None and out is None:
+            out_dir = view_dir(out_dir, gold, kept)
+        appendix = APPENDIX_DIR if default_stack and view is None else None
         with step(f"paper build: computing and drawing from results/{stack}/"):
-            report = build(results, stack, out_dir, only=only, appendix_dir=APPENDIX_DIR if default_stack else None)
+            paper = compute(results, stack, view)
+            if view is not None:  # a view may lack what the article prints (category 5): refuse before writing
+                _article_renders(paper, gold, categories)
+            report = write(paper, out_dir, only=only, appendix_dir=appendix)
+            written = [*report.written, *([write_gold_note(out_dir, gold, kept)] if only is None else [])]
         typer.echo(
-            f"paper build: {len(report.written)} files from results/{stack}/ into {out_dir} "
+            f"paper build: {len(written)} files from results/{stack}/ into {out_dir} (gold {gold}) "
             f"in {time.perf_counter() - started:.1f} s"
         )
+
+    def _article_renders(paper: Any, gold: str, categories: str | None) -> None:
+        from bench.errors import NumberError, PaperError
+        from bench.report.article import render_article
+
+        try:
+            render_article(paper)
+        except NumberError as exc:
+            raise PaperError(
+                f"paper build --gold {gold} --categories {categories}: expected every number the article prints, "
+                f"found one missing under this view ({exc}); keep category 5 or use --paper v3"
+            ) from None
 
     @paper.command("check")
     def check_command(

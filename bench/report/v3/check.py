@@ -18,6 +18,7 @@ from bench.report.check import (
     compare_rendered,
     read_article_numbers,
 )
+from bench.report.inputs import ResultView
 from bench.report.numbers import load_numbers_json
 from bench.report.v3.compute import ARTICLE_NUMBERS, compute_v3
 from bench.vocab import PAPER_DIR, RESULTS_DIR
@@ -25,8 +26,13 @@ from bench.vocab import PAPER_DIR, RESULTS_DIR
 PAPER_V3_DIR = PAPER_DIR / "v3"
 
 
-def build_v3(results_root: Path = RESULTS_DIR, out_dir: Path = PAPER_V3_DIR, only: str | None = None) -> BuildReport:
-    return write(compute_v3(results_root), out_dir, only=only)
+def build_v3(
+    results_root: Path = RESULTS_DIR,
+    out_dir: Path = PAPER_V3_DIR,
+    only: str | None = None,
+    view: ResultView | None = None,
+) -> BuildReport:
+    return write(compute_v3(results_root, view), out_dir, only=only)
 
 
 def check_v3(results_root: Path = RESULTS_DIR, paper_dir: Path = PAPER_V3_DIR) -> CheckReport:

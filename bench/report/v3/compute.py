@@ -34,7 +34,7 @@ from bench.analysis.stats import (
     token_matched_k,
 )
 from bench.errors import ResultError
-from bench.report.inputs import Loaded, ResultSet
+from bench.report.inputs import Loaded, ResultSet, ResultView
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.paper import Paper
 from bench.report.tables import Table, TableBuilder
@@ -403,9 +403,9 @@ def table3(numbers: Numbers, label: str) -> Table:
     return b.table
 
 
-def compute_v3(results_root: Path) -> Paper:
+def compute_v3(results_root: Path, view: ResultView | None = None) -> Paper:
     """Every v3 number, table and figure specification from ``results_root/v3``; nothing is written."""
-    rs = ResultSet(results_root, STACK_DIR)
+    rs = ResultSet(results_root, STACK_DIR, view)
     reg = V3Numbers(rs)
     register_table1(reg)
     register_table2(reg)
