@@ -229,3 +229,12 @@ def test_the_command_default_draws_are_the_statistics_default() -> None:
     from bench.cli.commands.compare import compare
 
     assert inspect.signature(compare).parameters["draws"].default.default == DEFAULT_DRAWS
+
+
+def test_a_model_spelled_with_and_without_its_provider_is_the_same_model() -> None:
+    from bench.analysis.compare import same_model
+
+    assert same_model("offline/extractive-answerer-standin-v1", "extractive-answerer-standin-v1")
+    assert same_model("claude-haiku-4-5", "anthropic/claude-haiku-4-5")
+    assert not same_model("offline/extractive-answerer-standin-v1", "offline/extractive-answerer-standin-v2")
+    assert not same_model("openai/gpt-4o-mini", "local/gpt-4o-mini")  # another server is another model

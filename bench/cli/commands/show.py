@@ -8,6 +8,11 @@ import typer
 def show(
     result: str = typer.Argument(..., help="A result file."),
     question_id: str = typer.Argument(..., help="A question id of it, e.g. conv-30:12 (or conv-26:0@4 in stress)."),
+    all_decisions: bool = typer.Option(
+        False,
+        "--all-decisions",
+        help="Every decision of a fact on its own line with its top options (default: one line).",
+    ),
 ) -> None:
     """Print one question: gold, answer, label, each shown line with its source turns and, with a trace, engram's
     belief, validity window and decisions for the line's fact."""
@@ -15,7 +20,7 @@ def show(
     from bench.view.show import matching_positions, render_question
 
     side = load_side(result)
-    typer.echo("\n\n".join(render_question(side, i) for i in matching_positions(side, question_id)))
+    typer.echo("\n\n".join(render_question(side, i, all_decisions) for i in matching_positions(side, question_id)))
 
 
 def register(app: typer.Typer) -> None:
