@@ -21,6 +21,8 @@ part constructed some other way.
 
 from __future__ import annotations
 
+import inspect
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -336,13 +338,22 @@ def _origin_of(factory: Any) -> str:
 def _same_part(a: Any, b: Any) -> bool:
     if a is b:
         return True
-    # The same class defined again by a second import of its module (importlib.reload, a test's fresh import).
+    # The same class defined again by a second import of its module (importlib.reload, a test's fresh import), or
+    # by its file imported under a second module name (pytest's `test_runner` and `tests.bench.test_runner`).
     return (
         isinstance(a, type)
         and isinstance(b, type)
-        and a.__module__ == b.__module__
         and a.__qualname__ == b.__qualname__
+        and (a.__module__ == b.__module__ or _source_file(a) == _source_file(b) is not None)
     )
+
+
+def _source_file(factory: type) -> str | None:
+    try:
+        found = inspect.getsourcefile(factory)
+    except TypeError:  # a built-in class has no file
+        return None
+    return os.path.realpath(found) if found else None
 
 
 def _distribution_of(ep: metadata.EntryPoint) -> tuple[str | None, str | None]:

@@ -288,3 +288,25 @@ def test_a_plugin_module_that_registers_itself_is_one_part_not_a_duplicate(site:
     finally:
         del sys.modules["registry_under_test"]
         sys.modules.pop("self_registering_mod", None)
+
+
+def test_one_file_imported_under_two_module_names_registers_one_part_but_another_file_is_refused(tmp_path) -> None:
+    import importlib.util
+
+    from bench.registry import Registry
+
+    def load(path, module_name):
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    source = "class Almanac:\n    pass\n"
+    (tmp_path / "one.py").write_text(source)
+    (tmp_path / "other.py").write_text(source)
+    parts: Registry[type] = Registry("system")
+    parts.add("almanac", load(tmp_path / "one.py", "one").Almanac)
+    parts.add("almanac", load(tmp_path / "one.py", "tests_copy.one").Almanac)  # pytest's second name for a file
+    with pytest.raises(RegistryError, match="registered twice"):
+        parts.add("almanac", load(tmp_path / "other.py", "other").Almanac)
