@@ -98,17 +98,6 @@ def locomo_conversation_of(slice_name: str) -> str:
 # ----------------------------------------------------------------------------------------------------- metrics
 # (added by the benchmarks engineer, issue #11; definitions and versions in bench.analysis.scoring, docs/metrics.md)
 
-LONGMEMEVAL_PREFIX = "longmemeval:"  # `longmemeval:<file>`: LongMemEval's JSON, read by bench.data.longmemeval
-# LongMemEval's question types (its `question_type` field), the categories of a `longmemeval:<file>` slice.
-LONGMEMEVAL_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
-
 LOCOMO_F1 = "locomo-f1"
 LOCOMO_ADVERSARIAL = "locomo-adversarial"
 MEM0_F1 = "mem0-f1"

@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from bench import settings
+from bench.data.datasets.longmemeval import LONGMEMEVAL
+from bench.data.datasets.longmemeval import PREFIX as LONGMEMEVAL_PREFIX
 from bench.errors import DataError
-from bench.vocab import LONGMEMEVAL_PREFIX, LONGMEMEVAL_TYPES
 
 DIR_ENV = settings.LONGMEMEVAL
-QUESTION_TYPES = LONGMEMEVAL_TYPES
+QUESTION_TYPES = LONGMEMEVAL.category_names  # declared by the dataset (bench.data.datasets.longmemeval)
 ROLES = ("user", "assistant")
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
 ABSTENTION_SUFFIX = "_abs"
