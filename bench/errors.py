@@ -31,13 +31,13 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │   │   │   ├── OpenAIRateLimited
     │   │   │   └── OpenAIMalformedReply
     │   │   └── LogprobDecisionFailed   a logprob decision call failed after its retries (also DecisionError)
-    │   └── ProviderRefused     the key or the request was refused (401/403/4xx): a configuration problem, the run
-    │       │                   stops
-    │       ├── JevRefused
-    │       ├── AnthropicRefused
-    │       ├── OpenAIRefused
-    │       └── LogprobsUnavailable   the logprob decider's endpoint returns no log-probabilities
-    │   ReplyTooLarge (directly under ProviderError): a reply over its provider's size limit, refused and not cached
+    │   ├── ProviderRefused     the key or the request was refused (401/403/4xx): a configuration problem, the run
+    │   │   │                   stops
+    │   │   ├── JevRefused
+    │   │   ├── AnthropicRefused
+    │   │   ├── OpenAIRefused
+    │   │   └── LogprobsUnavailable   the logprob decider's endpoint returns no log-probabilities
+    │   └── ReplyTooLarge       a reply over its provider's size limit: refused, not cached, the run stops
     ├── ResultError             a result file does not match the result schema, or is missing
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
@@ -48,6 +48,7 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     ├── HeldoutRefused          the held-out guard said no (wrong commit, modified tree, would overwrite)
     ├── ReproduceError          `reproduce-dev` lacks the shipped subset or a committed result
     ├── WriteFailed             a write stopped on the disk (no space left, quota, read-only); nothing half-written
+    ├── UnhealthyRun            most model replies of a role were unusable, or nothing was stored (`--strict`)
     ├── ExportError             the dataset export cannot be written or pushed
     └── PaperError              the paper build cannot go on
         ├── EntryError          an appendix entry name the build does not produce
@@ -102,6 +103,8 @@ __all__ = [
     "ResultError",
     "RunLocked",
     "TraceError",
+    "UnhealthyRun",
+    "WriteFailed",
     "SpendNotConfirmed",
     "SystemFailed",
     "IsolationLeak",
