@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bench.analysis.compare import ComparisonSide, load_result_set, load_sweep
 from bench.analysis.gold import labels_gold
 from bench.analysis.parity import match_line, match_tokens
 from bench.analysis.stats import require_same_questions
 from bench.data.audit import AUDITED, Errata, check_gold
 from bench.errors import ResultError
+from bench.results.schema import Result
 
 
 def parse_golds(text: str) -> list[str]:
@@ -27,7 +30,8 @@ def load_sides(
     the k closest to A's tokens is kept."""
     first = load_result_set(sets[0], gold, categories, errata)
     if not match:
-        return [first, *(load_result_set(spec, gold, categories, errata) for spec in sets[1:])], []
+        sides = [first, *(load_result_set(spec, gold, categories, errata) for spec in sets[1:])]
+        return shared_questions(sides)
     sides, lines = [first], []
     for spec in sets[1:]:
         chosen, outcome = match_tokens(first, load_sweep(spec, gold, categories, errata))
@@ -57,3 +61,39 @@ def gold_table(sides_by_gold: dict[str, list[ComparisonSide]], include_unscored:
 
 def _letter(i: int) -> str:
     return chr(ord("A") + i) if i < 26 else str(i)
+
+
+def _imported(side: ComparisonSide) -> bool:
+    return any("imported" in r.extras for r in side.results)
+
+
+def shared_questions(sides: list[ComparisonSide]) -> tuple[list[ComparisonSide], list[str]]:
+    """A peer's imported results rarely hold exactly our questions: when a side is imported, every side keeps the
+    questions all of them hold (said in one line); our own arms must still match question for question."""
+    if not any(_imported(side) for side in sides):
+        return sides, []
+    shared = set(sides[0].answers.index)
+    for side in sides[1:]:
+        shared &= set(side.answers.index)
+    if not shared:
+        raise ResultError("compare: expected the imported results to share questions with the other sides, found none")
+    if all(len(side.answers) == len(shared) for side in sides):
+        return sides, []
+    kept = [restricted(side, shared) for side in sides]
+    sizes = ", ".join(f"{len(side.answers)}" for side in sides)
+    return kept, [f"paired on the {len(shared)} questions every side holds (of {sizes}): a side is imported"]
+
+
+def restricted(side: ComparisonSide, ids: set[str]) -> ComparisonSide:
+    """The side with only the answers to `ids`, its summaries recomputed."""
+    results = tuple(_only(r, ids) for r in side.results)
+    replicates = {i: tuple(_only(r, ids) for r in group) for i, group in side.replicates.items()}
+    return replace(side, results=results, answers=side.answers.loc[sorted(ids)], replicates=replicates)
+
+
+def _only(result: Result, ids: set[str]) -> Result:
+    rest = {n: getattr(result, n) for n in result.__dataclass_fields__ if n not in _DERIVED}
+    return Result.build(answers=[a for a in result.answers if a.question_id in ids], **rest)
+
+
+_DERIVED = frozenset({"answers", "accuracy", "accuracy_by_category"})

@@ -1,0 +1,33 @@
+"""`engram-bench import-results FILE... --format eval-results [--name ARM] [--out DIR]`: peers' per-question LoCoMo
+results as result files on the `imported` stack (the logic lives in bench.results.import_results)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from bench.vocab import RUNS_DIR
+
+
+def import_results(
+    files: list[Path] = typer.Argument(..., help="Published per-question result files."),
+    fmt: str = typer.Option(..., "--format", help="eval-results (EverMemOS/MemOS) | mem0 | locomo."),
+    name: str = typer.Option("imported", "--name", help="The arm name the imported files carry."),
+    out: Path = typer.Option(None, "--out", help="Root of the new files (default runs/imported/<name>/)."),
+    judge: str = typer.Option(
+        None, "--judge", help="The judge the source used, when the file does not state it (e.g. openai/gpt-4o-mini)."
+    ),
+) -> None:
+    """Import, check the file's own aggregates against its rows, and write one result per conversation (and per
+    judgment run); then `compare` pairs it with any arm on the questions both hold."""
+    from bench.results.import_results import import_files
+
+    written = import_files(files, fmt, name, out or RUNS_DIR / "imported" / name, judge or "not stated by the file")
+    for path in written:
+        typer.echo(f"wrote {path}")
+    typer.echo(f"import-results: {len(written)} file(s) from {len(files)} source file(s)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import-results")(import_results)
