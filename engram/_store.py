@@ -22,8 +22,9 @@ import json
 import math
 import re
 import sqlite3
+import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from operator import itemgetter
@@ -97,9 +98,28 @@ _BLOCK = 256
 # 13.5 ms for two vectors at 100k facts, against 13.9 at 256 rows, 14.6 at 128, 15.8 for two gemv calls per block
 # and 12.3 for one vector's pass.
 _FEW_ROWS = 512
+# How `scores_few` reads the stored vectors is measured, not assumed: the blocked product above is ~1.1 passes with
+# OpenBLAS's SkylakeX kernel, but its general kernel for a few columns is slower than two plain passes under others
+# (Haswell: `add_many` measured slower than `add`, which makes two passes). So the first call on a store of at least
+# BATCH_MIN_ROWS facts times both ways on this machine and keeps the faster; it measures again once the store has
+# grown fourfold (caches change the answer). Either way the picks are exact (`make_exact`), so the choice changes
+# timing only, never a result.
+_FEW_REMEASURE_GROWTH = 4
+_FEW_TIMING_REPEATS = 3
 # Below this many facts a batch of queries is searched one query at a time: a pass is cheap there, and BLAS may
 # sum a short matrix's rows in another order than a gathered block's.
 BATCH_MIN_ROWS = 1024
+
+
+def _fastest(work: Callable[[], object]) -> float:
+    """The least wall time of a few runs of `work` (the least is the one least disturbed by the rest of the machine)."""
+    times = []
+    for _ in range(_FEW_TIMING_REPEATS):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
 
 _FIRST_PERSON = {"i", "me", "my", "myself", "mine", "user", "the user"}
 _ENTITY_PATTERN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
@@ -413,6 +433,8 @@ class Store:
         self._candidate_mask = np.zeros(0, dtype=bool)  # open, or closed by belief (so it can reopen)
         self._open_mask = np.zeros(0, dtype=bool)
         self._max_norm = 0.0  # the largest stored vector norm, for the rounding margin of batched search
+        # (rows when `scores_few`'s two ways were last timed, whether one pass per vector won): see `_FEW_ROWS`
+        self._few_choice: tuple[int, bool] = (0, False)
         # The read path's columns, by row, loaded at open and kept up to date with every change: what a search asks
         # the decider about and renders for its shortlist, so a read builds no Fact (fetching and building up to 30
         # facts it has not read before was a quarter of a read at 10k facts). Dates are YYYY-MM-DD, one string
@@ -786,11 +808,18 @@ class Store:
     def scores_few(self, vectors: np.ndarray) -> np.ndarray:
         """`scores_many` for a few vectors (a write's fact and the next message): a matrix product with a handful of
         columns runs OpenBLAS's general kernel at ~1.7 passes at 100k facts, so each block of `_FEW_ROWS` rows
-        (in cache) is multiplied by all of them instead, ~1.1 passes. Batched, not exact: see `make_exact`."""
+        (in cache) is multiplied by all of them instead, ~1.1 passes; or, where this machine's BLAS does that more
+        slowly than one pass per vector, one pass per vector (`_few_by_passes`, measured: see `_FEW_ROWS`). Batched,
+        not exact: see `make_exact`."""
         n = len(self._ids)
         queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         if n < BATCH_MIN_ROWS:
             return self.scores_many(queries)
+        if self._few_by_passes(n, queries):
+            return np.stack([self.scores(q) for q in queries])
+        return self._few_blocked(n, queries)
+
+    def _few_blocked(self, n: int, queries: np.ndarray) -> np.ndarray:
         columns = np.ascontiguousarray(queries.T)
         out = np.empty((n, len(queries)), dtype=np.float32)
         with _one_blas_thread():
@@ -798,6 +827,17 @@ class Store:
                 stop = min(start + _FEW_ROWS, n)
                 np.matmul(self._matrix[start:stop], columns, out=out[start:stop])
         return np.ascontiguousarray(out.T)
+
+    def _few_by_passes(self, n: int, queries: np.ndarray) -> bool:
+        """Whether one pass per vector beats the blocked product on this machine at about this size (timed once,
+        and again after the store has grown `_FEW_REMEASURE_GROWTH`-fold)."""
+        measured_at, by_passes = self._few_choice
+        if measured_at and n < _FEW_REMEASURE_GROWTH * measured_at:
+            return by_passes
+        blocked = _fastest(lambda: self._few_blocked(n, queries))
+        passes = _fastest(lambda: [self.scores(q) for q in queries])
+        self._few_choice = (n, passes < blocked)
+        return passes < blocked
 
     def make_exact(self, scores: np.ndarray, vector: np.ndarray, k: int, rows: np.ndarray | None = None) -> None:
         """In place: the scores of the k best `rows` (all rows when None), and of every row that could be among them,

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from engram import Engram, ExtractedFact, Extraction, ExtractionContext, Fact, Flags, Message
 from engram.deciders import ScriptedDecider
@@ -303,6 +303,29 @@ def measure_mem0_store(folder: Path, size: int, writes: int, queries: int, ancho
 # ---- report --------------------------------------------------------------------------------------------------
 
 
+def cpu_model() -> str:
+    """The CPU's model name as the kernel reports it (a figure names the CPU it was measured on)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def blas_kernel() -> str:
+    """The BLAS library, version and kernel numpy runs on (OpenBLAS picks its kernel by CPU; OPENBLAS_CORETYPE
+    forces one), read after a product has loaded it."""
+    np.ones((4, 4), dtype=np.float32) @ np.ones(4, dtype=np.float32)
+    found = [
+        f"{info.get('internal_api')} {info.get('version')}, {info.get('architecture')} kernel"
+        for info in threadpool_info()
+        if info.get("user_api") == "blas"
+    ]
+    return "; ".join(found) or "no BLAS found by threadpoolctl"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
@@ -316,6 +339,7 @@ def main() -> None:
         f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}, "
         f"{datetime.now().isoformat(timespec='minutes')}"
     )
+    print(f"CPU: {cpu_model()}; BLAS: {blas_kernel()}")
     loads = [os.getloadavg()[0]]
     for size in (int(s) for s in args.sizes.split(",")):
         anchor = Anchor(size)

@@ -346,8 +346,11 @@ def test_some_rows_passed_over_get_exactly_the_scores_of_the_whole_pass(tmp_path
     seed=st.integers(min_value=0, max_value=2**32 - 1),
     near_ties=st.integers(min_value=0, max_value=40),
     n=st.sampled_from([BATCH_MIN_ROWS - 1, BATCH_MIN_ROWS + 500, 5003]),
+    by_passes=st.booleans(),
 )
-def test_a_writes_picks_from_scores_taken_together_are_those_of_one_pass_each(tmp_path_factory, seed, near_ties, n):
+def test_a_writes_picks_from_scores_taken_together_are_those_of_one_pass_each(
+    tmp_path_factory, seed, near_ties, n, by_passes
+):
     # What a write reads from `scores_few` (its fact's and the next message's batched scores): the fact's cosine
     # candidates (open or closed by belief, minus the message's facts), its graph candidates (rows in groups), and
     # later, with facts added and a vector rewritten, the next message's similar facts under the mask saved then.
@@ -370,6 +373,7 @@ def test_a_writes_picks_from_scores_taken_together_are_those_of_one_pass_each(tm
     exclude = {f"m{r}#0" for r in rng.integers(n, size=5)}
     groups = [rng.integers(n, size=300), np.arange(n // 3, n // 3 + 400)]
     saved, rewrites = store.candidate_mask(), store.rewrite_count()
+    store._few_choice = (n, by_passes)  # either way of reading the vectors (the machine's timing picks one)
 
     first, upcoming = store.scores_few(queries)
     alone = store.scores(queries[0])
@@ -388,3 +392,25 @@ def test_a_writes_picks_from_scores_taken_together_are_those_of_one_pass_each(tm
     assert store.top(later, 10, candidates=saved, exact_for=queries[1]) == (
         store.top(store.scores(queries[1])[:n], 10, candidates=saved)
     )
+
+
+def test_how_a_few_vectors_are_scored_is_timed_once_and_again_only_after_the_store_grew_fourfold(
+    tmp_path, monkeypatch
+):
+    import engram._store as store_module
+
+    timed: list[int] = []
+    monkeypatch.setattr(store_module, "_fastest", lambda work: timed.append(1) or (0.5 if len(timed) % 2 else 1.0))
+    rng = np.random.default_rng(11)
+    n = BATCH_MIN_ROWS + 100
+    vectors = rng.standard_normal((4 * n, 384), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store = filled(tmp_path / "e.db", vectors[:n], [f"fact {i}" for i in range(n)], [False] * n)
+    queries = vectors[:2]
+    store.scores_few(queries)
+    store.scores_few(queries)
+    assert len(timed) == 2 and store._few_choice == (n, False)  # the blocked product timed faster here
+    with store.transaction():
+        store.add_facts([fact(i, f"fact {i}") for i in range(n, 4 * n)], vectors[n:])
+    store.scores_few(queries)
+    assert len(timed) == 4 and store._few_choice[0] == 4 * n
