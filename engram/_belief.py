@@ -36,8 +36,22 @@ def shift(b: float, delta: float) -> float:
 
 
 def initial_belief(relation_confidence: float, tentative: bool) -> float:
-    """A tentative fact starts undecided; an acted-on fact starts at the confidence of its relation."""
-    return config.INITIAL_TENTATIVE_BELIEF if tentative else clamp(relation_confidence)
+    """A tentative fact starts undecided; an acted-on fact starts at the confidence of its relation (clamped), or at
+    `config.INITIAL_ACTED_BELIEF` when that is set.
+
+    With the default, a fact acted on with no candidates (pi* = 1) starts at b_max = 0.98: one confirmed superseding
+    answer then closes it only if pi and pi' are both at least `single_update_close_bound()` (about 0.924), not the
+    0.85 of the zones; a pair at, say, 0.92 leaves it at about 0.27, open, until a second answer."""
+    if tentative:
+        return config.INITIAL_TENTATIVE_BELIEF
+    start = config.INITIAL_ACTED_BELIEF
+    return clamp(relation_confidence if start is None else start)
+
+
+def single_update_close_bound(start: float) -> float:
+    """The smallest pi = pi' with which one confirmed superseding answer closes a fact whose belief is `start`:
+    logit start - 2 logit pi < logit theta_close, i.e. pi > sigmoid((logit start - logit theta_close) / 2)."""
+    return sigmoid((logit(start) - logit(config.THETA_CLOSE)) / 2.0)
 
 
 def temporal_gate(temporal: Decision, flags: Flags) -> bool:

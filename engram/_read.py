@@ -163,7 +163,7 @@ class ReadPath:
             relation is not None
             and not relation.fallback
             and relation.chosen != NONE_RELATION
-            and relation.confidence >= config.THETA_ACT
+            and relation.confidence >= config.RELATION_PULL_CONFIDENCE
         ):
             result.query_relation = relation.chosen
             pulled = self.store.top_open_with_predicate(

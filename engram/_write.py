@@ -542,7 +542,9 @@ class WritePath:
     # ==== helpers ===============================================================================================
 
     def _new_fact(self, run: MessageRun, draft: ExtractedFact, index: int, vector: np.ndarray) -> NewFact:
-        subject, obj = normalize_entity(draft.subject), normalize_entity(draft.object)
+        # whose fact it is: the extractor's subject, or always the speaker (config.FACT_SUBJECT)
+        named = draft.subject if config.FACT_SUBJECT == "extracted" else run.message.speaker
+        subject, obj = normalize_entity(named), normalize_entity(draft.object)
         scores, batched = self._fact_scores(run, index, vector)
         return NewFact(
             draft=draft,

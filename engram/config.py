@@ -4,6 +4,8 @@ against the article's §3, so the paper and the code cannot drift apart silently
 
 from __future__ import annotations
 
+from typing import Literal
+
 # The five thresholds of the article's §3.
 THETA_ACT = 0.85  # a decision acts at pi* >= theta_act (also the bar for g_T and g_A)
 THETA_ESC = 0.60  # a superseding relation with pi* < theta_esc is escalated to an LLM
@@ -29,6 +31,23 @@ SHORTLIST_K = 30  # A(q) = Top_30 s_cos(q, .)
 FLOOR_K = 10  # the ten closest facts are kept even if judged irrelevant
 RELATION_PULL_K = 10  # currently valid facts of a named relation pulled in
 HISTORY_DEPTH = 5  # how many superseded generations a kept fact brings along
+
+# Choices the article leaves unstated, set to what the original implementation did (no committed result depends on
+# another value). Each has a test in tests/engram/test_unstated_settings.py; the article test records them apart.
+#
+# Where an acted-on fact's belief starts. None: clamp(pi*), the confidence of the answer that acted (the original).
+# Consequence: a fact stored with no candidates acts at pi* = 1 and starts at b_max = 0.98, so one confirmed
+# superseding answer (pi and pi' both counting) closes it only when both are at least about 0.924, the p with
+# 2 logit p = logit b_max - logit theta_close, which is above theta_act = 0.85; an answer pair at 0.85-0.92 leaves it
+# open just above theta_close and a second such answer closes it. A number here starts every acted fact there.
+INITIAL_ACTED_BELIEF: float | None = None
+# Whose fact an extracted fact is. "extracted": the subject the extractor names (the mem0 prompt and the rules
+# extractor name the speaker unless the sentence is about someone else), so the cardinality gate's same-subject test
+# and G(f) look at that person's facts. "speaker": every fact is the speaker's, whatever the extractor said.
+FACT_SUBJECT: Literal["extracted", "speaker"] = "extracted"
+# The read path pulls in the valid facts of the relation a question names when the query_relation answer chose a
+# relation with at least this confidence (the original used theta_act's value).
+RELATION_PULL_CONFIDENCE = 0.85
 
 # Models (names only; calls go through the LLM/DecisionBackend protocols).
 EXTRACT_MODEL = "claude-haiku-4-5"

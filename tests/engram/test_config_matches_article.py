@@ -37,6 +37,15 @@ ARTICLE_CAPS = {
 ARTICLE_R = {"new", "duplicate", "refinement", "update", "contradiction", "negates"}  # §3.2
 ARTICLE_S = {"update", "contradiction", "negates"}  # §3.2: S ⊂ R
 
+# What §3 leaves unstated: the original implementation's choices, each a setting with its own scenario test
+# (tests/engram/test_unstated_settings.py). Recorded here so a changed default is a visible departure.
+ORIGINAL_UNSTATED = {
+    "INITIAL_ACTED_BELIEF": None,  # clamp(pi*)
+    "FACT_SUBJECT": "extracted",
+    "RELATION_PULL_CONFIDENCE": 0.85,
+    "HISTORY_DEPTH": 5,
+}
+
 NUMBER_WORDS = {"three": 3, "five": 5, "ten": 10, "twenty": 20, "thirty": 30}
 
 
@@ -56,6 +65,11 @@ def test_each_cap_equals_the_article(name):
 
 def test_superseding_and_relation_sets_equal_the_article():
     assert set(RELATIONS) == ARTICLE_R and SUPERSEDING == ARTICLE_S
+
+
+@pytest.mark.parametrize("name", sorted(ORIGINAL_UNSTATED))
+def test_each_unstated_choice_keeps_the_original_default(name):
+    assert getattr(config, name) == ORIGINAL_UNSTATED[name]
 
 
 # ---- the same record, checked against the article's text when a maintainer has it ------------------------------
