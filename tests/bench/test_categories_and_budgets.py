@@ -62,3 +62,14 @@ def test_unequal_budgets_are_warned_and_match_tokens_picks_the_closest_k(capsys,
     )
     assert code == 0
     assert f"token matching: B at k={k} " in out and f"B: mem0 k={k} " in out
+
+
+def test_rescore_with_categories_summarises_only_those_and_writes_nothing(tmp_path, capsys, monkeypatch) -> None:
+    copy = tmp_path / "engram__k3.json"
+    copy.write_bytes((CONV30 / "engram__k3.json").read_bytes())
+    before = copy.read_bytes()
+    code, out, _ = run_cli(["rescore", str(copy), "--categories", "multi-hop,3"], capsys, monkeypatch)
+    assert code == 0 and copy.read_bytes() == before
+    answers = json.loads(before)["answers"]
+    n = sum(1 for x in answers if x["scored"] and x["category"] in ("multi-hop", "open-domain"))
+    assert "categories 1 multi-hop, 3 open-domain" in out and f"official         n={n} " in out

@@ -20,14 +20,19 @@ def rescore(
     ),
     errata_file: Path | None = typer.Option(None, "--errata", help="An errata file (default: the LoCoMo audit's)."),
     out: Path | None = typer.Option(None, "--out", help="With a non-official gold: write the rescored views here."),
+    categories: str | None = typer.Option(
+        None,
+        "--categories",
+        help="Summaries over these LoCoMo categories only (codes or names); writes nothing in place.",
+    ),
 ) -> None:
     """Recompute locomo-f1, locomo-adversarial, mem0-f1 and mem0-bleu1 (no model is called; labels stay).
 
     Files are rewritten IN PLACE (atomically, each whole); --check writes nothing. Copy them first to keep the old."""
     from bench.analysis.scoring.rescore import rescored
 
-    if gold != "official":
-        _under_golds(paths, gold, errata_file, out)
+    if gold != "official" or categories is not None:
+        _under_golds(paths, gold, errata_file, out, categories)
         return
     files = result_files_of(paths)
     # Every file is read and rescored before the first is written: a bad file leaves all of them untouched.
@@ -49,18 +54,27 @@ def register(app: typer.Typer) -> None:
     app.command("rescore")(rescore)
 
 
-def _under_golds(paths: list[str], gold: str, errata_file: Path | None, out: Path | None) -> None:
-    """Each file's LLM-free metrics under the official gold and under each named one; the views go to --out."""
+def _under_golds(
+    paths: list[str], gold: str, errata_file: Path | None, out: Path | None, categories: str | None = None
+) -> None:
+    """Each file's LLM-free metrics under the official gold and under each named one, over the kept categories;
+    the views go to --out."""
+    from bench.data.categories import describe_filter, keep_categories, parse_categories
+
+    kept = parse_categories(categories)
     from bench.analysis.gold import gold_summary, under_gold
     from bench.analysis.scoring.rescore import rescored
     from bench.analysis.sides import parse_golds
     from bench.data.audit import OFFICIAL, load_errata
 
     golds = [g for g in parse_golds(gold) if g != OFFICIAL]
+    typer.echo(f"rescore: {describe_filter(kept)} (LoCoMo's numbering)")
     errata = load_errata(errata_file)
     files = result_files_of(paths)
     views = [
-        (path, [under_gold(rescored(r), g, errata) for g in golds], r) for path in files for r in (read_result(path),)
+        (path, [keep_categories(under_gold(rescored(r), g, errata), kept) for g in golds], keep_categories(r, kept))
+        for path in files
+        for r in (read_result(path),)
     ]
     for path, seen, official in views:
         typer.echo(f"{path}")
