@@ -66,12 +66,19 @@ class Engram:
 
     @classmethod
     def offline(
-        cls, path: str | Path, *, flags: Flags = Flags(), embedder: Embedder | None = None, escalate: bool = True
+        cls,
+        path: str | Path,
+        *,
+        flags: Flags = Flags(),
+        embedder: Embedder | None = None,
+        escalate: bool = True,
+        extractor: Extractor | None = None,
     ) -> Engram:
         """The offline stack: rules extractor and rules decider (stand-ins) over the real MiniLM embedder. The
         escalate zone of §3.2 runs too, as in the harness's offline arms: a superseding answer with pi* < theta_esc
         goes to mem0's update prompt answered by the rules stand-in chat model (`RulesUpdateLLM`, the harness's
-        offline escalator), named by the stand-in's own version. `escalate=False` leaves such facts tentative."""
+        offline escalator), named by the stand-in's own version. `escalate=False` leaves such facts tentative.
+        `extractor`: another extractor in place of `RulesExtractor()` (e.g. `RulesExtractor(version=4)`)."""
         from engram._embed import MiniLMEmbedder
         from engram._extract import RulesExtractor
         from engram.deciders._rules import RulesDecider
@@ -84,7 +91,12 @@ class Engram:
 
             escalator = Mem0UpdateEscalator(RulesUpdateLLM(decider), model=decider.model)
         return cls(
-            path, extractor=RulesExtractor(), decider=decider, embedder=embedder, escalator=escalator, flags=flags
+            path,
+            extractor=extractor or RulesExtractor(),
+            decider=decider,
+            embedder=embedder,
+            escalator=escalator,
+            flags=flags,
         )
 
     # ---- write -----------------------------------------------------------------------------------------------

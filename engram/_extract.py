@@ -16,10 +16,11 @@ import json
 import os
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from engram import _lexical as lexical
 from engram import config
+from engram._exceptions import InvalidInput
 from engram._protocols import LLM
 from engram._types import ExtractedFact, Extraction, ExtractionContext, Message
 
@@ -169,34 +170,136 @@ def _predicate_hint(text: str) -> str:
     return max(evidence, key=lambda r: (evidence[r], -order.index(r)))
 
 
+# v4: words that introduce a person by their tie to the speaker ("my friend Tariq", "my sister Lena"): a fact whose
+# subject is such a named person is that person's, not the speaker's. A bare name is left the speaker's fact, since
+# it may be a pet's or a thing's ("Biscuit died": the speaker's loss, compared with "I have a dog named Biscuit").
+_PERSON_TIES = frozenset(
+    {
+        "friend",
+        "sister",
+        "brother",
+        "mother",
+        "mom",
+        "mum",
+        "father",
+        "dad",
+        "son",
+        "daughter",
+        "cousin",
+        "aunt",
+        "uncle",
+        "neighbor",
+        "neighbour",
+        "colleague",
+        "coworker",
+        "boss",
+        "roommate",
+        "flatmate",
+        "partner",
+        "wife",
+        "husband",
+        "boyfriend",
+        "girlfriend",
+        "grandma",
+        "grandpa",
+        "grandmother",
+        "grandfather",
+        "niece",
+        "nephew",
+    }
+)
+
+
+def _subjectless_first_person(sentence: str) -> str | None:
+    """v4: "Sold my Civic and bought a Tesla yesterday." leaves its "I" out; spaCy's small model then reads an
+    imperative or a name and the sentence states nothing. With "I" put back, a sentence whose main verb is in the
+    past tense is the speaker's report ("I sold my Civic ..."); an imperative ("Call me later") stays a command,
+    since its verb is not in the past tense."""
+    stated = _LEADING_FILLER.sub("", sentence).strip()
+    if not stated or lexical.is_question(stated) or stated.split()[0].lower() in {"i", "we", "i'm", "i've", "i'd"}:
+        return None
+    doc = lexical.parse(stated)
+    if any(t.dep_ in {"nsubj", "nsubjpass", "expl"} for t in doc):
+        return None
+    with_subject = "I " + (stated[:1].lower() + stated[1:] if not stated[:2].isupper() else stated)
+    head = next((t for t in lexical.parse(with_subject) if t.dep_ == "ROOT"), None)
+    if head is None or head.tag_ != "VBD" or not any(c.lower_ == "i" and c.dep_ == "nsubj" for c in head.children):
+        return None
+    return with_subject if states_something(with_subject) else None
+
+
+def _tied_names(text: str) -> set[str]:
+    """The names the text introduces by a tie to the speaker ("my cousin Ilse" -> {"Ilse"})."""
+    names: set[str] = set()
+    for token in lexical.parse(text):
+        if token.pos_ == "PROPN" and any(
+            w.lemma_.lower() in _PERSON_TIES and any(c.lower_ in {"my", "our"} for c in w.children)
+            for w in (token.head, *token.children)
+        ):
+            names.add(token.text)
+    return names
+
+
+def _named_person_subject(sentence: str, known: set[str]) -> str | None:
+    """v4: the named person a sentence is about when the speaker ties them to herself, here ("My friend Tariq moved
+    to Leeds" -> "Tariq") or in an earlier message (`known`: "Tariq lives in York now"); None when the sentence is
+    about the speaker or names nobody that way (a bare name may be a pet's: it stays the speaker's fact)."""
+    doc = lexical.parse(sentence)
+    subject = next((t for t in doc if t.dep_ in {"nsubj", "nsubjpass"}), None)
+    if subject is None:
+        return None
+    if any(t.lower_ in {"i", "we"} for t in subject.subtree):
+        return None  # "my uncle Piet and I went fishing": the speaker's own report too
+    names = [t.text for t in subject.subtree if t.pos_ == "PROPN"]
+    persons = [n for n in names if n in known | _tied_names(sentence)]
+    return persons[0] if persons else None
+
+
 class RulesExtractor:
     """OFFLINE STAND-IN for LLM extraction: one draft per stating sentence, first person resolved to the speaker.
 
     Deterministic: the same message always yields the same drafts. It reads only the message (the context is
     accepted for protocol compatibility), so it cannot resolve "she" or "it" the way an LLM would.
+
+    `version` 3 (the default, what every committed offline result used) or 4, which also keeps first-person
+    statements that leave their "I" out ("Moved to Leeds in May.") and makes a fact about a person the speaker names
+    by a tie ("my cousin Ilse ...") that person's fact (subject Ilse), so it is compared with Ilse's facts and not
+    taken as the speaker's own. The version is in the model name, hence in every cache key.
     """
 
     name = "rules"
-    model = "rules-extractor-standin-v3"  # v3: the relation hints of rules-standin-v6/v7's lexicon
+
+    def __init__(self, version: Literal[3, 4] = 3) -> None:
+        if version not in (3, 4):
+            raise InvalidInput(f"RulesExtractor version: expected 3 or 4, found {version!r}")
+        self.version = version
+        # v3: the relation hints of rules-standin-v6/v7's lexicon; v4: subjectless statements and named persons
+        self.model = f"rules-extractor-standin-v{version}"
 
     def extract(self, message: Message, context: ExtractionContext) -> Extraction:
         drafts: list[ExtractedFact] = []
         seen: set[str] = set()
-        for sentence in lexical.sentences(message.text):
+        known = {n for m in context.previous for n in _tied_names(m.text)} if self.version >= 4 else set()
+        for said in lexical.sentences(message.text):
+            sentence = said
             if not states_something(sentence):
-                continue
+                restored = _subjectless_first_person(sentence) if self.version >= 4 else None
+                if restored is None:
+                    continue
+                sentence = restored
             stated = _LEADING_FILLER.sub("", sentence).strip()
             text = lexical.first_person_to(stated[:1].upper() + stated[1:], message.speaker).rstrip(" .!;,")
             if text.lower() in seen:
                 continue
             seen.add(text.lower())
+            person = _named_person_subject(stated, known) if self.version >= 4 else None
             drafts.append(
                 ExtractedFact(
                     text=text,
-                    subject=message.speaker,
+                    subject=person or message.speaker,
                     object=_object_phrase(text),
                     predicate_hint=_predicate_hint(text),
-                    source_text=sentence,
+                    source_text=said,  # the words as said, without a restored "I"
                 )
             )
         return Extraction(facts=drafts)
