@@ -7,8 +7,11 @@ Formats:
   (locomo_<i>_qa<j>), question, golden_answer, generated_answer, llm_judgments: {judgment_<n>: bool}, category}]}}`.
   Each question's label is the mean of its judgments; each judgment run becomes one replicate (replicate r<n-1>
   holds judgment_<n>'s labels), so `compare` pairs the first run and shows the spread of all.
-- `mem0` (mem0's `evaluation/` output) and `locomo` (LoCoMo's own evaluation output) are named formats whose readers
-  are not written yet: asking for one is refused in one line, never guessed.
+- `mem0`: mem0's `evaluation/evals.py` output, `{<conversation index>: [{question, answer, response, category,
+  bleu_score, f1_score, llm_score}]}` (category 5 skipped, as mem0 does): each question is found by conversation
+  index and question text, its label is `llm_score`; the file carries no aggregates to check.
+- `locomo` (LoCoMo's own evaluation output) is a named format whose reader is not written yet: asking for it is
+  refused in one line, never guessed (its output grades by F1, with no judge label to import).
 
 Every import keeps its provenance: the `imported` stack, the source path and SHA-256, the judge the file states (or
 `--judge`), and checks the file's own aggregates (`total_questions`, `correct`, `accuracy`) against what it
@@ -151,7 +154,42 @@ def read_rows(path: Path, fmt: str) -> list[Row]:
         raise DataError(f"{path}: expected JSON, found a parse error: {exc}") from exc
     if fmt == "eval-results":
         return eval_results_rows(document, str(path))
-    raise DataError(f"{path}: --format {fmt}: not readable yet; expected --format eval-results")
+    if fmt == "mem0":
+        return mem0_rows(document, str(path))
+    raise DataError(f"{path}: --format {fmt}: not readable yet; expected --format eval-results or mem0")
+
+
+def mem0_rows(document: Any, where: str) -> list[Row]:
+    """Rows of mem0's evaluation output: per conversation index, records with question, response, category and a
+    0/1 `llm_score`. The file has no question ids: each record is the first question of that conversation with the
+    same text not already taken (LoCoMo repeats a few questions; they keep their order)."""
+    if not isinstance(document, dict) or not document:
+        raise DataError(
+            f"{where}: expected mem0's evaluation object {{conversation index: [records]}}, found {type(document).__name__}"
+        )
+    order, known = _locomo()
+    rows: list[Row] = []
+    for key, records in document.items():
+        if not str(key).isdigit() or int(key) >= len(order) or not isinstance(records, list):
+            raise DataError(f"{where}: key {key!r}: expected a conversation index below {len(order)} with a list")
+        conversation = order[int(key)]
+        free = [q for q, entry in known.items() if entry["conversation"] == conversation]
+        for i, record in enumerate(records):
+            at = f"{where}: [{key}][{i}]"
+            if not isinstance(record, dict) or not {"question", "response", "llm_score"} <= set(record):
+                raise DataError(f"{at}: expected question, response and llm_score, found {str(record)[:80]!r}")
+            text = str(record["question"]).strip()
+            qid = next((q for q in free if str(known[q]["qa"]["question"]).strip() == text), None)
+            if qid is None:
+                raise DataError(
+                    f"{at}: field question: expected a question of {conversation} not already given, found {text[:60]!r}"
+                )
+            free.remove(qid)
+            score = record["llm_score"]
+            if score not in (0, 1) or isinstance(score, bool):
+                raise DataError(f"{at}: field llm_score: expected 0 or 1, found {score!r}")
+            rows.append(_row(qid, record.get("category"), record["response"], [score == 1], known, at))
+    return rows
 
 
 def results_of(

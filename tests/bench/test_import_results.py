@@ -114,5 +114,53 @@ def test_a_small_clean_copy_imports_and_a_format_without_a_reader_is_refused(tmp
     )
     assert code == 0, err
     assert len(read_result(tmp_path / "ok" / "locomo" / "conv-26" / "imported.json").answers) == 12
-    code, _, err = run_cli(["import-results", str(source), "--format", "mem0"], capsys, monkeypatch)
-    assert code == 2 and "--format mem0" in err
+    code, _, err = run_cli(["import-results", str(source), "--format", "locomo"], capsys, monkeypatch)
+    assert code == 2 and "--format locomo" in err
+
+
+def _mem0_file(tmp_path: Path, question_of=lambda q: q["question"]) -> tuple[Path, list[tuple[int, dict]]]:
+    """mem0's evaluation output for conversation index 1's first six scored questions, every other one judged right."""
+    conversation = json.loads((REPO_ROOT / "data" / "locomo" / "locomo10.json").read_text(encoding="utf-8"))[1]
+    picked = [(j, qa) for j, qa in enumerate(conversation["qa"]) if qa["category"] != 5][:6]
+    records = [
+        {
+            "question": question_of(qa),
+            "answer": str(qa["answer"]),
+            "response": f"reply {n}",
+            "category": qa["category"],
+            "bleu_score": 0.0,
+            "f1_score": 0.0,
+            "llm_score": n % 2,
+        }
+        for n, (_, qa) in enumerate(picked)
+    ]
+    path = tmp_path / "mem0_eval.json"
+    path.write_text(json.dumps({"1": records}), encoding="utf-8")
+    return path, picked
+
+
+def test_mem0_evaluation_output_imports_by_conversation_and_question_text(tmp_path, capsys, monkeypatch) -> None:
+    source, picked = _mem0_file(tmp_path)
+    out = tmp_path / "m"
+    code, _, err = run_cli(
+        ["import-results", str(source), "--format", "mem0", "--name", "mem0-paper", "--out", str(out)],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 0, err
+    [written] = list(out.glob("locomo/*/mem0-paper.json"))
+    result = read_result(written)
+    sample = written.parent.name
+    assert [a.question_id for a in result.answers] == [f"{sample}:{j}" for j, _ in picked]
+    assert [a.label for a in result.answers] == ["WRONG", "CORRECT"] * 3
+    assert result.answers[1].answer == "reply 1"
+
+
+def test_a_mem0_question_that_locomo_lacks_is_one_line(tmp_path, capsys, monkeypatch) -> None:
+    source, _ = _mem0_file(tmp_path, question_of=lambda q: q["question"] + " (reworded)")
+    code, _, err = run_cli(
+        ["import-results", str(source), "--format", "mem0", "--out", str(tmp_path / "x")], capsys, monkeypatch
+    )
+    assert (
+        code == 2 and not (tmp_path / "x").exists() and "field question" in err and len(err.strip().splitlines()) == 1
+    )

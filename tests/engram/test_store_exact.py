@@ -394,9 +394,7 @@ def test_a_writes_picks_from_scores_taken_together_are_those_of_one_pass_each(
     )
 
 
-def test_how_a_few_vectors_are_scored_is_timed_once_and_again_only_after_the_store_grew_fourfold(
-    tmp_path, monkeypatch
-):
+def test_how_a_few_vectors_are_scored_is_timed_once_and_again_only_after_the_store_grew_fourfold(tmp_path, monkeypatch):
     import engram._store as store_module
 
     timed: list[int] = []

@@ -12,7 +12,9 @@ from bench.vocab import RUNS_DIR
 
 def import_results(
     files: list[Path] = typer.Argument(..., help="Published per-question result files."),
-    fmt: str = typer.Option(..., "--format", help="eval-results (EverMemOS/MemOS) | mem0 | locomo."),
+    fmt: str = typer.Option(
+        ..., "--format", help="eval-results (EverMemOS/MemOS) | mem0 (evals.py) | locomo (refused: no reader yet)."
+    ),
     name: str = typer.Option("imported", "--name", help="The arm name the imported files carry."),
     out: Path = typer.Option(None, "--out", help="Root of the new files (default runs/imported/<name>/)."),
     judge: str = typer.Option(
