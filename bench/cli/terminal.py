@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+import threading
+import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bench import settings
 
@@ -78,3 +81,43 @@ def step(description: str, enabled: bool = True, console: Console | None = None)
     with spinner:
         spinner.add_task(description, total=None)
         yield
+
+
+class PlainProgress:
+    """Progress for a run whose output is not a terminal (CI, nohup, a pipe): rich draws nothing there, so this
+    prints one plain line per task every `every_s` seconds (and when a task finishes) on stderr. It offers the
+    part of rich's Progress the runner uses: a context manager with `add_task` and `advance`."""
+
+    def __init__(self, every_s: float = 5.0, stream: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every_s = every_s
+        self.stream = stream
+        self.clock = clock
+        self._tasks: dict[int, list[Any]] = {}  # id -> [description, total, done, started, last printed]
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: float | None = None) -> int:
+        with self._lock:
+            task = len(self._tasks)
+            now = self.clock()
+            self._tasks[task] = [description, total, 0.0, now, now]
+        return task
+
+    def advance(self, task: int, advance: float = 1.0) -> None:
+        with self._lock:
+            entry = self._tasks[task]
+            entry[2] += advance
+            now = self.clock()
+            finished = entry[1] is not None and entry[2] >= entry[1]
+            if not finished and now - entry[4] < self.every_s:
+                return
+            entry[4] = now
+            description, total, done, started = entry[0], entry[1], entry[2], entry[3]
+        share = f" ({done / total:.0%})" if total else ""
+        of = f"/{total:g}" if total is not None else ""
+        print(f"{description}: {done:g}{of}{share}, {now - started:.0f} s", file=self.stream or sys.stderr, flush=True)

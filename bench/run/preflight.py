@@ -116,18 +116,34 @@ class Preflight:
             return modes.pop()
         return ", ".join(f"{p} {self.modes[p]}" for p in paid)
 
+    def roles_used(self) -> list[str]:
+        """The stack roles this arm calls (its system's write roles, then answer, judge, count_tokens); every role
+        when the system does not say."""
+        if self.arm_spec is None:
+            return sorted(self.stack.models)
+        from bench.systems import get_system
+
+        writes = get_system(self.arm_spec.system).write_roles(self.arm_spec.settings)
+        if writes is None:
+            return sorted(self.stack.models)
+        return [r for r in (*writes, "answer", "judge", "count_tokens") if r in self.stack.models]
+
     def banner(self, estimate: SpendEstimate | None) -> str:
-        models = " ".join(f"{role}={model}" for role, model in sorted(self.stack.models.items()))
-        return " | ".join(
+        """A few short lines: what runs where, the models of the roles this arm uses (one line per model), the
+        budget and where results go."""
+        by_model: dict[str, list[str]] = {}
+        for role in self.roles_used():
+            by_model.setdefault(self.stack.models[role], []).append(role)
+        models = [f"  {', '.join(roles)}: {model}" for model, roles in by_model.items()]
+        return "\n".join(
             (
-                f"run {self.arm} on {self.slice_name}",
-                f"stack {self.stack.name} ({self.stack.label})",
-                f"mode {self.mode_text()}",
-                f"models {models}",
-                f"budget {usd(self.run_limit_usd)} per run, {usd(self.total_limit_usd)} total "
-                f"({usd(self.spent_usd)} spent so far)",
-                f"results -> {_shown(self.destination)}",
-                f"estimate: {estimate.describe() if estimate else 'none made (no plan for this run)'}",
+                f"run {self.arm} on {self.slice_name} | stack {self.stack.name} ({self.stack.label})",
+                f"  mode {self.mode_text()}",
+                *models,
+                f"  budget {usd(self.run_limit_usd)} per run, {usd(self.total_limit_usd)} total "
+                f"({usd(self.spent_usd)} spent so far) | estimate: "
+                f"{estimate.describe() if estimate else 'none made (no plan for this run)'}",
+                f"  results -> {_shown(self.destination)}",
             )
         )
 

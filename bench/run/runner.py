@@ -42,7 +42,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from bench import settings
 from bench.analysis import judge, metrics, scoring
 from bench.analysis.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
-from bench.cli.terminal import step
+from bench.cli.terminal import PlainProgress, step
 from bench.data import files as data
 from bench.data.slices import Slice, SliceQuestion
 from bench.errors import ConfigError, ResultError, RunLocked
@@ -1077,7 +1077,11 @@ def _relative(path: Path, root: Path) -> str:
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Progress]:
+def _progress(enabled: bool) -> Iterator[Any]:
+    if enabled and not sys.stderr.isatty():  # rich draws nothing off a terminal: a plain line every few seconds
+        with PlainProgress() as plain:
+            yield plain
+        return
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

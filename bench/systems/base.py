@@ -189,6 +189,13 @@ class System(ABC):
     #: them from the offline run of the arm).
     MODEL_CALLS_PER_MESSAGE: ClassVar[Mapping[str, int] | None] = None
 
+    @classmethod
+    def write_roles(cls, settings: Mapping[str, Any]) -> tuple[str, ...] | None:
+        """The stack roles this system calls while writing, for the run banner (answer, judge and count_tokens are
+        every run's). None: not declared, so the banner names every role. Default: the fixed per-message calls."""
+        fixed = cls.MODEL_CALLS_PER_MESSAGE
+        return None if fixed is None else tuple(role for role, n in fixed.items() if n > 0)
+
     def __init__(self, settings: Mapping[str, Any], context: SystemContext) -> None:
         self.settings = dict(settings)
         self.context = context

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
@@ -73,6 +73,11 @@ class EngramSystem(System):
         Setting("relation_decider", str, "typed", "who decides relations to candidates", RELATION_DECIDERS),
         *_flag_settings(),
     )
+
+    @classmethod
+    def write_roles(cls, settings: Mapping[str, Any]) -> tuple[str, ...] | None:
+        llm = settings.get("relation_decider", "typed") == "llm_update"
+        return ("extract", "decide", "escalate", *(("llm_decider",) if llm else ()))
 
     def __init__(self, settings: dict[str, Any], context: SystemContext) -> None:
         super().__init__(settings, context)

@@ -85,7 +85,7 @@ def test_after_a_recorded_run_the_plan_counts_its_calls_as_cached(sandbox: Path,
             capsys,
         )
         assert code == 0, err
-        banner = next(line for line in out.splitlines() if line.startswith("run full-context"))
+        banner = out[out.index("run full-context") :].split("\n\n")[0]
         assert "estimate: up to $" in banner and "uncached of 7 calls (0% cached)" in banner
     after = plan_json(["full-context", "--stack", "openai", "--limit", "2"], monkeypatch, capsys)
     assert before["calls"] == after["calls"] == 7 and before["cached"] == 0

@@ -13,6 +13,7 @@ from fakeservers import FakeModelServer
 from bench.cli.program import main
 from bench.data.slices import load_slice
 from bench.models.stacks import build_stack
+from bench.run.arms import load_arm
 from bench.run.preflight import Preflight, SpendEstimate, SpendNotConfirmed, announce_and_confirm, use_estimator
 from bench.run.runner import RunOptions, run_arm
 
@@ -71,20 +72,24 @@ def test_a_key_in_the_environment_does_not_switch_run_to_the_paid_stack(
     assert code == 0, captured.err
     [written] = sorted(out.glob("*.json"))
     assert json.loads(written.read_text())["stack"] == "offline"
-    banner = captured.out.splitlines()[0]
+    banner = captured.out.split("\n\n")[0]
     assert banner.startswith("run raw-turn-rag on dev | stack offline")
     assert "mode local" in banner and f"results -> {out}" in banner
 
 
 def test_the_banner_says_stack_mode_models_budgets_destination_and_estimate() -> None:
-    line = preflight("paper", {"anthropic": "replay", "jev": "replay"}).banner(None)
+    line = preflight("paper", {"anthropic": "replay", "jev": "replay"}, arm_spec=load_arm("mem0")).banner(None)
 
-    assert len(line.splitlines()) == 1
+    lines = line.splitlines()
+    assert 4 <= len(lines) <= 12 and max(len(one) for one in lines) < 120  # a few short lines, not one long one
     assert "stack paper" in line and "mode replay" in line
-    assert "extract=anthropic/claude-haiku-4-5" in line and "decide=jev/jev-1.13.0" in line
+    # one line per model, naming the roles it serves for this arm (mem0 calls no decide or llm_decider)
+    assert "  extract: anthropic/claude-haiku-4-5" in lines and "decide" not in line and "llm_decider" not in line
     assert "$20.00 per run, $100.00 total ($12.50 spent so far)" in line
     assert "results -> /somewhere/runs/offline/dev/mem0/r1" in line
     assert "estimate: none made" in line
+    every_role = preflight("paper", {"anthropic": "replay", "jev": "replay"}).banner(None)  # no arm: all roles
+    assert "decide" in every_role and "llm_decider" in every_role
     estimated = preflight("paper", {"anthropic": "live", "jev": "replay"}).banner(SpendEstimate(1.25, 40, "plan"))
     assert "mode anthropic live, jev replay" in estimated and "up to $1.25 for 40 uncached call(s)" in estimated
 
