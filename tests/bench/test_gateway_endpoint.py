@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -344,3 +347,21 @@ def test_a_stats_reply_carries_run_health_counts_and_a_malformed_one_is_one_line
     with pytest.raises(SystemFailed) as refused:
         wire.read_stats({"stored": 4, "health": {"empty_notes": -1}}, "system 'x': POST /stats")
     assert "health.empty_notes" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_gateway_serve_prints_its_url_answers_until_stopped_and_says_what_it_served(sandbox: Path) -> None:
+    env = {**os.environ, "ENGRAM_CACHE_DIR": str(sandbox / "cache"), "PYTHONPATH": str(Path.cwd())}
+    command = [sys.executable, "-m", "bench", "gateway", "serve", "--stack", "offline", "--port", "0"]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        base_url = first.split()[2]
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+        listed = openai.OpenAI(base_url=base_url, api_key="x", max_retries=0).models.list()
+        assert "engram-bench/judge" in [m.id for m in listed]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err
+    assert "gateway endpoint stopped; served:" in out
