@@ -73,18 +73,20 @@ class Engram:
         embedder: Embedder | None = None,
         escalate: bool = True,
         extractor: Extractor | None = None,
+        decider: DecisionBackend | None = None,
     ) -> Engram:
         """The offline stack: rules extractor and rules decider (stand-ins) over the real MiniLM embedder. The
         escalate zone of §3.2 runs too, as in the harness's offline arms: a superseding answer with pi* < theta_esc
         goes to mem0's update prompt answered by the rules stand-in chat model (`RulesUpdateLLM`, the harness's
         offline escalator), named by the stand-in's own version. `escalate=False` leaves such facts tentative.
-        `extractor`: another extractor in place of `RulesExtractor()` (e.g. `RulesExtractor(version=4)`)."""
+        `extractor`, `decider`: others in place of `RulesExtractor()` and `RulesDecider()` (e.g. the opt-in
+        revisions `RulesExtractor(version=4)`, `RulesDecider(embedder, version=9)`); the escalator asks the decider."""
         from engram._embed import MiniLMEmbedder
         from engram._extract import RulesExtractor
         from engram.deciders._rules import RulesDecider
 
         embedder = embedder or MiniLMEmbedder()
-        decider = RulesDecider(embedder)
+        decider = decider or RulesDecider(embedder)
         escalator = None
         if escalate:
             from engram.deciders._llm import RulesUpdateLLM

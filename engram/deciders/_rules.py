@@ -31,7 +31,7 @@ import numpy as np
 import scipy.special
 
 from engram import _lexical as lexical
-from engram._exceptions import MissingInput
+from engram._exceptions import InvalidInput, MissingInput
 from engram._protocols import Embedder
 from engram._types import NO, YES, Ask, Decision
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
@@ -271,6 +271,12 @@ def _replaces(text: str) -> bool:
     return bool(changes & ENDING_CHANGE_VERBS) and bool(changes & TAKING_UP_VERBS)
 
 
+def _not_yet(text: str) -> bool:
+    """ "hasn't moved to York yet", "not ... yet": a negated verb with "yet", which says a change is still to come."""
+    doc = lexical.parse(text)
+    return any(t.dep_ == "neg" for t in doc) and any(t.lower_ == "yet" for t in doc)
+
+
 def _top_edge(text: str) -> str:
     """The relation type with the most cue evidence, or the fallback when no cue fires."""
     evidence = lexical.edge_evidence(text)
@@ -345,7 +351,15 @@ class RulesDecider:
     name = "rules"
     model = MODEL_VERSION
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
+    def __init__(self, embedder: Embedder | None = None, version: int = 8) -> None:
+        """`version` 8 (the default, what every committed offline result used) or 9, an opt-in revision that reads
+        "not ... yet" as a plan still open ("hasn't moved to York yet"), never as the plan's negation. The version
+        is in the model name, hence in every cache key."""
+        if version not in (8, 9):
+            raise InvalidInput(f"RulesDecider version: expected 8 or 9, found {version!r}")
+        self.version = version
+        if version != 8:
+            self.model = f"rules-standin-v{version}"
         if embedder is None:
             from engram._embed import MiniLMEmbedder
 
@@ -480,6 +494,9 @@ class RulesDecider:
                 scores["current"] += weight * 1.0  # "lives", "is": a plain present-tense statement
             if lexical.cues_in(source, ("now", "currently", "these days", "nowadays", "anymore", "no longer")):
                 scores["current"] += weight * 1.5
+            if self.version >= 9 and _not_yet(source):
+                # "hasn't moved yet": the change is still to come, so the plan stays open (v9)
+                scores["planned"] += weight * 4.0
         return scores
 
     def _temporal_status(self, ask: Ask, request: _Request) -> dict[str, float]:

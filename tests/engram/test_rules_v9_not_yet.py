@@ -1,0 +1,80 @@
+"""`RulesDecider(version=9)`, an OFFLINE STAND-IN revision that is opt-in (every committed offline result used
+version 8, the default): "not ... yet" says a plan is still open, so it never negates the plan; a real negation, a
+plan carried out and a value given up still act as before.
+
+Scenarios go through the public API: `Engram.offline(..., decider=RulesDecider(minilm, version=9))`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from engram import Engram, InvalidInput
+from engram.deciders import RulesDecider
+
+SAID = datetime(2024, 11, 4, 12, 0)
+
+
+def memory_with(tmp_path, minilm, version: int, speaker: str, *messages: str) -> Engram:
+    memory = Engram.offline(tmp_path / f"v{version}.db", embedder=minilm, decider=RulesDecider(minilm, version=version))
+    for n, text in enumerate(messages):
+        memory.add(text, speaker=speaker, when=SAID + timedelta(days=8 * n))
+    return memory
+
+
+def is_open(memory: Engram, words: str) -> bool:
+    return any(words in f.text and f.is_open for f in memory.facts(valid_only=False))
+
+
+def test_the_default_is_still_version_8_so_no_cache_key_moves(minilm):
+    assert RulesDecider(minilm).model == "rules-standin-v8" == RulesDecider.model
+    assert RulesDecider(minilm, version=9).model == "rules-standin-v9"
+    with pytest.raises(InvalidInput, match="expected 8 or 9"):
+        RulesDecider(minilm, version=10)
+
+
+NOT_YET = [
+    ("Oskar", "I'm planning to move to York.", "I haven't moved to York yet.", "planning to move"),
+    ("Dagny", "I want to learn the cello.", "I have not started cello lessons yet.", "learn the cello"),
+    (
+        "Ulla",
+        "I hope to adopt a greyhound.",
+        "We still haven't adopted the greyhound yet, the shelter is slow.",
+        "adopt a greyhound",
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("speaker", "plan", "not_yet", "plan_words"), NOT_YET)
+def test_not_yet_leaves_the_plan_open_and_is_itself_a_plan(tmp_path, minilm, speaker, plan, not_yet, plan_words):
+    memory = memory_with(tmp_path, minilm, 9, speaker, plan, not_yet)
+    assert is_open(memory, plan_words) and not memory.stats()["closes"]
+    later = memory.facts()[-1]
+    assert later.temporal_status == "planned"
+
+
+@pytest.mark.slow
+def test_version_8_read_not_yet_as_the_plans_negation(tmp_path, minilm):
+    # the gap v9 closes, kept visible: the default stand-in closes the plan
+    speaker, plan, not_yet, plan_words = NOT_YET[0]
+    memory = memory_with(tmp_path, minilm, 8, speaker, plan, not_yet)
+    assert not is_open(memory, plan_words)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("plan", "done", "plan_words"),
+    [("I'm planning to move to York.", "I moved to York last week.", "planning to move")],
+)
+def test_a_plan_carried_out_still_closes_as_fulfilled(tmp_path, minilm, plan, done, plan_words):
+    memory = memory_with(tmp_path, minilm, 9, "Oskar", plan, done)
+    assert not is_open(memory, plan_words) and memory.stats()["closes"].get("fulfilled") == 1
+
+
+@pytest.mark.slow
+def test_a_plain_negation_without_yet_still_negates(tmp_path, minilm):
+    memory = memory_with(tmp_path, minilm, 9, "Oskar", "I live in Leeds.", "I don't live in Leeds anymore.")
+    assert not is_open(memory, "lives in Leeds")
