@@ -22,9 +22,10 @@ from matplotlib.transforms import Bbox
 
 from bench.analysis.stats.calibration import confidences, correct
 from bench.report.calibration import MARKED_THETAS, CalibrationCell, theta_id
+from bench.report.fingerprint import figure_fingerprint
 from bench.report.heldout import ROW_LABELS
 from bench.report.numbers import Numbers
-from bench.results.atomic import write_bytes
+from bench.results.atomic import write_bytes, write_text
 from bench.results.schema import SCORED_CATEGORIES
 
 FORMATS = ("svg", "pdf", "png")
@@ -501,16 +502,29 @@ def available(numbers: Numbers, calibration: list[CalibrationCell]) -> list[Figu
     return out
 
 
+FINGERPRINT_SUFFIX = ".fingerprint"
+
+
 def render_figure(spec: FigureSpec, ctx: FigureContext, out_dir: Path) -> list[Path]:
-    """Draw once, save in every format with fixed metadata; returns the written paths."""
+    """Draw once; save in every format with fixed metadata, but only when what the figure draws changed: its
+    fingerprint (bench.report.fingerprint: data and style, never pixels) is kept in `<name>.fingerprint` beside it,
+    so a rebuild on another CPU, whose PNG rasteriser rounds a few pixels differently, leaves the files alone.
+    Returns the figure's paths (written now or already current)."""
     ctx.used = []
     fig = spec.draw(ctx)
     spec.number_ids = sorted(set(ctx.used))
-    written = []
+    paths = [out_dir / f"{spec.name}.{fmt}" for fmt in FORMATS]
+    sidecar = out_dir / f"{spec.name}{FINGERPRINT_SUFFIX}"
+    fingerprint = figure_fingerprint(fig, spec.draw)
+    current = sidecar.is_file() and sidecar.read_text(encoding="utf-8").strip() == fingerprint
+    if current and all(path.is_file() for path in paths):
+        plt.close(fig)
+        return paths
     metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}, "png": {"Software": None}}
-    for fmt in FORMATS:
+    for fmt, path in zip(FORMATS, paths, strict=True):
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt, metadata=metadata[fmt], dpi=150 if fmt == "png" else None)
-        written.append(write_bytes(out_dir / f"{spec.name}.{fmt}", buffer.getvalue()))
+        write_bytes(path, buffer.getvalue(), f"figure {spec.name} ({fmt})")
+    write_text(sidecar, fingerprint + "\n", f"the fingerprint of figure {spec.name}")  # last: a crash redraws
     plt.close(fig)
-    return written
+    return paths
