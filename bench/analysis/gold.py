@@ -20,6 +20,7 @@ from typing import Any
 from bench.analysis.judge import evidence_recall
 from bench.analysis.scoring.score import llm_free_scores
 from bench.data.audit import AUDITED, AUDITED_EXCLUDE, OFFICIAL, Errata, check_gold, load_errata
+from bench.data.categories import with_answers
 from bench.results.schema import Answer, Result
 
 # What a result states about the gold its labels were judged against (set by `rejudge --gold`).
@@ -53,11 +54,7 @@ def under_gold(result: Result, gold: str, errata: Errata | None = None) -> Resul
     else:
         answers = [audited_answer(a, errata) for a in result.answers]
     seen = _gold_block(result, gold, errata, len(result.answers) - len(answers))
-    rest = {n: getattr(result, n) for n in result.__dataclass_fields__ if n not in _DERIVED}
-    return replace(Result.build(answers=answers, **rest), extras={**result.extras, "gold": seen})
-
-
-_DERIVED = frozenset({"answers", "accuracy", "accuracy_by_category"})
+    return replace(with_answers(result, answers), extras={**result.extras, "gold": seen})
 
 
 def _gold_block(result: Result, gold: str, errata: Errata, dropped: int) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from bench.analysis.gold import labels_gold
 from bench.analysis.parity import match_line, match_tokens
 from bench.analysis.stats import require_same_questions
 from bench.data.audit import AUDITED, Errata, check_gold
+from bench.data.categories import with_answers
 from bench.errors import ResultError
 from bench.results.schema import Result
 
@@ -92,8 +93,4 @@ def restricted(side: ComparisonSide, ids: set[str]) -> ComparisonSide:
 
 
 def _only(result: Result, ids: set[str]) -> Result:
-    rest = {n: getattr(result, n) for n in result.__dataclass_fields__ if n not in _DERIVED}
-    return Result.build(answers=[a for a in result.answers if a.question_id in ids], **rest)
-
-
-_DERIVED = frozenset({"answers", "accuracy", "accuracy_by_category"})
+    return with_answers(result, [a for a in result.answers if a.question_id in ids])

@@ -17,16 +17,19 @@ from dataclasses import replace
 
 from bench.data.datasets.locomo import LOCOMO
 from bench.errors import DataError
-from bench.results.schema import LOCOMO_CATEGORY_NAMES, Answer, Result
+from bench.results.schema import Answer, Result
 
 ADVERSARIAL_CODE = 5
 # The names mem0's evaluation gives LoCoMo's codes (an alias map: the codes are LoCoMo's, the names differ).
 MEM0_NAMES = dict(LOCOMO.numberings["mem0"])
-_CODE_OF = {name: code for code, name in LOCOMO_CATEGORY_NAMES.items()}
+# LoCoMo's own codes, from its dataset declaration: {code: name}
+LOCOMO_CODES = dict(LOCOMO.codes)
+_CODE_OF = {name: code for code, name in LOCOMO_CODES.items()}
+_MEM0_DIFFERS = ", ".join(f"{code} {name}" for code, name in sorted(MEM0_NAMES.items()) if LOCOMO_CODES[code] != name)
 NUMBERING_LINE = (
     "categories in LoCoMo's numbering (locomo10.json): "
-    + ", ".join(f"{code} {name}" for code, name in sorted(LOCOMO_CATEGORY_NAMES.items()))
-    + " (mem0 calls 1 single-hop, 3 multi-hop, 4 open-domain)"
+    + ", ".join(f"{code} {name}" for code, name in sorted(LOCOMO_CODES.items()))
+    + f" (mem0 calls {_MEM0_DIFFERS})"
 )
 
 
@@ -47,12 +50,12 @@ def parse_categories(text: str | None, where: str = "--categories") -> frozenset
         return None
     kept: set[str] = set()
     for part in (p.strip() for p in text.split(",")):
-        if part.isdigit() and int(part) in LOCOMO_CATEGORY_NAMES:
-            kept.add(LOCOMO_CATEGORY_NAMES[int(part)])
+        if part.isdigit() and int(part) in LOCOMO_CODES:
+            kept.add(LOCOMO_CODES[int(part)])
         elif part in _CODE_OF:
             kept.add(part)
         else:
-            known = ", ".join(f"{c} ({n})" for c, n in sorted(LOCOMO_CATEGORY_NAMES.items()))
+            known = ", ".join(f"{c} ({n})" for c, n in sorted(LOCOMO_CODES.items()))
             raise DataError(f"{where}: expected LoCoMo category codes or names ({known}), found {part!r}")
     return frozenset(kept)
 
@@ -70,14 +73,17 @@ def keep_categories(result: Result, kept: frozenset[str] | None) -> Result:
         return result
     answers = [a for a in result.answers if a.category in kept]
     return replace(
-        Result.build(answers=answers, **_rest(result)),
+        with_answers(result, answers),
         extras={**result.extras, "categories": sorted(kept, key=lambda c: (code_of(c) or 99, c))},
     )
 
 
-def _rest(result: Result) -> dict[str, object]:
+def with_answers(result: Result, answers: Sequence[Answer]) -> Result:
+    """The result holding only `answers`, its accuracy blocks recomputed from them (every other field kept); what
+    the category filter, the gold views and compare's shared-question pairing all need."""
     skip = {"answers", "accuracy", "accuracy_by_category"}
-    return {name: getattr(result, name) for name in result.__dataclass_fields__ if name not in skip}
+    rest = {name: getattr(result, name) for name in result.__dataclass_fields__ if name not in skip}
+    return Result.build(answers=answers, **rest)
 
 
 def split_adversarial(answers: Iterable[Answer]) -> tuple[list[Answer], list[Answer]]:
@@ -101,4 +107,4 @@ def _share(title: str, answers: Sequence[Answer]) -> str:
 
 
 # A table's title note: the codes of the categories its rows name.
-CATEGORY_NUMBERING = "LoCoMo codes: " + ", ".join(f"{n} = {c}" for c, n in sorted(LOCOMO_CATEGORY_NAMES.items()))
+CATEGORY_NUMBERING = "LoCoMo codes: " + ", ".join(f"{n} = {c}" for c, n in sorted(LOCOMO_CODES.items()))

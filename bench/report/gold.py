@@ -9,10 +9,9 @@ from pathlib import Path
 
 from bench.analysis.gold import GOLD_TEXT, under_gold
 from bench.data.audit import OFFICIAL, official_ceilings
-from bench.data.categories import NUMBERING_LINE, describe_filter, keep_categories
+from bench.data.categories import LOCOMO_CODES, NUMBERING_LINE, describe_filter, keep_categories
 from bench.report.inputs import ResultView
 from bench.results.atomic import write_text
-from bench.results.schema import LOCOMO_CATEGORY_NAMES
 
 GOLD_NOTE = "gold.md"
 
@@ -28,7 +27,7 @@ def paper_view(gold: str, categories: frozenset[str] | None) -> ResultView | Non
 
 def view_dir(base: Path, gold: str, categories: frozenset[str] | None) -> Path:
     """Where a view's paper goes by default: `<paper dir>/gold-<gold>[-cat<codes>]/`."""
-    codes = {name: code for code, name in LOCOMO_CATEGORY_NAMES.items()}
+    codes = {name: code for code, name in LOCOMO_CODES.items()}
     suffix = "" if categories is None else "-cat" + "".join(str(codes.get(c, c)) for c in sorted(categories, key=str))
     return base / f"gold-{gold}{suffix}"
 
@@ -51,7 +50,7 @@ def gold_note(gold: str, categories: frozenset[str] | None) -> str:
         "|---|---|---|---|",
     ]
     for row in official_ceilings():
-        name = "1-4 (all scored)" if row.group == "1-4" else f"{row.group} {LOCOMO_CATEGORY_NAMES[int(row.group)]}"
+        name = "1-4 (all scored)" if row.group == "1-4" else f"{row.group} {LOCOMO_CODES[int(row.group)]}"
         lines.append(f"| {name} | {row.n:,} | {row.corrupting} | {100 * row.value:.2f} |")
     return "\n".join(lines) + "\n"
 
