@@ -429,13 +429,30 @@ def draw_cost_breakdown(ctx: FigureContext) -> Figure:
         ax.annotate(text, (total, i), textcoords="offset points", xytext=(3, 0), va="center", fontsize=6)
     ax.set_yticks(range(len(arms)), [label for _, label in arms])
     ax.set_xlabel("write cost per 1,000 messages (USD)")
-    largest = max((ctx.value(f"dev.{a}.cost_per_1k") for a, _ in arms), default=0.0)
-    # Room on the right for the value labels, which stay inside the frame.
-    ax.set_xlim(0, largest * 1.75 if largest > 0 else 1.0)  # stand-in runs cost $0
     fig.legend(loc="upper center", ncol=2, frameon=False, fontsize=6)
-    fig.subplots_adjust(left=0.4, right=0.97, top=0.82, bottom=0.17)
+    # Bottom room for the axis label and, below it, the footer: the two never share a line.
+    fig.subplots_adjust(left=0.4, right=0.97, top=0.82, bottom=0.24)
+    _fit_to_labels(fig, ax, [ctx.value(f"dev.{a}.cost_per_1k") for a, _ in arms])
     _footer(fig, ctx)
     return fig
+
+
+def _fit_to_labels(fig: Figure, ax: Axes, totals: list[float]) -> None:
+    """The x range fitted to the bars and their value labels: the right edge sits just past the widest label, so
+    the bars fill the frame instead of a fixed share of it. A label is a fixed width in pixels beside its bar, so
+    the range solves total / x_max * width + label <= width for every bar."""
+    largest = max(totals, default=0.0)
+    if largest <= 0:  # stand-in runs cost $0: any range shows nothing
+        ax.set_xlim(0, 1.0)
+        return
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    width = ax.get_window_extent(renderer).width
+    labels = [t.get_window_extent(renderer).width + 3 * fig.dpi / 72 for t in ax.texts]  # text + 3 pt offset
+    need = max(
+        (total * width / max(width - label, width * 0.2) for total, label in zip(totals, labels, strict=False)),
+        default=largest,
+    )
+    ax.set_xlim(0, max(need, largest) * 1.03)
 
 
 ACCURACY_INTERVAL = "Wilson 95% intervals"

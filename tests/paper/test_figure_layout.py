@@ -195,6 +195,10 @@ def test_the_cost_labels_stay_inside_the_frame_and_the_small_decision_slice_is_n
     for text in ax.texts:
         box = text.get_window_extent(renderer)
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1, text.get_text()
+    # the range is fitted: the widest label ends near the right edge, not a third of the frame short of it
+    assert max(t.get_window_extent(renderer).x1 for t in ax.texts) > frame.x1 - 0.06 * frame.width
+    footer = next(t for t in fig.texts if t.get_text() == paper_v1.results.label).get_window_extent(renderer)
+    assert not footer.overlaps(ax.xaxis.label.get_window_extent(renderer))  # the footer clear of the axis label
     jev_decision = paper_v1.numbers["dev.engram-jev.decision_cost_per_1k"].display
     assert jev_decision == "$0.125"
     assert any(jev_decision in t.get_text() for t in ax.texts)
