@@ -73,3 +73,10 @@ def test_rescore_with_categories_summarises_only_those_and_writes_nothing(tmp_pa
     answers = json.loads(before)["answers"]
     n = sum(1 for x in answers if x["scored"] and x["category"] in ("multi-hop", "open-domain"))
     assert "categories 1 multi-hop, 3 open-domain" in out and f"official         n={n} " in out
+
+
+def test_a_graded_comparison_states_both_budgets_too(capsys, monkeypatch) -> None:
+    a, b = str(CONV30 / "engram__k3.json"), str(CONV30 / "mem0__k20.json")
+    code, out, _ = run_cli(["compare", a, b, "--metric", "f1", "--draws", "50"], capsys, monkeypatch)
+    assert code == 0
+    assert "budget A: k=3," in out and "budget B: k=20," in out and out.count("BUDGETS DIFFER") == 1

@@ -159,12 +159,26 @@ def _compare_graded(
 
     if listed:
         raise ResultError(f"compare --list-discordant: expected --metric j (labels), found --metric {choice.name}")
+    from bench.analysis.parity import budget_lines
+
     reports = [metric_report(loaded[0], other, choice, include_unscored, draws, seed) for other in loaded[1:]]
+    # every comparison states each side's budget, the graded ones too (over the questions both sides hold)
+    budgets = [
+        budget_lines(loaded[0], other, sorted(set(loaded[0].answers.index) & set(other.answers.index)))
+        for other in loaded[1:]
+    ]
+    for report, (_, warnings) in zip(reports, budgets, strict=True):
+        report["warnings"] = [*report["warnings"], *warnings]
     if as_json:
         _warn_once(reports)
         typer.echo(json.dumps([metric_report_json(r) for r in reports], indent=2, default=str))
     else:
-        typer.echo("\n\n".join(render_metric_report(r) for r in reports))
+        typer.echo(
+            "\n\n".join(
+                "\n".join(lines) + "\n" + render_metric_report(r)  # the report prints the warnings itself
+                for r, (lines, _) in zip(reports, budgets, strict=True)
+            )
+        )
 
 
 def _warn_once(reports: list[dict]) -> None:
