@@ -38,11 +38,12 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PIP) -e '.[test,ray,mcp]'
 	@touch $(STAMP)
 
-# Lint, format and type checks (config in pyproject.toml); `make test` runs them first.
+# Lint, format, type and import-contract checks (config in pyproject.toml); `make test` runs them first.
 lint: $(STAMP)
 	$(BIN)/ruff check bench engram tests scripts
 	$(BIN)/ruff format --check bench engram tests scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The whole suite, offline. pytest's exit code 5 ("no tests collected") is a failure here, said out loud.
 test: $(STAMP) lint

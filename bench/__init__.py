@@ -5,7 +5,7 @@ Data flows one way: data -> slices -> systems (through the gateway) -> result fi
 
 __version__ = "0.1.0"
 
-from bench.cli.terminal import apply_quiet
+from bench.run.terminal import apply_quiet
 
 # A worker process started by a `--quiet` command inherits the quiet environment: its warnings stay silent too.
 apply_quiet()

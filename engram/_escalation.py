@@ -18,10 +18,9 @@ from engram._flags import Flags
 from engram._protocols import LLM
 from engram._store import Store
 from engram._types import Decision, Usage
-from engram._write_state import ESCALATION_BACKEND, MessageRun, NewFact
+from engram._write_state import ESCALATION_BACKEND, REWRITE, MessageRun, NewFact
+from engram.deciders._llm import mem0_update_decision
 from engram.questions import SUPERSEDING
-
-REWRITE = "rewrite"  # mem0's UPDATE kept as a text rewrite: not a relation of R
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,6 @@ class Mem0UpdateEscalator:
     model: str = config.LLM_MODEL
 
     def judge(self, existing: str, new: str) -> Escalation:
-        from engram.deciders._llm import mem0_update_decision  # the stand-ins module; imported only when used
-
         outcome = mem0_update_decision(self.llm, self.model, [existing], new)
         completion = outcome.completion
         usage = (

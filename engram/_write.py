@@ -38,7 +38,7 @@ from engram import _belief as belief
 from engram import config
 from engram._degraded import write_degraded
 from engram._direct import write_direct
-from engram._escalation import REWRITE, Escalator, escalate, should_escalate
+from engram._escalation import Escalator, escalate, should_escalate
 from engram._exceptions import DecisionError
 from engram._flags import Flags
 from engram._llm_decider import RelationDecider, ask_relation_decider
@@ -61,6 +61,7 @@ from engram._write_state import (
     ACTION_OF_RELATION,
     ESCALATION_BACKEND,
     LLM_DECIDER_BACKEND,
+    REWRITE,
     Candidates,
     MessageRun,
     NewFact,

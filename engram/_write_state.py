@@ -16,6 +16,7 @@ from engram._store import Store
 from engram._types import Decision, ExtractedFact, Fact, FactOutcome, Message, Usage
 from engram.questions import FALLBACK_EDGE, PLAN_RELATIONS
 
+REWRITE = "rewrite"  # mem0's UPDATE kept as a text rewrite: not a relation of R
 ESCALATION_BACKEND = "llm_escalation"  # the backend name on an escalated verdict
 LLM_DECIDER_BACKEND = "llm_decider"  # the backend name on the LLM decider's verdict
 

@@ -21,10 +21,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 
 from bench.data.slices import load_slice
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
 from bench.models.stacks import build_stack
 from bench.systems import SystemContext, build_system
-from bench.systems.base import shared_minilm
 
 SYSTEMS = (("raw-turn-rag", {}), ("full-context", {}), ("mem0", {}), ("engram", {"preset": "E2"}), ("engram", {}))
 

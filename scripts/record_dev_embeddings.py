@@ -14,9 +14,8 @@ from __future__ import annotations
 import sys
 
 from bench.cli.commands.reproduce import reproduce
-from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder
+from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
 from bench.run.runner import RunOptions
-from bench.systems.base import shared_minilm
 from bench.vocab import DEV_CACHE_SUBSET
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.analysis.categories import CATEGORY_NUMBERING, keep_categories
 from bench.analysis.gold import gold_line, under_gold
 from bench.analysis.parity import budget_lines, context_lines
 from bench.analysis.stats import (
@@ -27,7 +28,6 @@ from bench.analysis.stats import (
     require_same_questions,
 )
 from bench.data.audit import OFFICIAL, Errata
-from bench.data.categories import CATEGORY_NUMBERING, keep_categories
 from bench.errors import ResultError
 from bench.results.schema import Result, read_result, result_files
 

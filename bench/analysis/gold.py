@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from bench.analysis.judge import evidence_recall
+from bench.analysis.categories import with_answers
 from bench.analysis.scoring.score import llm_free_scores
 from bench.data.audit import AUDITED, AUDITED_EXCLUDE, OFFICIAL, Errata, check_gold, load_errata
-from bench.data.categories import with_answers
+from bench.models.judge import evidence_recall
 from bench.results.schema import Answer, Result
 
 # What a result states about the gold its labels were judged against (set by `rejudge --gold`).

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bench.analysis.categories import NUMBERING_LINE, describe_filter, with_and_without_5
 from bench.analysis.stats import token_matched_k
-from bench.data.categories import NUMBERING_LINE, describe_filter, with_and_without_5
 from bench.errors import ResultError
 
 if TYPE_CHECKING:

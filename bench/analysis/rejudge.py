@@ -43,7 +43,7 @@ class JudgeChoice:
 
 
 def judge_choice(name: str, stack: str | None) -> JudgeChoice:
-    from bench.analysis.judge import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS
+    from bench.models.judge import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS
     from bench.models.stacks import OFFLINE
 
     if name == LEXICAL:
@@ -152,11 +152,11 @@ class OpenedJudge:
 @contextmanager
 def opened_judge(choice: JudgeChoice, mode: str | None, run_id: str, arm: str) -> Iterator[OpenedJudge]:
     """The chosen judge on its own gateway (cached, replayable, budgeted like every call), closed on exit."""
-    from bench.analysis.judge import judge_metric_for
+    from bench.models.embeddings import shared_minilm
     from bench.models.gateway import Gateway
+    from bench.models.judge import judge_metric_for
     from bench.models.providers import Models
     from bench.models.stacks import build_stack
-    from bench.systems.base import shared_minilm
 
     stack = build_stack(choice.stack)
     gateway = Gateway.from_env(mode=mode, run_id=run_id, arm=arm)  # type: ignore[arg-type]

@@ -3,7 +3,7 @@ judge-probe flags a judge whose replies hold no label).
 
 - extract: a JSON object with a `memory` or `facts` list (mem0's and engram's extraction format);
 - decide, escalate, llm_decider: a JSON object (typed answers, mem0's update events);
-- judge: a JSON object holding a CORRECT/WRONG label (the rule of `bench.analysis.judge.parse_label`);
+- judge: a JSON object holding a CORRECT/WRONG label (the rule of `bench.models.judge.parse_label`);
 - answer and every other role: any text (only an empty reply is unusable).
 """
 
@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from bench.analysis.judge import CORRECT, WRONG
+from bench.models.judge import CORRECT, WRONG
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)

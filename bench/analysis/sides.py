@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bench.analysis.categories import with_answers
 from bench.analysis.compare import ComparisonSide, load_result_set, load_sweep
 from bench.analysis.gold import labels_gold
 from bench.analysis.parity import match_line, match_tokens
 from bench.analysis.stats import require_same_questions
 from bench.data.audit import AUDITED, Errata, check_gold
-from bench.data.categories import with_answers
 from bench.errors import ResultError
 from bench.results.schema import Result
 

@@ -17,11 +17,11 @@ import typer
 
 import bench.cli.commands
 from bench import settings
-from bench.cli.terminal import set_quiet
 from bench.errors import BenchError, RegistryError
 from bench.models.redact import redact
 from bench.registry import Registry
-from bench.writable import disk_refused
+from bench.results.writable import disk_refused
+from bench.run.terminal import set_quiet
 
 app = typer.Typer(
     name="engram-bench",

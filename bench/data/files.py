@@ -29,7 +29,7 @@ CONTRADICTION_PAIRS = "engram-eval-v1/contradiction_pairs.jsonl"
 SUPERSEDED_LABELS = "engram-eval-v1/slices/conv26_superseded.json"
 V1_DEV_SLICE = "engram-eval-v1/slices/conv26_slice.json"
 V1_STRESS_SLICE = "engram-eval-v1/slices/conv26_stress.json"
-# The v3 paper's per-question labels and aggregate inputs (imported by bench.results.importv3).
+# The v3 paper's per-question labels and aggregate inputs (imported by bench.exchange.importv3).
 V3_DIR = "engram-eval-v3"
 V3_MANIFEST = f"{V3_DIR}/MANIFEST.tsv"
 V3_ARTICLE_NUMBERS = f"{V3_DIR}/article_numbers_v3.tsv"

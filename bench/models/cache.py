@@ -28,13 +28,26 @@ import diskcache
 
 from bench.errors import CacheError, CorruptEntry, WriteFailed
 from bench.results.atomic import write_json, write_text
+from bench.results.writable import check_folder, disk_refused
 from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
-from bench.writable import check_folder, disk_refused
 
 ENTRY_FORMAT = 1
 SUBSET_FORMAT = "engram-bench-call-subset/1"
 SUBSET_ENTRIES_FILE = "calls.jsonl"
 SUBSET_MANIFEST_FILE = "manifest.json"
+
+
+@dataclass(frozen=True)
+class LiveResponse:
+    """What a live function returns. Unset cost is priced from the stack files (`bench.models.stacks.price_for`); unset latency is measured
+    by the gateway around the live call."""
+
+    body: Any
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str | None = None  # as the provider returned it
+    cost_usd: float | None = None
+    latency_ms: float | None = None
 
 
 def canonical_json(value: Any) -> str:

@@ -11,14 +11,20 @@ File: `embeddings.npz` with `texts` (unicode array), `vectors` (float32, n x 384
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bench import settings
 from bench.errors import CacheError
+from engram import MiniLMEmbedder
+
+if TYPE_CHECKING:
+    from engram import Embedder
 
 VECTORS_FILE = "embeddings.npz"
 
@@ -103,3 +109,22 @@ class RecordedEmbedder:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self._real(), name)
+
+
+TORCH_THREADS_ENV = settings.TORCH_THREADS
+
+
+@functools.cache
+def shared_minilm() -> Embedder:
+    """The process-wide MiniLM embedder (engram's), loaded on first use only.
+
+    Torch is pinned to one intra-op thread (override with $ENGRAM_TORCH_THREADS). Two reasons: on this project's
+    shared 2-core machines two threads made a single-text encode about 10x slower than one (0.97 s against 0.09 s
+    per text under load, measured 2026-12-02), and a fixed thread count keeps float reductions in one order, so
+    vectors do not depend on how many cores a machine has.
+    """
+    import torch  # heavy, and only for the real embedder: a replay of recorded vectors and the analysis never load it
+
+    torch.set_num_threads(settings.current().torch_threads)
+
+    return MiniLMEmbedder()

@@ -39,6 +39,7 @@ from bench.models.budget import (
 from bench.models.cache import (
     CacheEntry,
     CallRequest,
+    LiveResponse,
     LocalStore,
     ShippedSubset,
     discover_subsets,
@@ -46,6 +47,7 @@ from bench.models.cache import (
     write_keys_file,
 )
 from bench.models.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
+from bench.models.provider import api_key_envs, reply_limit
 from bench.results.atomic import write_json
 
 __all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "api_key_env", "default_cache_dir"]
@@ -56,19 +58,6 @@ OFFLINE = "offline"
 LAST_RUN_FILE = "last_run.json"
 LEDGER_FILE = settings.LEDGER_FILE
 RUN_KEYS_DIR = "runs"
-
-
-@dataclass(frozen=True)
-class LiveResponse:
-    """What a live function returns. Unset cost is priced from the stack files (`bench.models.stacks.price_for`); unset latency is measured
-    by the gateway around the live call."""
-
-    body: Any
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model: str | None = None  # as the provider returned it
-    cost_usd: float | None = None
-    latency_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -121,10 +110,7 @@ class _Pending:
 
 
 def api_key_env() -> dict[str, str]:
-    """provider -> the environment variable holding its key, from the provider registry (read when first needed:
-    the provider modules import this one)."""
-    from bench.models.providers import api_key_envs
-
+    """provider -> the environment variable holding its key, from the provider registry."""
     return api_key_envs()
 
 
@@ -143,8 +129,6 @@ def ledger_path(cache_dir: Path | None = None) -> Path:
 
 def oversized_reply(request: CallRequest, response: LiveResponse) -> ReplyTooLarge | None:
     """The refusal of a reply larger than its provider's limit (`Provider.max_reply_bytes`), or None."""
-    from bench.models.providers import reply_limit
-
     limit = reply_limit(request.provider)
     if limit is None:
         return None

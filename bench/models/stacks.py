@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.models.provider import provider_class
 from bench.settings import STACKS as STACKS_DIR_ENV
 from bench.settings import stacks_dir_at_import
 from bench.vocab import REPO_ROOT, SHIPPED_STACKS_DIR
@@ -319,15 +320,11 @@ def _prices(where: str, table: Any) -> dict[str, Price]:
 
 def is_paid(provider: str, settings: ProviderSettings) -> bool:
     """Whether calls to `provider` bill money under these settings: the stack's `paid`, else the provider's own."""
-    from bench.models.providers import provider_class
-
     return settings.paid if settings.paid is not None else provider_class(provider).paid
 
 
 def check_model(spec: StackSpec, ref: ModelRef, where: str) -> None:
     """A model this stack can serve: a registered provider, and a price when the provider is paid."""
-    from bench.models.providers import provider_class
-
     cls = provider_class(ref.provider, where)
     cls.check_model(ref.model, spec.settings(ref.provider), where)
     if cls.paid and ref.model not in spec.settings(ref.provider).prices:
@@ -457,8 +454,6 @@ def build_stack(name: str, overrides: Mapping[str, str] | None = None, directory
         check_model(spec, ref, where)
         refs[role] = ref
     stack = Stack(spec=spec, refs=refs)
-    from bench.models.providers import provider_class
-
     for provider in stack.providers:
         provider_class(provider).check_ready(spec.settings(provider), f"{_display(spec.path)}: providers.{provider}")
     return stack

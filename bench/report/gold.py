@@ -1,5 +1,5 @@
 """`paper build --gold G --categories C`: the paper's numbers from the same result files read under another gold
-or with some categories only (bench.analysis.gold, bench.data.categories), written beside the paper, never over it;
+or with some categories only (bench.analysis.gold, bench.analysis.categories), written beside the paper, never over it;
 and the gold note every build writes (`gold.md`): the gold and categories used, and the official gold's ceiling per
 LoCoMo category, computed from the LoCoMo audit's errata."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.analysis.categories import LOCOMO_CODES, NUMBERING_LINE, describe_filter, keep_categories
 from bench.analysis.gold import GOLD_TEXT, under_gold
 from bench.data.audit import OFFICIAL, official_ceilings
-from bench.data.categories import LOCOMO_CODES, NUMBERING_LINE, describe_filter, keep_categories
 from bench.report.inputs import ResultView
 from bench.results.atomic import write_text
 

@@ -1,2 +1,2 @@
-"""Results: the result-file schema, atomic writes, provenance (git), traces, the importers of earlier results and the
-Hugging Face export."""
+"""Results: what a result file is (the schema), its traces, the provenance it records (git), and the checked, atomic
+writes of every file a run leaves (results, caches, ledgers)."""

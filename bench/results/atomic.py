@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from bench.writable import disk_refused
+from bench.results.writable import disk_refused
 
 _UMASK_LOCK = threading.Lock()
 

@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import settings
-from bench.analysis import judge
 from bench.data.slices import Slice, SliceMessage, load_slice
 from bench.errors import ConfigError
-from bench.models import budget
+from bench.models import budget, judge
 from bench.models.budget import Ledger, estimate_input_tokens, limits_from_env, usd
 from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find_entry, read_keys_file
 from bench.models.gateway import default_cache_dir, ledger_path

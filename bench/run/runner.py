@@ -40,15 +40,15 @@ from filelock import FileLock, Timeout
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench import settings
-from bench.analysis import judge, metrics, scoring
+from bench.analysis import metrics, scoring
 from bench.analysis.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
-from bench.cli.terminal import PlainProgress, step
 from bench.data import files as data
 from bench.data.slices import Slice, SliceQuestion
 from bench.errors import ConfigError, ResultError, RunLocked
-from bench.models import tokens
+from bench.models import judge, tokens
 from bench.models.budget import Ledger, RunLabels, limits_from_env
 from bench.models.cache import read_keys_file, write_keys_file
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.models.providers import Models, plugin_records
 from bench.models.stacks import OFFLINE, STACK_NAMES, Stack, unknown_stack
@@ -70,6 +70,7 @@ from bench.results.schema import (
     write_result,
 )
 from bench.results.trace import Trace, referenced_messages, trace_name, trace_of, write_trace
+from bench.results.writable import store_write_refused
 from bench.run import health
 from bench.run.arms import Arm, TokenMatchPlan, load_arm
 from bench.run.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
@@ -85,10 +86,10 @@ from bench.run.planner import (
 )
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
 from bench.run.request import RunRequest, RunServices, default_runs_root, request_of, services_of
+from bench.run.terminal import PlainProgress, step
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
-from bench.systems.base import plugin_record, shared_minilm
+from bench.systems.base import plugin_record
 from bench.vocab import REPO_ROOT, RESULTS_DIR
-from bench.writable import store_write_refused
 
 RUNS_DIR_ENV = settings.RUNS
 STORE_DIR = "store"

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from bench import settings
 from bench.errors import ConfigError, RegistryError
+from bench.models.embeddings import shared_minilm
 from bench.models.stacks import STACK_NAMES
 from bench.registry import Registry, attach_info
 
@@ -290,8 +290,9 @@ S = TypeVar("S", bound=type[System])
 
 
 def _discover() -> None:
-    """Import every module of this package once, so their @register_system decorators run."""
-    import bench.systems as package
+    """Import every module of this package once, so their @register_system decorators run (by name: the package
+    imports this module, so this module cannot import it)."""
+    package = importlib.import_module("bench.systems")
 
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if info.name != "base":
@@ -349,23 +350,3 @@ def plugin_record(name: str, settings: Mapping[str, Any]) -> dict[str, Any] | No
     result already carries (so built-in results keep their bytes)."""
     info = SYSTEMS.info(name, get_system(name).validate_settings(settings))
     return info.to_json() if info.plugin else None
-
-
-TORCH_THREADS_ENV = settings.TORCH_THREADS
-
-
-@functools.cache
-def shared_minilm() -> Embedder:
-    """The process-wide MiniLM embedder (engram's), loaded on first use only.
-
-    Torch is pinned to one intra-op thread (override with $ENGRAM_TORCH_THREADS). Two reasons: on this project's
-    shared 2-core machines two threads made a single-text encode about 10x slower than one (0.97 s against 0.09 s
-    per text under load, measured 2026-12-02), and a fixed thread count keeps float reductions in one order, so
-    vectors do not depend on how many cores a machine has.
-    """
-    import torch
-
-    torch.set_num_threads(settings.current().torch_threads)
-    from engram import MiniLMEmbedder
-
-    return MiniLMEmbedder()

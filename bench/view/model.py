@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.data.categories import code_of
+from bench.analysis.categories import code_of
 from bench.results.schema import ORIGIN_V1_IMPORT, SCORED_CATEGORIES, Answer, Result, read_result
 from bench.results.trace import Trace, trace_of
 

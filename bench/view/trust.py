@@ -10,9 +10,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from bench.analysis.categories import NUMBERING_LINE, describe_filter, keep_categories, with_and_without_5
 from bench.analysis.gold import gold_line, under_gold
 from bench.data.audit import OFFICIAL, Errata, load_errata
-from bench.data.categories import NUMBERING_LINE, describe_filter, keep_categories, with_and_without_5
 from bench.errors import DataError
 from bench.results.schema import read_result
 from bench.results.trace import trace_of

@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram import config
-from engram._escalation import REWRITE
 from engram._exceptions import LLMError
 from engram._protocols import LLM
 from engram._types import Ask, Completion, Decision, Question
-from engram._write_state import LLM_DECIDER_BACKEND
+from engram._write_state import LLM_DECIDER_BACKEND, REWRITE
 from engram.questions import RELATION_TO_CANDIDATE
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from bench.analysis.compare import comparison_report, load_result_set
-from bench.results.importv3 import V3_RESULTS_DIR
+from bench.exchange.importv3 import V3_RESULTS_DIR
 
 HELDOUT = V3_RESULTS_DIR / "heldout"
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder
-from bench.systems.base import shared_minilm
+from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
 from bench.vocab import DEV_CACHE_SUBSET
 
 

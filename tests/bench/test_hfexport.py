@@ -11,7 +11,7 @@ import pytest
 
 from bench.cli.program import main
 from bench.errors import BenchError
-from bench.results.hfexport import push_export
+from bench.exchange.hfexport import push_export
 from bench.results.schema import Answer, Provenance, Result, write_result
 from tests.conftest import REPO_ROOT
 
@@ -142,7 +142,7 @@ def test_the_card_documents_the_origin_values_the_rows_really_hold(results_root,
 
 
 def test_the_real_results_card_names_the_imported_origin_exactly(tmp_path) -> None:
-    from bench.results.hfexport import build_dataset, dataset_card
+    from bench.exchange.hfexport import build_dataset, dataset_card
 
     root = tmp_path / "results"
     shutil.copytree(REPO_ROOT / "results" / "v1" / "dev", root / "v1" / "dev")

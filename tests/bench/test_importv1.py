@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import DataError
-from bench.results.importv1 import V1_DATA_DIR, V1_RESULTS_DIR, import_v1, parse_v1_name, sha256_of
+from bench.exchange.importv1 import V1_DATA_DIR, V1_RESULTS_DIR, import_v1, parse_v1_name, sha256_of
 from bench.results.schema import iter_results, read_result
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.data import files as data
-from bench.results.importv3 import ARMS, HELDOUT_CONVERSATIONS, V3_RESULTS_DIR, import_v3
+from bench.exchange.importv3 import ARMS, HELDOUT_CONVERSATIONS, V3_RESULTS_DIR, import_v3
 from bench.results.schema import iter_results
 
 LABELS = data.REPO_ROOT / "data" / "engram-eval-v3" / "labels"

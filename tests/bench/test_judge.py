@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.analysis.judge import (
+from bench.errors import CacheMiss
+from bench.models.embeddings import shared_minilm
+from bench.models.gateway import Gateway
+from bench.models.judge import (
     ANSWER_PROMPT_FILE,
     CORRECT,
     JUDGE_PROMPT_FILE,
@@ -26,11 +29,8 @@ from bench.analysis.judge import (
     render_judge_prompt,
     strip_decorations,
 )
-from bench.errors import CacheMiss
-from bench.models.gateway import Gateway
 from bench.models.providers import Models
 from bench.models.stacks import build_stack
-from bench.systems.base import shared_minilm
 from engram import Completion
 
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from fakeservers import COUNT_TOKENS, MESSAGES, FakeModelServer, default_responder, fake_message
 
-from bench.analysis.judge import CORRECT
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
+from bench.models.judge import CORRECT
 from bench.models.providers import Models
 from bench.models.stacks import build_stack
 from bench.models.tokens import retrieved_tokens
-from bench.systems.base import shared_minilm
 
 LINES = ["1:56 pm on 8 May, 2023: Caroline went to a LGBTQ support group"]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from bench.data.slices import load_slice
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
 from bench.models.stacks import build_stack
 from bench.systems import SystemContext, build_system
-from bench.systems.base import shared_minilm
 from bench.systems.mem0_system import PINNED_CURRENT_DATE, Mem0System
 
 pytestmark = pytest.mark.slow

@@ -11,10 +11,10 @@ import pytest
 from fakeservers import MESSAGES, FakeModelServer, default_responder, fake_message
 
 from bench.data.slices import load_slice
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
 from bench.models.stacks import build_stack
 from bench.systems import SystemContext, build_system
-from bench.systems.base import shared_minilm
 
 pytestmark = pytest.mark.slow
 TURNS = 3

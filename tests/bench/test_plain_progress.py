@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from bench.cli.terminal import PlainProgress
+from bench.run.terminal import PlainProgress
 
 
 def test_off_a_terminal_progress_is_a_plain_line_every_few_seconds_and_at_the_end() -> None:

@@ -97,7 +97,7 @@ def test_the_plan_command_no_longer_reaches_into_the_runner() -> None:
 
 
 def test_plan_prices_every_unit_a_token_matched_run_takes(capsys: pytest.CaptureFixture[str]) -> None:
-    from bench.cli import main
+    from bench.cli.program import main
 
     conversation = heldout_slices()[1]
     plans = make_plans("mem0-token-matched", conversation, "offline")

@@ -163,8 +163,8 @@ def mem0_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
 @pytest.mark.slow
 def test_mem0_extracts_through_the_openai_provider(tmp_path: Path, monkeypatch) -> None:
     from bench.data.slices import load_slice
+    from bench.models.embeddings import shared_minilm
     from bench.systems import SystemContext, build_system
-    from bench.systems.base import shared_minilm
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-FAKE-mem0-test")
     dev = load_slice("dev")

@@ -229,9 +229,9 @@ def test_a_plugin_part_is_checked_by_the_same_adopt_hook_as_a_built_in_one(site:
 
 
 def test_systems_providers_commands_and_executors_refuse_a_taken_name_the_same_way() -> None:
-    from bench.analysis.judge import JUDGE_PROMPTS
     from bench.analysis.scoring.values import CHOICES
     from bench.cli.program import COMMANDS
+    from bench.models.judge import JUDGE_PROMPTS
     from bench.models.providers import PROVIDERS
     from bench.run.grid.spec import EXECUTORS
     from bench.systems import SYSTEMS

@@ -159,8 +159,8 @@ def test_a_bad_stack_file_is_one_line_naming_the_field(tmp_path: Path, text: str
 
 
 def test_routing_is_a_registry_lookup_and_records_the_version_that_ran(tmp_path: Path) -> None:
+    from bench.models.embeddings import shared_minilm
     from bench.models.gateway import Gateway
-    from bench.systems.base import shared_minilm
     from engram.deciders import RulesDecider
 
     assert {"anthropic", "jev", "offline"} <= set(provider_names())

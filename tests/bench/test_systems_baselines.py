@@ -8,9 +8,9 @@ import pytest
 
 from bench.data.slices import load_slice
 from bench.errors import ConfigError
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
 from bench.systems import SystemContext, build_system, get_system, system_names
-from bench.systems.base import shared_minilm
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,12 @@ import pytest
 from bench.data.slices import load_slice
 from bench.errors import ConfigError
 from bench.models.clients.wrappers import GatewayDecider, GatewayExtractor
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
 from bench.models.providers.jev.client import JevDecider
 from bench.models.providers.offline.standins import RulesUpdateStandin
 from bench.models.stacks import build_stack
 from bench.systems import SystemContext, build_system
-from bench.systems.base import shared_minilm
 from bench.systems.engram_system import EngramSystem, flags_for
 from engram import Flags, Mem0PromptExtractor
 

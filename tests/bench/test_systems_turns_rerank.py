@@ -14,10 +14,10 @@ import pytest
 
 from bench.data.slices import Slice, load_slice
 from bench.errors import ConfigError
+from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
 from bench.run.runner import RunOptions, run_arm
 from bench.systems import System, SystemContext, build_system
-from bench.systems.base import shared_minilm
 from engram.deciders import RulesDecider, ScriptedDecider
 
 

@@ -13,9 +13,9 @@ import pytest
 from rich.console import Console
 
 from bench.cli.program import main
-from bench.cli.terminal import QUIET_ENV, step
 from bench.data.slices import slice_names
 from bench.run.arms import ARMS_DIR
+from bench.run.terminal import QUIET_ENV, step
 from tests.conftest import REPO_ROOT
 
 

@@ -24,7 +24,7 @@ def judge_entry(result: Result) -> str | None:
         return named[0]
     if "judge" not in result.models:
         return None
-    from bench.analysis.judge import (  # the judge module loads the answer stack; only then
+    from bench.models.judge import (  # the judge module loads the answer stack; only then
         LexicalJudge,
         judge_metric_for,
     )

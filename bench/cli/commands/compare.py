@@ -62,9 +62,9 @@ def compare(
         raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
     if draws < 1:
         raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
+    from bench.analysis.categories import parse_categories
     from bench.analysis.scoring.values import metric_choice
     from bench.analysis.sides import gold_table, load_sides, parse_golds
-    from bench.data.categories import parse_categories
 
     choice = metric_choice(metric)
     from bench.data.audit import OFFICIAL, load_errata

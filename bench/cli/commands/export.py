@@ -1,4 +1,4 @@
-"""`engram-bench export --hf OUT_DIR [--push REPO_ID]`: the results as a Hugging Face dataset (see bench.results.hfexport)."""
+"""`engram-bench export --hf OUT_DIR [--push REPO_ID]`: the results as a Hugging Face dataset (see bench.exchange.hfexport)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 
 from bench.errors import ConfigError
+from bench.results.writable import check_folder
 from bench.vocab import RESULTS_DIR
-from bench.writable import check_folder
 
 
 def export(
@@ -17,7 +17,7 @@ def export(
     results: Path = typer.Option(RESULTS_DIR, help="The results folder to export."),
 ) -> None:
     """Export every result's per-question answers, the update sets, the contradiction pairs and calibration items."""
-    from bench.results.hfexport import export_hf, push_export  # loads `datasets`: only when exporting
+    from bench.exchange.hfexport import export_hf, push_export  # loads `datasets`: only when exporting
 
     if hf is None:
         raise ConfigError("export: expected --hf OUT_DIR (the only export format), found no --hf option")

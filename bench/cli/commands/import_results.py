@@ -1,5 +1,5 @@
 """`engram-bench import-results FILE... --format eval-results [--name ARM] [--out DIR]`: peers' per-question LoCoMo
-results as result files on the `imported` stack (the logic lives in bench.results.import_results)."""
+results as result files on the `imported` stack (the logic lives in bench.exchange.import_results)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def import_results(
 ) -> None:
     """Import, check the file's own aggregates against its rows, and write one result per conversation (and per
     judgment run); then `compare` pairs it with any arm on the questions both hold."""
-    from bench.results.import_results import import_files
+    from bench.exchange.import_results import import_files
 
     written = import_files(files, fmt, name, out or RUNS_DIR / "imported" / name, judge or "not stated by the file")
     for path in written:

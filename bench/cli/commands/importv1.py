@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bench.results.importv1 import import_v1
+from bench.exchange.importv1 import import_v1
 from bench.vocab import V1_DATA_DIR, V1_RESULTS_DIR
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bench.results.importv3 import V3_RESULTS_DIR, import_v3
+from bench.exchange.importv3 import V3_RESULTS_DIR, import_v3
 
 
 def register(app: typer.Typer) -> None:

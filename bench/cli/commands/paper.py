@@ -9,10 +9,10 @@ from typing import Any
 
 import typer
 
-from bench.cli.terminal import step
 from bench.errors import ConfigError
+from bench.results.writable import check_folder
+from bench.run.terminal import step
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
-from bench.writable import check_folder
 
 # Papers other than the v1 article, built by their own modules: --paper NAME.
 PAPERS = ("v3",)
@@ -60,8 +60,8 @@ def register(app: typer.Typer) -> None:
         categories: str = typer.Option(None, "--categories", help="Keep these LoCoMo categories (codes or names)."),
     ) -> None:
         """Write numbers.json, tables, figures, article.md, the appendix index and gold.md (gold and ceilings)."""
+        from bench.analysis.categories import parse_categories
         from bench.data.audit import check_gold
-        from bench.data.categories import parse_categories
         from bench.report.build import compute, write  # matplotlib and the stats stack: only when asked
         from bench.report.gold import paper_view, view_dir, write_gold_note
 

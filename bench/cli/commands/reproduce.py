@@ -24,13 +24,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bench.cli.terminal import step
 from bench.errors import CacheMiss, ReproduceError
-from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder
+from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
 from bench.models.stacks import OFFLINE_LABEL
 from bench.results.schema import Result, file_name, read_result
 from bench.run.runner import RunOptions, run_arm
-from bench.systems.base import shared_minilm
+from bench.run.terminal import step
 from bench.vocab import DEV_CACHE_SUBSET, REPO_ROOT, RESULTS_DIR, V1_RESULTS_DIR
 
 ARMS = ("mem0", "engram-llm-decider", "engram-jev")

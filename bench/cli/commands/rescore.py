@@ -59,7 +59,7 @@ def _under_golds(
 ) -> None:
     """Each file's LLM-free metrics under the official gold and under each named one, over the kept categories;
     the views go to --out."""
-    from bench.data.categories import describe_filter, keep_categories, parse_categories
+    from bench.analysis.categories import describe_filter, keep_categories, parse_categories
 
     kept = parse_categories(categories)
     from bench.analysis.gold import gold_summary, under_gold

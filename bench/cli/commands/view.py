@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from bench.errors import ResultError
-from bench.writable import check_file, check_folder
+from bench.results.writable import check_file, check_folder
 
 
 def view(
@@ -21,8 +21,8 @@ def view(
     ),
 ) -> None:
     """Write a self-contained HTML report (no network; opens from file://), or a gallery for a results folder."""
+    from bench.analysis.categories import parse_categories
     from bench.data.audit import check_gold
-    from bench.data.categories import parse_categories
     from bench.view.report import write_gallery, write_report
 
     check_gold(gold)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import ConfigError
+from bench.models.embeddings import shared_minilm
 from bench.models.endpoint.server import EndpointServer
 from bench.models.endpoint.service import EMBED_ROLE, MODEL_PREFIX, EndpointService, model_name
 
@@ -127,7 +128,7 @@ def start_endpoint(
         if gateway is None:
             gateway = Gateway.from_env(mode=mode, strict=strict, run_id=run_id, cache_dir=cache_dir, subsets=subsets)
             owned.append(gateway)
-        factory = embedder or _shared_minilm
+        factory = embedder or shared_minilm
         if hub is None:
             hub = Models.for_stack(built.name, built.models, gateway, factory)
             owned.append(hub)
@@ -138,12 +139,6 @@ def start_endpoint(
         raise
     server.start()
     return EndpointHandle(server, server.service, owned)
-
-
-def _shared_minilm() -> Embedder:
-    from bench.systems.base import shared_minilm
-
-    return shared_minilm()
 
 
 class EndpointEnv(dict[str, str]):

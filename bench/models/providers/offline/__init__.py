@@ -6,7 +6,7 @@ Stand-ins by name (what a stack file writes after `offline/`):
 - `rules-extractor`: engram's `RulesExtractor` (mem0 wraps the same rules in its own output format);
 - `rules-decider`: engram's `RulesDecider` for typed questions, and, as a chat model, the same rules answering
   mem0's update prompt (escalation, the LLM-decider arm);
-- `extractive-answerer`, `lexical-judge`: `bench.analysis.judge`'s answerer and judge stand-ins;
+- `extractive-answerer`, `lexical-judge`: `bench.models.judge`'s answerer and judge stand-ins;
 - `wordpiece-counter`: MiniLM WordPiece token counts (`bench.models.tokens.LocalTokenCounter`).
 """
 
@@ -76,13 +76,13 @@ class OfflineProvider(Provider):
 
     def answerer(self, model: str) -> Any:
         self._require(model, "answerer", "the answerer")
-        from bench.analysis.judge import ExtractiveAnswerer
+        from bench.models.judge import ExtractiveAnswerer
 
         return ExtractiveAnswerer(self.gateway, self.embedder())
 
     def judge(self, model: str, prompt: str) -> Any:
         self._require(model, "judge", "the judge")
-        from bench.analysis.judge import LexicalJudge, check_standin_judge_prompt
+        from bench.models.judge import LexicalJudge, check_standin_judge_prompt
 
         check_standin_judge_prompt(prompt)
         return LexicalJudge(self.gateway)

@@ -9,7 +9,7 @@ token-matched mem0 run, calibration items, regression pairs, trade-off inputs). 
   ``<conv>:<idx>``;
 - records the models a file states (``models``, ``model``, ``<role>_model``, ``provider``, at the top or in its
   ``options``) on the ``imported`` stack; a file that states none is on the paper stack only when its bytes are
-  one of the article's published files (``bench.results.importv1_article``), otherwise ``imported`` with no models. A
+  one of the article's published files (``bench.exchange.importv1_article``), otherwise ``imported`` with no models. A
   foreign file is never labelled with the paper stack;
 - folds the held-out extras into per-conversation files: adversarial answers join each row's file (unscored), and
   two rows that only exist pooled in v1 get per-conversation files (engram with reranking off, mem0 at the
@@ -38,9 +38,9 @@ from typing import Any
 
 from bench.data import files as data
 from bench.errors import DataError
+from bench.exchange.importv1_article import ARTICLE_FILES
 from bench.models.stacks import IMPORTED_STACK, ROLES, build_stack
 from bench.results.atomic import write_bytes, write_json
-from bench.results.importv1_article import ARTICLE_FILES
 from bench.results.schema import (
     LABELS,
     LOCOMO_CATEGORY_NAMES,

@@ -43,8 +43,7 @@ import jinja2
 import numpy as np
 
 from bench.errors import ConfigError
-from bench.models.cache import CallRequest
-from bench.models.gateway import LiveResponse
+from bench.models.cache import CallRequest, LiveResponse
 from bench.registry import Registry
 from bench.vocab import PROMPTS_DIR, judge_metric
 
@@ -57,7 +56,7 @@ JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"
 DEFAULT_JUDGE_PROMPT = "mem0-lenient"
 #: judge prompt name -> its template file (a judge prompt is a file in bench/prompts/ added here)
 JUDGE_PROMPTS: Registry[Path] = Registry(
-    "judge prompt", hint="a template in bench/prompts/ added to bench.analysis.judge"
+    "judge prompt", hint="a template in bench/prompts/ added to bench.models.judge"
 )
 JUDGE_PROMPTS.add(DEFAULT_JUDGE_PROMPT, JUDGE_PROMPT_FILE, origin=__name__)
 JUDGE_PROMPTS.add("strict", PROMPTS_DIR / "judge_strict_prompt.txt", origin=__name__)

@@ -1,0 +1,173 @@
+"""The `Provider` base class and the provider registry (`PROVIDERS`): what a stack file is validated against.
+
+The providers themselves are folders and modules of `bench/models/providers/`, found on the registry's first lookup
+(its discover hook imports that package by name), so `bench.models.stacks` checks a stack against this registry
+without a cycle: the providers import the stacks' settings types, the stacks import only this module.
+
+A provider offers what its models can do, each through the gateway (cache, budget, ledger, virtual clock):
+`chat(model)` (engram's `LLM`), `decider(model)` (a `DecisionBackend`), `extractor(model)`, `answerer(model)`,
+`judge(model)` and `token_counter(model)`; the defaults build the extractor, answerer and judge on `chat`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from bench.errors import ConfigError, RegistryError
+from bench.models.judge import LLMAnswerer, LLMJudge
+from bench.registry import Registry
+from engram import Mem0PromptExtractor
+
+if TYPE_CHECKING:
+    from bench.models.gateway import Gateway
+    from bench.models.stacks import ProviderSettings
+    from engram import LLM, DecisionBackend, Embedder, Extractor
+
+PROVIDERS_PACKAGE = "bench.models.providers"
+
+P = TypeVar("P", bound=type["Provider"])
+
+
+class Provider:
+    """The models of one provider, bound to one gateway. Subclasses set `name`, `paid` and `key_env`."""
+
+    name: ClassVar[str]
+    paid: ClassVar[bool] = True
+    key_env: ClassVar[str | None] = None  # the API key's environment variable (None: needs no key)
+    description: ClassVar[str] = ""
+    # The largest reply body (JSON bytes) the gateway accepts from this provider; a larger one is refused and not
+    # cached (a runaway or hostile server must not fill the cache, nor feed megabytes to scoring). None: no limit.
+    max_reply_bytes: ClassVar[int | None] = 512 * 1024
+
+    def __init__(self, settings: ProviderSettings, gateway: Gateway, embedder: Callable[[], Embedder]) -> None:
+        self.settings = settings
+        self.gateway = gateway
+        self.embedder = embedder
+        self._closers: list[Any] = []
+
+    @classmethod
+    def check_model(cls, model: str, settings: ProviderSettings, where: str) -> None:
+        """Refuse a model this provider cannot serve (called when a stack or an arm names it)."""
+
+    @classmethod
+    def check_ready(cls, settings: ProviderSettings, where: str) -> None:
+        """Refuse settings this provider cannot run with here (called when a run's stack is built, before anything
+        is written or sent; unlike `check_model` it may read the environment, e.g. a base URL variable)."""
+
+    def _unsupported(self, what: str, model: str) -> ConfigError:
+        return ConfigError(f"models: {self.name}/{model} cannot serve as {what} (provider {self.name!r} has none)")
+
+    def chat(self, model: str) -> LLM:
+        raise self._unsupported("a chat model", model)
+
+    def decider(self, model: str) -> DecisionBackend:
+        raise self._unsupported("a decision backend", model)
+
+    def extractor(self, model: str) -> Extractor:
+        return Mem0PromptExtractor(self.chat(model), model)
+
+    def answerer(self, model: str) -> Any:
+        return LLMAnswerer(self.chat(model), model)
+
+    def judge(self, model: str, prompt: str) -> Any:
+        return LLMJudge(self.chat(model), model, prompt)
+
+    def token_counter(self, model: str) -> Any:
+        raise self._unsupported("a token counter", model)
+
+    def keep(self, client: Any) -> Any:
+        """Remember a client to close with the provider."""
+        self._closers.append(client)
+        return client
+
+    def close(self) -> None:
+        for client in self._closers:
+            closer = getattr(client, "close", None)
+            if closer is not None:
+                closer()
+        self._closers = []
+
+
+def _discover() -> None:
+    """Import every module of the providers package once, so their @register_provider decorators run (by name: the
+    package imports this module, so this module cannot import it)."""
+    package = importlib.import_module(PROVIDERS_PACKAGE)
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{PROVIDERS_PACKAGE}.{module.name}")
+
+
+def _adopt(name: str, factory: Any) -> type[Provider]:
+    """A provider is a `Provider` subclass; it learns the name it is registered under (also one from a plug-in)."""
+    if not (isinstance(factory, type) and issubclass(factory, Provider)):
+        raise RegistryError(
+            f"provider {name!r}: expected a subclass of bench.models.providers.Provider, found {factory!r}"
+        )
+    factory.name = name
+    return factory
+
+
+PROVIDERS: Registry[type[Provider]] = Registry(
+    "provider",
+    discover=_discover,
+    adopt=_adopt,
+    hint="a module in bench/models/providers/ with a Provider subclass decorated @register_provider(NAME)",
+)
+
+
+def register_provider(name: str) -> Callable[[P], P]:
+    def decorate(cls: P) -> P:
+        PROVIDERS.add(name, cls)
+        return cls
+
+    return decorate
+
+
+def reply_limit(provider: str) -> int | None:
+    """The reply size limit of `provider` (its class's `max_reply_bytes`); the default for a name not registered."""
+    try:
+        return PROVIDERS.get(provider).max_reply_bytes
+    except RegistryError:
+        return Provider.max_reply_bytes
+
+
+def provider_names() -> list[str]:
+    return PROVIDERS.names()
+
+
+def provider_class(name: str, where: str = "models") -> type[Provider]:
+    return PROVIDERS.get(name, where)
+
+
+def api_key_envs() -> dict[str, str]:
+    """provider -> the environment variable holding its API key (paid providers that need one).
+
+    Only built-in providers and plug-ins already in use are asked: listing key variables must not import every
+    installed package (a broken one would break every command that reads keys)."""
+    out: dict[str, str] = {}
+    for name in PROVIDERS.names():
+        if not PROVIDERS.is_loaded(name):
+            continue
+        key_env = PROVIDERS.get(name).key_env
+        if key_env:
+            out[name] = key_env
+    return out
+
+
+def plugin_records(models: Mapping[str, str]) -> list[dict[str, Any]]:
+    """For a result's `provenance.plugins`: the registry record of each provider an installed package provides,
+    with the roles it serves as parameters ({role: model}); built-in providers are left out."""
+    served: dict[str, dict[str, str]] = {}
+    for role, ref in sorted(models.items()):
+        provider, _, model = ref.partition("/")
+        served.setdefault(provider, {})[role] = model
+    records = []
+    for provider, roles in sorted(served.items()):
+        if provider in PROVIDERS:
+            info = PROVIDERS.info(provider, roles)
+            if info.plugin:
+                records.append(info.to_json())
+    return records
