@@ -40,6 +40,8 @@ def test_the_v3_paper_under_audited_exclude_is_written_aside_and_labelled(tmp_pa
     official = json.loads(committed)
     # fewer questions once the audited ones are dropped, so every pooled n shrinks
     assert numbers["v3.H1.n"]["value"] < official["v3.H1.n"]["value"]
+    caption = (out / "tables" / "v3_table3.md").read_text(encoding="utf-8").splitlines()[0]
+    assert f"{numbers['v3.H1.n']['value']:,} LoCoMo held-out questions" in caption
 
 
 def test_a_view_that_lacks_what_the_article_prints_writes_nothing(tmp_path, capsys, monkeypatch) -> None:
