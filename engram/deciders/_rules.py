@@ -127,6 +127,8 @@ UNDOING_CUES = (
     "died",
     "ran away",
 )
+# v9: more ways a pet or a possession leaves a life ("rehomed Pilot", "gave the bike away").
+V9_UNDOING_CUES = ("rehomed", "re-homed", "gave away", "given away", "put down", "put to sleep")
 OPINION_CUES = ("think", "believe", "feel that", "feels that", "should", "in my opinion", "important", "overrated")
 DATE_CUES = ("today", "tonight", "this week", "this weekend", "this morning", "yesterday", "tomorrow", "last night")
 SENSITIVE_LEMMAS: dict[str, frozenset[str]] = {
@@ -585,6 +587,7 @@ class RulesDecider:
             message_weight,
             cosine=request.cosine(new_text, old_text),
             temporal=self._temporal_probs(new_text, request.message),
+            version=self.version,
         )
         scores = pair.scores()
         if "negates" not in ask.question.options:
@@ -653,6 +656,7 @@ class _Pair:
     message_weight: float
     cosine: float
     temporal: Mapping[str, float]
+    version: int = 8  # the RulesDecider version whose rules apply
 
     @cached_property
     def new(self) -> lexical.Frame:
@@ -725,9 +729,19 @@ class _Pair:
         """The new fact names what the old one is about (as subject or object): "Rex passed away" vs "has a dog
         named Rex", "quit tennis" vs "plays tennis". Read from content words, not the parse, which can fail."""
         people = {self.new.subject, self.old.subject, self.new_subject, self.old_subject} | lexical.GENERIC_SUBJECTS
+        if self.version >= 9:
+            # v9: "Biscuit died" against "has a dog named Biscuit": the new fact's subject is what the old fact is
+            # about (a pet, a car), not a person beside it, so it counts as the old fact's object
+            people -= {self.new.subject} & lexical.content_lemmas(self.old_text)
         old_content = lexical.content_lemmas(self.old_text) - people - lexical.FUNCTION_LEMMAS
         new_content = lexical.content_lemmas(self.new_text) - people - lexical.FUNCTION_LEMMAS
         return bool({lexical.stem(w) for w in old_content} & {lexical.stem(w) for w in new_content})
+
+    @cached_property
+    def names_old_thing(self) -> bool:
+        """v9: the new fact's subject is a thing the old fact names ("Biscuit" in "has a dog named Biscuit")."""
+        subject = self.new.subject
+        return bool(subject) and subject in lexical.content_lemmas(self.old_text) - {self.old.subject}
 
     @cached_property
     def same_subject(self) -> bool:
@@ -795,7 +809,7 @@ class _Pair:
     def scores(self) -> dict[str, float]:
         change = self._change_weight()
         replacement = self._replacement_weight()
-        undoing = self._cue_weight(UNDOING_CUES)
+        undoing = self._cue_weight(UNDOING_CUES + V9_UNDOING_CUES if self.version >= 9 else UNDOING_CUES)
         single = self.one_value
         permanent = self.new_edge in PERMANENT_RELATIONS or self.old_edge in PERMANENT_RELATIONS
         not_yet = self.temporal["planned"] + self.temporal["hypothetical"]  # a plan or a wish replaces nothing
@@ -862,6 +876,10 @@ class _Pair:
             negates += 3.5 * max(undoing, change, 0.5 if self.new.negated else 0.0)
             negates += 1.0 if undone and self.object_overlap > 0 else 0.0  # it names the very thing: "sold the Civic"
             negates += 1.0 * replacement if undone else 0.0  # "... and bought a Tesla": something took its place
+        if self.version >= 9 and undone and self.names_old_thing:
+            # v9: "Biscuit died last night" against "has a dog named Biscuit": an ending told in the past tense
+            # ends the old state now, so the past tense that speaks for "new" speaks as much for this
+            negates += 1.0 + 1.5 * only_then
         negates -= 3.0 * not_yet
 
         return {
