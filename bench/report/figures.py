@@ -315,6 +315,10 @@ def _reliability_bins(cell: CalibrationCell) -> tuple[np.ndarray, np.ndarray, np
     return counts, mean_conf, accuracy
 
 
+FEW_ITEMS = 5  # a reliability bin with fewer items is drawn faded and kept off the line
+FADED = 0.35
+
+
 def draw_reliability(ctx: FigureContext) -> Figure:
     groups = sorted({(c.set_name, c.question) for c in ctx.calibration})
     columns = max(len(groups), 1)
@@ -329,17 +333,36 @@ def draw_reliability(ctx: FigureContext) -> Figure:
         eces = []
         for cell in (c for c in ctx.calibration if (c.set_name, c.question) == (set_name, question)):
             counts, mean_conf, accuracy = _reliability_bins(cell)
-            filled = counts > 0
+            solid = counts >= FEW_ITEMS
+            few = (counts > 0) & ~solid
             ax.plot(
-                mean_conf[filled],
-                accuracy[filled],
+                mean_conf[solid],
+                accuracy[solid],
                 marker="o",
                 markersize=3,
                 color=COLORS[cell.backend],
                 label=BACKEND_LABELS.get(cell.backend, cell.backend),
             )
+            # A bin of 1-4 items says little about accuracy: its point is faded, hollow and left off the line.
+            ax.plot(
+                mean_conf[few],
+                accuracy[few],
+                linestyle="none",
+                marker="o",
+                markersize=3,
+                markerfacecolor="none",
+                color=COLORS[cell.backend],
+                alpha=FADED,
+            )
             shift = (backends.index(cell.backend) - (len(backends) - 1) / 2) * bar_width
-            counts_ax.bar(edges[:-1] + 0.05 + shift, counts, bar_width, color=COLORS[cell.backend])
+            for solid_bins, alpha in ((solid, 1.0), (~solid, FADED)):
+                counts_ax.bar(
+                    edges[:-1][solid_bins] + 0.05 + shift,
+                    counts[solid_bins],
+                    bar_width,
+                    color=COLORS[cell.backend],
+                    alpha=alpha,
+                )
             eces.append(
                 f"{BACKEND_LABELS.get(cell.backend, cell.backend).split(' ')[0]} {ctx.display(f'{cell.stem}.ece')}"
             )
@@ -478,9 +501,16 @@ FIGURES = [
     ),
     FigureSpec(
         "reliability",
-        "Reliability diagrams of Jev and laya, a zero-shot 421M open model shown for contrast: accuracy against "
-        "mean confidence in 10 equal-width bins (top), the number of items in each bin (bottom), and each model's "
-        "ECE.",
+        "Reliability diagrams of two decision models answering engram's typed questions: Jev (TypeSafe's typed "
+        "decision model, the one engram uses) and laya, a zero-shot 421M open model shown for contrast. Top: "
+        "accuracy against mean confidence (the probability of the chosen option) in 10 equal-width bins, the "
+        "dashed diagonal being perfect calibration; bins with fewer than 5 items are drawn faded, hollow and off "
+        "the line. Bottom: the number of items in each bin (faded: fewer than 5). Panels: 'relation to the "
+        "candidate fact' asks how a new fact relates to a stored one (new, duplicate, refinement, update, "
+        "contradiction), 'temporal status' whether a fact is past, current, planned or hypothetical; on the "
+        "escalation-labelled decisions (decisions Jev was unsure of, those escalation sends to the LLM, labelled "
+        "by claude-sonnet-4-6) and on the 50 gold contradiction pairs. ECE (expected calibration error): the item-weighted mean "
+        "of |accuracy − mean confidence| over the bins.",
         draw_reliability,
     ),
     FigureSpec(

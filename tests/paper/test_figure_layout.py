@@ -160,7 +160,24 @@ def test_the_reliability_diagram_counts_its_bins_and_names_its_models_in_words(p
     assert titles and not any("_" in t for t in titles), titles  # words, not code identifiers
     legend_texts = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
     assert any("laya" in t and "zero-shot" in t for t in legend_texts), legend_texts
-    assert "zero-shot" in _spec(paper_v1, "reliability").caption
+    caption = _spec(paper_v1, "reliability").caption
+    assert "zero-shot" in caption
+    # every name the figure prints is defined in the caption
+    for name in (
+        "Jev",
+        "laya",
+        "ECE (expected calibration error)",
+        "relation to the candidate fact",
+        "temporal status",
+        "escalation-labelled decisions",
+        "gold contradiction pairs",
+        "fewer than 5 items",
+    ):
+        assert name in caption, name
+    # a bin of fewer than 5 items is faded, in the count panel and as a hollow point off the line
+    faded_bars = [p for p in count_axes[0].patches if p.get_alpha() is not None and p.get_alpha() < 1]
+    assert all(p.get_height() < 5 for p in faded_bars)
+    assert all(p.get_height() >= 5 for p in count_axes[0].patches if p not in faded_bars and p.get_height() > 0)
     plt.close(fig)
 
 
