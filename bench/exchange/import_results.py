@@ -10,8 +10,9 @@ Formats:
 - `mem0`: mem0's `evaluation/evals.py` output, `{<conversation index>: [{question, answer, response, category,
   bleu_score, f1_score, llm_score}]}` (category 5 skipped, as mem0 does): each question is found by conversation
   index and question text, its label is `llm_score`; the file carries no aggregates to check.
-- `locomo` (LoCoMo's own evaluation output) is a named format whose reader is not written yet: asking for it is
-  refused in one line, never guessed (its output grades by F1, with no judge label to import).
+- `locomo`: LoCoMo's own evaluation output (`locomo10.json`'s samples with `<model>_prediction` and `<model>_f1` on
+  each qa item): ids by position, each stated F1 checked against LoCoMo's F1 rule recomputed here; it has no judge,
+  so the label is a stand-in (F1 >= 0.5), said in every file, and `compare --metric f1` compares the F1 itself.
 
 Every import keeps its provenance: the `imported` stack, the source path and SHA-256, the judge the file states (or
 `--judge`), and checks the file's own aggregates (`total_questions`, `correct`, `accuracy`) against what it
@@ -25,7 +26,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,11 @@ from bench.models.stacks import IMPORTED_STACK
 from bench.results.schema import LOCOMO_CATEGORY_NAMES, Answer, Provenance, Result, Source, write_result
 
 FORMATS = ("eval-results", "mem0", "locomo")
+LABEL_IS = {
+    "eval-results": "the mean of the judgment runs; this file holds one run",
+    "mem0": "mem0's llm_score (one judgment)",
+    "locomo": "a stand-in: LoCoMo's output has no judge; CORRECT when its F1 is at least 0.5 (compare --metric f1)",
+}
 ORIGIN = "import-results"
 LICENSE = "as the source file's (check its publisher's terms)"
 
@@ -52,6 +58,7 @@ class Row:
     gold: str
     answer: str
     votes: tuple[bool, ...]
+    f1: float | None = None  # LoCoMo's own output: the F1 the file states (checked against ours)
 
 
 def _locomo() -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -156,7 +163,65 @@ def read_rows(path: Path, fmt: str) -> list[Row]:
         return eval_results_rows(document, str(path))
     if fmt == "mem0":
         return mem0_rows(document, str(path))
-    raise DataError(f"{path}: --format {fmt}: not readable yet; expected --format eval-results or mem0")
+    return locomo_rows(document, str(path))
+
+
+# LoCoMo's output grades by F1 and has no judge: a row counts as correct at this F1 or above (a stand-in label,
+# said in every imported file; compare --metric f1 reads the F1 itself).
+LOCOMO_LABEL_F1 = 0.5
+
+
+def locomo_rows(document: Any, where: str) -> list[Row]:
+    """Rows of LoCoMo's evaluation output: `locomo10.json`'s samples in order, each qa item carrying
+    `<model>_prediction` and `<model>_f1` for one model key. The stated F1 must be what LoCoMo's F1 rule gives
+    (bench.analysis.scoring.locomo) on the prediction and the gold, within 1e-6."""
+    from bench.analysis.scoring.locomo import locomo_f1
+
+    if not isinstance(document, list):
+        raise DataError(f"{where}: expected LoCoMo's list of samples, found {type(document).__name__}")
+    order, known = _locomo()
+    keys = {
+        k[: -len("_prediction")]
+        for sample in document
+        if isinstance(sample, dict)
+        for qa in sample.get("qa", [])
+        if isinstance(qa, dict)
+        for k in qa
+        if k.endswith("_prediction")
+    }
+    if len(keys) != 1:
+        raise DataError(f"{where}: expected one <model>_prediction key on the qa items, found {sorted(keys) or 'none'}")
+    model = keys.pop()
+    rows: list[Row] = []
+    for i, sample in enumerate(document):
+        if not isinstance(sample, dict) or str(sample.get("sample_id")) not in order:
+            raise DataError(
+                f"{where}: [{i}]: field sample_id: expected a LoCoMo conversation, found {str(sample)[:60]!r}"
+            )
+        for j, qa in enumerate(sample.get("qa", [])):
+            at = f"{where}: [{i}].qa[{j}]"
+            prediction, stated = qa.get(f"{model}_prediction"), qa.get(f"{model}_f1")
+            if prediction is None:
+                continue  # a question the run did not answer
+            qid = f"{sample['sample_id']}:{j}"
+            entry = known.get(qid)
+            if entry is None or str(entry["qa"]["question"]) != str(qa.get("question")):
+                raise DataError(
+                    f"{at}: field question: expected LoCoMo's question {qid}, found {str(qa.get('question'))[:60]!r}"
+                )
+            code = int(entry["qa"]["category"])
+            if code == 5:
+                continue  # LoCoMo scores adversarial answers by another rule: not imported as labels
+            ours = locomo_f1(prediction, entry["qa"].get("answer"), code)
+            if not isinstance(stated, int | float) or ours is None or abs(float(stated) - ours) > 1e-6:
+                raise DataError(
+                    f"{at}: field {model}_f1: expected {ours} (LoCoMo's F1 of the prediction), found {stated!r}"
+                )
+            row = _row(qid, qa.get("category"), prediction, [ours >= LOCOMO_LABEL_F1], known, at)
+            rows.append(replace(row, f1=ours))
+    if not rows:
+        raise DataError(f"{where}: expected answered questions of categories 1-4, found none")
+    return rows
 
 
 def mem0_rows(document: Any, where: str) -> list[Row]:
@@ -211,6 +276,7 @@ def results_of(
                     gold=r.gold,
                     answer=r.answer,
                     label="CORRECT" if r.votes[run] else "WRONG",
+                    f1=r.f1,
                 )
                 for r in mine
             ]
@@ -235,7 +301,7 @@ def results_of(
                         "sha256": sha256,
                         "judge": judge,
                         "judgment_run": run + 1,
-                        "label_is": "the mean of the judgment runs; this file holds one run",
+                        "label_is": LABEL_IS[fmt],
                     },
                 },
             )

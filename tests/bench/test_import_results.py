@@ -114,8 +114,8 @@ def test_a_small_clean_copy_imports_and_a_format_without_a_reader_is_refused(tmp
     )
     assert code == 0, err
     assert len(read_result(tmp_path / "ok" / "locomo" / "conv-26" / "imported.json").answers) == 12
-    code, _, err = run_cli(["import-results", str(source), "--format", "locomo"], capsys, monkeypatch)
-    assert code == 2 and "--format locomo" in err
+    code, _, err = run_cli(["import-results", str(source), "--format", "letta"], capsys, monkeypatch)
+    assert code == 2 and "--format" in err and "letta" in err
 
 
 def _mem0_file(tmp_path: Path, question_of=lambda q: q["question"]) -> tuple[Path, list[tuple[int, dict]]]:
@@ -164,3 +164,42 @@ def test_a_mem0_question_that_locomo_lacks_is_one_line(tmp_path, capsys, monkeyp
     assert (
         code == 2 and not (tmp_path / "x").exists() and "field question" in err and len(err.strip().splitlines()) == 1
     )
+
+
+def _locomo_output(tmp_path: Path, tamper: bool = False) -> Path:
+    """LoCoMo's evaluation output for conv-26's first eight scored questions: half answered with the gold itself,
+    half with something else, each F1 computed by the scorer (and one made up when `tamper`)."""
+    from bench.analysis.scoring.locomo import locomo_f1
+
+    sample = json.loads((REPO_ROOT / "data" / "locomo" / "locomo10.json").read_text(encoding="utf-8"))[0]
+    qa = []
+    for n, item in enumerate(x for x in sample["qa"] if x["category"] != 5):
+        if n >= 8:
+            break
+        prediction = str(item["answer"]) if n % 2 == 0 else "a picnic by the river"
+        f1 = locomo_f1(prediction, item["answer"], item["category"])
+        qa.append({**item, "gpt-test_prediction": prediction, "gpt-test_f1": 0.77 if tamper and n == 3 else f1})
+    path = tmp_path / "locomo_out.json"
+    path.write_text(json.dumps([{"sample_id": sample["sample_id"], "qa": qa}]), encoding="utf-8")
+    return path
+
+
+def test_locomo_evaluation_output_imports_with_its_f1_checked(tmp_path, capsys, monkeypatch) -> None:
+    code, _, err = run_cli(
+        ["import-results", str(_locomo_output(tmp_path)), "--format", "locomo", "--out", str(tmp_path / "l")],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 0, err
+    result = read_result(tmp_path / "l" / "locomo" / "conv-26" / "imported.json")
+    assert len(result.answers) == 8 and [a.label for a in result.answers][:2] == ["CORRECT", "WRONG"]
+    assert "stand-in" in result.extras["imported"]["label_is"] and result.answers[0].f1 == 1.0
+
+
+def test_a_locomo_output_whose_f1_is_not_locomos_is_one_line(tmp_path, capsys, monkeypatch) -> None:
+    source = _locomo_output(tmp_path, tamper=True)
+    code, _, err = run_cli(
+        ["import-results", str(source), "--format", "locomo", "--out", str(tmp_path / "l")], capsys, monkeypatch
+    )
+    assert code == 2 and not (tmp_path / "l").exists()
+    assert "gpt-test_f1" in err and "0.77" in err and len(err.strip().splitlines()) == 1

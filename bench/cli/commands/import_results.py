@@ -13,7 +13,7 @@ from bench.vocab import RUNS_DIR
 def import_results(
     files: list[Path] = typer.Argument(..., help="Published per-question result files."),
     fmt: str = typer.Option(
-        ..., "--format", help="eval-results (EverMemOS/MemOS) | mem0 (evals.py) | locomo (refused: no reader yet)."
+        ..., "--format", help="eval-results (EverMemOS/MemOS) | mem0 (evals.py) | locomo (task_eval output)."
     ),
     name: str = typer.Option("imported", "--name", help="The arm name the imported files carry."),
     out: Path = typer.Option(None, "--out", help="Root of the new files (default runs/imported/<name>/)."),
