@@ -22,6 +22,7 @@ is part of every cache key.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -271,6 +272,21 @@ def _replaces(text: str) -> bool:
     if lexical.cues_in(text, REPLACEMENT_CUES) or changes & REPLACE_VERBS:
         return True
     return bool(changes & ENDING_CHANGE_VERBS) and bool(changes & TAKING_UP_VERBS)
+
+
+_AGE = re.compile(
+    r"\b(?:turned|turning|aged?|is|am|'m)\s+(\d{1,3})\b(?!\s*(?:%|percent|kg|km|minutes?|hours?|days?))|"
+    r"\b(\d{1,3})\s*(?:years?|yrs?)[ -]old\b",
+    re.IGNORECASE,
+)
+
+
+def _age(text: str) -> int | None:
+    """v9: the age a fact states ("is 34 years old", "turned 35", "a 41-year-old"), or None."""
+    match = _AGE.search(text.replace("-year-old", " years old"))
+    if match is None:
+        return None
+    return int(match.group(1) or match.group(2))
 
 
 def _not_yet(text: str) -> bool:
@@ -876,6 +892,11 @@ class _Pair:
             negates += 3.5 * max(undoing, change, 0.5 if self.new.negated else 0.0)
             negates += 1.0 if undone and self.object_overlap > 0 else 0.0  # it names the very thing: "sold the Civic"
             negates += 1.0 * replacement if undone else 0.0  # "... and bought a Tesla": something took its place
+        ages = (_age(self.new_text), _age(self.old_text)) if self.version >= 9 else (None, None)
+        if self.same_subject and None not in ages and ages[0] != ages[1]:
+            # v9: an age holds one value at a time: "turned 35" replaces "is 34 years old", and a birthday told in
+            # the past ("turned 42 last week") still gives the age now, so the past tense counts for neither side
+            update = max(update, 0.5) + 3.5 + 4.0 * only_then
         if self.version >= 9 and undone and self.names_old_thing:
             # v9: "Biscuit died last night" against "has a dog named Biscuit": an ending told in the past tense
             # ends the old state now, so the past tense that speaks for "new" speaks as much for this

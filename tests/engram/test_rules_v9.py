@@ -2,7 +2,8 @@
 version 8, the default): "not ... yet" says a plan is still open, so it never negates the plan; a pet that died, ran
 away or was rehomed ends "has a dog named ..." even though the pet's name is the new fact's subject; a real
 negation, a plan carried out and a value given up still act as before, and what merely happens to a pet, or to
-someone else's, ends nothing.
+someone else's, ends nothing. An age is one value at a time: "turned 35" replaces "is 34 years old"; a child's
+birthday, a distance or the same age said again replace nothing.
 
 Scenarios go through the public API: `Engram.offline(..., decider=RulesDecider(minilm, version=9))`.
 """
@@ -110,3 +111,20 @@ def test_a_rehomed_pet_is_negated_but_one_answer_below_the_bound_leaves_it_open(
 def test_news_of_a_pet_or_of_someone_elses_pet_ends_nothing(tmp_path, minilm, remark):
     memory = memory_with(tmp_path, minilm, 9, "Lotte", "I have a parrot called Mango.", remark)
     assert is_open(memory, "parrot called Mango") and not memory.stats()["closes"]
+
+
+@pytest.mark.slow
+def test_a_new_age_replaces_the_old_one(tmp_path, minilm):
+    first, birthday = "I am 34 years old.", "I turned 35 today!"
+    assert is_open(memory_with(tmp_path, minilm, 8, "Oskar", first, birthday), "34 years old")  # the v8 gap
+    memory = memory_with(tmp_path, minilm, 9, "Oskar", first, birthday)
+    assert not is_open(memory, "34 years old") and is_open(memory, "turned 35")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "remark", ["My son turned 12 today.", "I ran 10 km today.", "I am 41 years old and proud of it."]
+)
+def test_a_childs_birthday_a_distance_or_the_same_age_replace_nothing(tmp_path, minilm, remark):
+    memory = memory_with(tmp_path, minilm, 9, "Ines", "I am 41 years old.", remark)
+    assert is_open(memory, "41 years old") and not memory.stats()["closes"]
