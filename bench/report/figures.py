@@ -395,34 +395,56 @@ def draw_tradeoff(ctx: FigureContext) -> Figure:
     cost = [1000 * ctx.value(f"tradeoff.theta_{t}.cost") for t in thetas]
     ax.plot(xs, cost, color="black", marker=".", label="cost C(θ), left axis")
     ax.set_xlabel("escalation threshold θ")
-    ax.set_ylabel("cost per 1,000 decisions (USD)")
+    # The two y axes are told apart by what they name and by colour: the left one is the black cost line's, the
+    # right one (in red) the error lines'.
+    ax.set_ylabel("cost per 1,000 decisions (USD), black line")
     right = ax.twinx()
     for eps, style in (("0", "-"), ("0.1", "--")):
         err = [100 * ctx.value(f"tradeoff.theta_{t}.error_eps{eps}") for t in thetas]
         right.plot(xs, err, color="#d62728", linestyle=style, label=f"error E(θ) if ε_L = {eps}, right axis")
     kept = [100 * ctx.value(f"tradeoff.theta_{t}.jev_error_kept") for t in thetas]
     right.plot(xs, kept, color="#1f77b4", linestyle=":", label="ε_J(θ): Jev's error on kept decisions, right axis")
-    right.set_ylabel("relation error (%)")
-    for theta, name in zip(MARKED_THETAS, ("escalate", "act")):
+    right.set_ylabel("relation error (%), red and blue lines", color=RIGHT_AXIS)
+    right.tick_params(axis="y", colors=RIGHT_AXIS)
+    right.spines["right"].set_color(RIGHT_AXIS)
+    # Each threshold is named beside its line, inside the frame, where the curves are not: the escalation threshold
+    # at mid-height (below the error curves, above the still-low cost), the act threshold at the foot of its line.
+    for theta, name, height in zip(MARKED_THETAS, ("escalate", "act"), (0.5, 0.03)):
         at = float(ctx.value(f"tradeoff.theta_{theta_id(theta)}.theta"))
         ax.axvline(at, color="#999999", linewidth=0.7)
         ax.text(
-            at, 1.0, f" {name} θ={at:.2f}", transform=ax.get_xaxis_transform(), fontsize=6, va="bottom", ha="center"
+            at,
+            height,
+            f" {name} θ={at:.2f} ",
+            transform=ax.get_xaxis_transform(),
+            fontsize=6,
+            va="bottom",
+            ha="right",
+            color="#555555",
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5, "alpha": 0.8},
         )
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
-    fig.legend(handles, [str(h.get_label()) for h in handles], loc="upper left", ncol=1, frameon=False, fontsize=6)
-    fig.text(
-        0.01,
-        0.755,
+    legend = fig.legend(
+        handles, [str(h.get_label()) for h in handles], loc="upper left", ncol=1, frameon=False, fontsize=6
+    )
+    # The legend, then the definition of ε_L below it, then the axes below both: each in its own band.
+    fig.canvas.draw()
+    legend_box = legend.get_window_extent().transformed(fig.transFigure.inverted())
+    note = fig.text(
+        0.02,
+        legend_box.y0 - 0.01,
         "ε_L: assumed error of the LLM on escalated decisions",
         fontsize=6,
         color="#333333",
+        va="top",
     )
-    fig.subplots_adjust(left=0.17, right=0.85, top=0.7, bottom=0.14)
+    note_box = note.get_window_extent().transformed(fig.transFigure.inverted())
+    fig.subplots_adjust(left=0.17, right=0.85, top=note_box.y0 - 0.05, bottom=0.14)  # room for the top tick label
     _footer(fig, ctx)
     return fig
 
 
+RIGHT_AXIS = "#b22222"
 COST_ARMS = [("mem0", "mem0 2.1.0"), ("engram-llm-decider", "engram, LLM decider"), ("engram-jev", "engram, Jev")]
 
 

@@ -204,6 +204,27 @@ def test_the_tradeoff_figure_labels_every_line_and_defines_both_error_rates(pape
     plt.close(fig)
 
 
+def test_the_tradeoff_figure_keeps_legend_note_and_threshold_labels_apart_and_names_its_two_axes(
+    paper_v1: Paper,
+) -> None:
+    fig = _draw(paper_v1, "tradeoff")
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    left, right = fig.axes[0], fig.axes[1]
+    frame = left.get_window_extent(renderer)
+    thresholds = [t for t in left.texts if "θ=" in t.get_text()]
+    assert len(thresholds) == 2
+    for text in thresholds:  # inside the frame
+        box = text.get_window_extent(renderer)
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+    legend = fig.legends[0].get_window_extent(renderer)
+    note = next(t for t in fig.texts if t.get_text().startswith("ε_L:")).get_window_extent(renderer)
+    above_axes = left.get_tightbbox(renderer).y1
+    assert not legend.overlaps(note) and note.y0 > frame.y1 and legend.y0 > frame.y1 and note.y0 >= above_axes - 1
+    assert "black" in left.get_ylabel() and "red" in right.get_ylabel()
+    assert right.yaxis.label.get_color() != left.yaxis.label.get_color()  # told apart by colour too
+    plt.close(fig)
+
+
 def test_the_cost_labels_stay_inside_the_frame_and_the_small_decision_slice_is_named(paper_v1: Paper) -> None:
     fig = _draw(paper_v1, "cost_breakdown")
     ax = fig.axes[0]
