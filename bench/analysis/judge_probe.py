@@ -32,6 +32,7 @@ from bench.analysis.rejudge import JudgeChoice, opened_judge, slug
 from bench.analysis.replies import verdict
 from bench.analysis.stats import wilson_interval
 from bench.data import files as data
+from bench.data.audit import our_question_id
 from bench.data.slices import SliceQuestion, load_slice, locomo_conversations
 from bench.errors import DataError, ResultError
 from bench.results.atomic import write_json
@@ -71,15 +72,8 @@ class ProbeItem:
 
 
 def locomo_question_id(audit_id: str, where: str) -> str:
-    """`locomo_<i>_qa<j>` (conversation index i in locomo10.json order, question position j) -> our `conv-NN:j`."""
-    parts = audit_id.split("_")
-    conversations = locomo_conversations()
-    if len(parts) != 3 or parts[0] != "locomo" or not parts[1].isdigit() or not parts[2].startswith("qa"):
-        raise DataError(f"{where}: field question_id: expected locomo_<i>_qa<j>, found {audit_id!r}")
-    index, position = int(parts[1]), parts[2][2:]
-    if not position.isdigit() or index >= len(conversations):
-        raise DataError(f"{where}: field question_id: expected a LoCoMo question, found {audit_id!r}")
-    return f"{conversations[index]}:{int(position)}"
+    """`locomo_<i>_qa<j>` -> our `conv-NN:j` (the audit's rule, `bench.data.audit.our_question_id`)."""
+    return our_question_id(audit_id, list(locomo_conversations()), where)
 
 
 def _locomo_questions() -> dict[str, SliceQuestion]:

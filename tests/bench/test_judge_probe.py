@@ -124,7 +124,7 @@ def _eval_results(rows: list[dict]) -> dict:
     ("rows", "expected"),
     [
         ([{"question_id": "locomo_0_qa99999", "generated_answer": "x", "category": "2"}], "no such question"),
-        ([{"question_id": "locomo_42_qa0", "generated_answer": "x"}], "expected a LoCoMo question"),
+        ([{"question_id": "locomo_42_qa0", "generated_answer": "x"}], "expected a conversation index below 10"),
         (
             [
                 {"question_id": "locomo_0_qa0", "generated_answer": "x", "category": "2"},
