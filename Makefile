@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml requirements.lock
 	fi
 	@$(BIN)/python -c "import torch, sys; sys.exit(0 if torch.version.cuda is None else 1)" || \
 	  echo "make env: WARNING: torch $$($(BIN)/python -c 'import torch; print(torch.__version__)') is a CUDA build (several GB); this project needs only the CPU build (see README, Install)"
-	$(PIP) -e '.[test,ray,mcp]'
+	$(PIP) -e '.[test,run,hf,ray,mcp]'
 	@touch $(STAMP)
 
 # Lint, format, type and import-contract checks (config in pyproject.toml); `make test` runs them first.

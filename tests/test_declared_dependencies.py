@@ -67,17 +67,29 @@ def _locked() -> set[str]:
 def test_the_library_and_harness_declare_every_package_they_import() -> None:
     # The viewer's browser check imports playwright only when asked; the grid imports ray only for --executor ray;
     # the openai provider counts tokens with tiktoken only when it is installed.
-    declared = _declared() | _declared("browser") | _declared("ray") | _declared("tiktoken") | _declared("mcp")
+    # The run layer's packages are the `run` extra, `export --hf`'s the `hf` extra (the base install is analysis only).
+    declared = _declared() | _declared("run") | _declared("hf")
+    declared |= _declared("browser") | _declared("ray") | _declared("tiktoken") | _declared("mcp")
     assert _undeclared("engram", declared) + _undeclared("bench", declared) == []
 
 
 def test_tests_and_scripts_need_only_declared_packages_and_the_test_extra() -> None:
-    declared = _declared() | _declared("test") | _declared("browser") | _declared("ray") | _declared("mcp")
+    declared = _declared() | _declared("run") | _declared("hf") | _declared("test")
+    declared |= _declared("browser") | _declared("ray") | _declared("mcp")
     assert _undeclared("tests", declared) + _undeclared("scripts", declared) == []
 
 
 def test_every_declared_package_is_pinned_in_the_lock() -> None:
     unpinned = sorted(
-        (_declared() | _declared("test") | _declared("ray") | _declared("local") | _declared("mcp")) - _locked()
+        (
+            _declared()
+            | _declared("run")
+            | _declared("hf")
+            | _declared("test")
+            | _declared("ray")
+            | _declared("local")
+            | _declared("mcp")
+        )
+        - _locked()
     )
     assert unpinned == [], f"requirements.lock: expected a pin for {unpinned}"

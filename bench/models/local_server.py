@@ -53,7 +53,7 @@ def unavailable_reason() -> str | None:
         except ModuleNotFoundError:
             found = None
         if found is None:
-            return f"{what} is not installed (pip install -e '.[local]', see README: Use your own models)"
+            return f"{what} is not installed (pip install -e '.[local]', see docs/models.md)"
     return None
 
 
