@@ -17,7 +17,9 @@ is measured. A failure of the endpoint itself (a replay miss) still stops the ru
 from __future__ import annotations
 
 import os
+import random
 import sys
+import uuid
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from protocol_server import MemoryBackend, approx_tokens, arguments, serve  # noqa: E402
 
 MODEL = os.environ.get("ENGRAM_ADAPTER_MODEL", "engram-bench/extract")
+_IDS = random.Random(0)
+
+
+def _replayable_uuid4() -> uuid.UUID:
+    """LangMem and trustcall name memories and messages with uuid4, and those ids reach the model's prompts (the
+    existing memories are listed by id), so a second run would send different requests and never hit the cache.
+    Ids drawn from a seeded generator (the same sequence on every run of the same writes) keep a run replayable."""
+    return uuid.UUID(int=_IDS.getrandbits(128), version=4)
+
+
+uuid.uuid4 = _replayable_uuid4  # before langmem and trustcall are imported (they call uuid.uuid4 at run time)
 EMBED_MODEL = "engram-bench/embed"
 DIMS = 384  # MiniLM's
 RECURSION_LIMIT = 10  # graph steps per write: LangMem's default 25 lets a small model retry one write 20 times

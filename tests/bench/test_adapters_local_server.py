@@ -14,14 +14,16 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fakeservers import FakeModelServer, fake_chat_completion
 
 from bench.models.local_server import first_messages, llama_server, unavailable_reason
 from bench.run.runner import RunOptions, run_arm
 from bench.systems.adapters import load_adapter
 
-pytestmark = [pytest.mark.local_server, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
 MESSAGES = 3
 
 
@@ -59,6 +61,7 @@ def _run(adapter: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
     return first, endpoint
 
 
+@pytest.mark.local_server
 def test_a_mem_records_through_the_endpoint_and_replays_with_the_server_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,6 +76,7 @@ def test_a_mem_records_through_the_endpoint_and_replays_with_the_server_stopped(
     assert all(sources for a in first["answers"] for sources in a["sources"])
 
 
+@pytest.mark.local_server
 def test_langmem_calls_tools_and_embeds_through_the_endpoint_and_replays_with_the_server_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,3 +87,40 @@ def test_langmem_calls_tools_and_embeds_through_the_endpoint_and_replays_with_th
     assert endpoint["calls"]["embed"]["local"] >= MESSAGES
     assert endpoint["translations"].get("tools_emulated:required", 0) >= MESSAGES
     assert first["extras"]["system"]["adapter"]["roles"] == ["extract", "embed"]
+
+
+def _tool_reply(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
+    """A schema-valid emulated tool call for whatever tools LangMem offers (the first one named in the schema)."""
+    schema = json.dumps((body.get("response_format") or {}).get("schema") or {})
+    name = schema.split('"enum": ["', 1)[1].split('"', 1)[0] if '"enum": ["' in schema else "Memory"
+    call = {"name": name, "arguments": {"content": "Caroline went to a support group"}}
+    return 200, {}, fake_chat_completion(body, json.dumps({"tool_calls": [call]}))
+
+
+def test_langmem_records_against_a_schema_valid_fake_server_and_replays_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same run twice, the second from the cache alone: LangMem's random memory ids would reach its prompts and
+    miss the cache, so the adapter draws them from a seeded generator."""
+    if load_adapter("langmem").not_runnable_reason() is not None:
+        pytest.skip(f"langmem: {load_adapter('langmem').not_runnable_reason()}")
+    monkeypatch.setenv("ENGRAM_LEDGER", str(tmp_path / "ledger.jsonl"))
+    base = RunOptions(
+        stack="local",
+        limit=1,
+        runs_root=tmp_path / "runs",
+        cache_dir=tmp_path / "cache",
+        subsets=(),
+        progress=False,
+        assume_yes=True,
+        slice_loader=lambda name: first_messages(name, MESSAGES),
+    )
+    with FakeModelServer(_tool_reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        [recorded] = run_arm("langmem", "dev", replace(base, mode="record", out=tmp_path / "rec"))
+    [replayed] = run_arm("langmem", "dev", replace(base, mode="replay", strict=True, out=tmp_path / "rep"))
+    first, again = json.loads(recorded.read_text()), json.loads(replayed.read_text())
+    assert again["calls"]["misses"] == 0 and [a["lines"] for a in again["answers"]] == [
+        a["lines"] for a in first["answers"]
+    ]
+    assert first["store"]["stored"] >= 1 and "health" in first["store"]
