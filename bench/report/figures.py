@@ -76,8 +76,36 @@ class FigureContext:
         return number_id in self.numbers
 
 
+STANDIN_MARK = "offline stand-ins: not the paper's numbers"
+
+
 def _footer(fig: Figure, ctx: FigureContext) -> None:
     fig.text(0.99, 0.005, ctx.stack_label, ha="right", va="bottom", fontsize=6, color="#555555")
+    if "stand-in" not in ctx.stack_label:
+        return
+    # A stand-in build says so inside every plot, not only in a footer a crop would cut: a faint diagonal mark
+    # behind the data of each panel (a twin axes shares its panel's mark).
+    seen: set[tuple[float, ...]] = set()
+    for ax in fig.axes:
+        bounds = tuple(round(v, 4) for v in ax.get_position().bounds)
+        if bounds in seen:
+            continue
+        seen.add(bounds)
+        ax.text(
+            0.5,
+            0.5,
+            STANDIN_MARK,
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            rotation=20,
+            fontsize=7,
+            color="#999999",
+            alpha=0.35,
+            zorder=0,
+            clip_on=True,
+            wrap=True,
+        )
 
 
 # ------------------------------------------------------------------------------------------------------ drawings

@@ -250,3 +250,26 @@ def test_each_caption_names_the_interval_it_draws(paper_v1: Paper) -> None:
     # the numbers behind them say the same
     assert "Wilson" in (paper_v1.numbers["heldout.engram-k3.accuracy_ci_low"].note or "")
     assert "Wald" in (paper_v1.numbers["heldout.mem0-k3.ci_low"].note or "")
+
+
+def test_a_stand_in_build_marks_every_panel_inside_the_plot_and_the_article_build_does_not(
+    paper_offline: Paper, paper_v1: Paper
+) -> None:
+    from bench.report.figures import STANDIN_MARK
+
+    for spec in paper_offline.figures:
+        fig = _draw(paper_offline, spec.name)
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        marked = [ax for ax in fig.axes if any(t.get_text() == STANDIN_MARK for t in ax.texts)]
+        assert marked, spec.name
+        for ax in marked:
+            mark = next(t for t in ax.texts if t.get_text() == STANDIN_MARK).get_window_extent(renderer)
+            frame = ax.get_window_extent(renderer)
+            assert (
+                frame.x0 <= mark.x0 + mark.width / 2 <= frame.x1 and frame.y0 <= mark.y0 + mark.height / 2 <= frame.y1
+            )
+        plt.close(fig)
+    for spec in paper_v1.figures:
+        fig = _draw(paper_v1, spec.name)
+        assert not any(t.get_text() == STANDIN_MARK for ax in fig.axes for t in ax.texts), spec.name
+        plt.close(fig)
