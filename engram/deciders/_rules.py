@@ -130,6 +130,20 @@ UNDOING_CUES = (
 )
 # v9: more ways a pet or a possession leaves a life ("rehomed Pilot", "gave the bike away").
 V9_UNDOING_CUES = ("rehomed", "re-homed", "gave away", "given away", "put down", "put to sleep")
+# v9: what dates a change to a time well before now.
+V9_DISTANT_PAST_CUES = (
+    "years ago",
+    "decades ago",
+    "long ago",
+    "back in",
+    "as a student",
+    "as a kid",
+    "as a child",
+    "as a teenager",
+    "in college",
+    "when i was",
+    "for a year",
+)
 OPINION_CUES = ("think", "believe", "feel that", "feels that", "should", "in my opinion", "important", "overrated")
 DATE_CUES = ("today", "tonight", "this week", "this weekend", "this morning", "yesterday", "tomorrow", "last night")
 SENSITIVE_LEMMAS: dict[str, frozenset[str]] = {
@@ -287,6 +301,15 @@ def _age(text: str) -> int | None:
     if match is None:
         return None
     return int(match.group(1) or match.group(2))
+
+
+_MOVE_VERBS = frozenset({"move", "relocate"})
+
+
+def _moved(text: str) -> bool:
+    """v9: the text reports a completed move, whichever verb comes first ("rented a flat in Braga and moved there",
+    "bought a house in Faro and moved in"): the move is what changed, the other verb is how."""
+    return bool(set(lexical.completed_changes(text)) & _MOVE_VERBS)
 
 
 def _not_yet(text: str) -> bool:
@@ -496,6 +519,11 @@ class RulesDecider:
             fact = lexical.frame(source)
             # "moved to Lyon", and "started working at X" where the change verb wraps the content verb
             completed_change = fact.past_tense and bool({fact.verb, fact.head} & lexical.CHANGE_VERBS)
+            if self.version >= 9:
+                # v9: a move is a completed change whichever verb comes first, but one dated long ago ("moved to
+                # Lisbon as a student, years ago") is a past mention: the state it began need not hold now
+                completed_change = completed_change or _moved(source)
+                completed_change = completed_change and not lexical.cues_in(source, V9_DISTANT_PAST_CUES)
             past_cues = lexical.cues_in(source, lexical.PAST_CUES)
             if not completed_change:  # a date on a completed change dates the change; the new state holds now
                 past_cues += lexical.cues_in(source, lexical.PAST_TIME_CUES)
@@ -529,6 +557,8 @@ class RulesDecider:
         evidence = lexical.edge_evidence(text)
         scores = {relation: 1.5 * count for relation, count in evidence.items()}
         scores[FALLBACK_EDGE] = 1.0  # "use only when nothing above fits"
+        if self.version >= 9 and _moved(text):
+            scores["lives_in"] = scores.get("lives_in", 0.0) + 3.0  # v9: a move says where the subject lives now
         return scores
 
     def _fact_kind(self, ask: Ask, request: _Request) -> dict[str, float]:
@@ -684,6 +714,8 @@ class _Pair:
 
     @cached_property
     def new_edge(self) -> str:
+        if self.version >= 9 and _moved(self.new_text):
+            return "lives_in"  # v9: "bought a house in Faro and moved in" is about where one lives
         return _top_edge(self.new_text)
 
     @cached_property

@@ -3,7 +3,8 @@ version 8, the default): "not ... yet" says a plan is still open, so it never ne
 away or was rehomed ends "has a dog named ..." even though the pet's name is the new fact's subject; a real
 negation, a plan carried out and a value given up still act as before, and what merely happens to a pet, or to
 someone else's, ends nothing. An age is one value at a time: "turned 35" replaces "is 34 years old"; a child's
-birthday, a distance or the same age said again replace nothing.
+birthday, a distance or the same age said again replace nothing. A move told with another verb first ("rented a flat in
+Braga and moved there") replaces the home; a move dated long ago, a possible move and a purchase alone do not.
 
 Scenarios go through the public API: `Engram.offline(..., decider=RulesDecider(minilm, version=9))`.
 """
@@ -128,3 +129,38 @@ def test_a_new_age_replaces_the_old_one(tmp_path, minilm):
 def test_a_childs_birthday_a_distance_or_the_same_age_replace_nothing(tmp_path, minilm, remark):
     memory = memory_with(tmp_path, minilm, 9, "Ines", "I am 41 years old.", remark)
     assert is_open(memory, "41 years old") and not memory.stats()["closes"]
+
+
+MOVES_WITH_ANOTHER_VERB = [
+    "I rented a flat in Braga and moved there in May.",
+    "We bought a house in Faro and moved in last month.",
+    "I found a place in Aveiro and moved last week.",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("move", MOVES_WITH_ANOTHER_VERB)
+def test_a_move_told_after_another_verb_replaces_the_home(tmp_path, minilm, move):
+    memory = memory_with(tmp_path, minilm, 9, "Ada", "I live in Porto.", move)
+    assert not is_open(memory, "lives in Porto"), [(f.text, f.is_open) for f in memory.facts(valid_only=False)]
+
+
+@pytest.mark.slow
+def test_version_8_left_the_home_open_after_such_a_move(tmp_path, minilm):
+    memory = memory_with(tmp_path, minilm, 8, "Ada", "I live in Porto.", MOVES_WITH_ANOTHER_VERB[1])
+    assert is_open(memory, "lives in Porto")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "remark",
+    [
+        "I moved to Lisbon as a student, years ago.",  # a past mention (v8 closed the home on this)
+        "Back in 2010 I moved to Lisbon for a year.",
+        "I might buy a flat in Braga and move there.",  # a possibility
+        "I bought a bike in Braga.",  # a purchase, no move
+    ],
+)
+def test_an_old_move_a_possible_move_or_a_purchase_leave_the_home(tmp_path, minilm, remark):
+    memory = memory_with(tmp_path, minilm, 9, "Ada", "I live in Porto.", remark)
+    assert is_open(memory, "lives in Porto") and not memory.stats()["closes"]
