@@ -18,14 +18,20 @@ from typing import Any
 
 from bench import settings
 from bench.data.slices import Slice, load_slice
+from bench.errors import BenchError
 from bench.models.gateway import Gateway
 from bench.models.stacks import DEFAULT_STACK
-from bench.vocab import RESULTS_DIR
+from bench.vocab import RESULTS_DIR, RUNS_DIR
 
 
 def default_runs_root() -> Path:
     """$ENGRAM_RUNS_DIR when set, else `runs/` in the checkout (bench.settings)."""
-    return settings.current().runs_dir
+    try:
+        return settings.current().runs_dir
+    except BenchError:
+        # Asked at import (a default argument) with a bad ENGRAM_* variable: the checkout's runs/ for now; the
+        # command line's root callback names the variable in its one line before any run starts.
+        return RUNS_DIR
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from bench import settings
+from bench.errors import BenchError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +37,12 @@ QUIET_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "da
 
 
 def is_quiet() -> bool:
-    return settings.current().quiet
+    try:
+        return settings.current().quiet
+    except BenchError:
+        # Read at import (bench/__init__), before the command line can report a bad ENGRAM_* variable in its one
+        # line: not quiet here; the CLI's root callback then names the variable and exits 2.
+        return os.environ.get(QUIET_ENV, "") == "1"
 
 
 def set_quiet() -> None:

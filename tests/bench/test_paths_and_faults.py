@@ -297,3 +297,23 @@ def test_an_interrupted_command_says_in_one_line_what_it_kept(
 )
 def test_a_dollar_amount_keeps_the_digits_that_matter(amount: float, shown: str) -> None:
     assert usd(amount) == shown
+
+
+def test_an_environment_folder_naming_a_file_is_one_line_even_before_the_command_is_loaded(tmp_path: Path) -> None:
+    # A fresh process: the variable is read while the command line is being imported, where a raise is a traceback.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a folder\n")
+    for variable in ("ENGRAM_CACHE_DIR", "ENGRAM_RUNS_DIR"):
+        done = subprocess.run(
+            [sys.executable, "-m", "bench", "run", "raw-turn-rag", "--limit", "1"],
+            env={**os.environ, variable: str(notes)},
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        assert (
+            done.stderr.strip()
+            == f"engram-bench: environment {variable}: expected a folder, found the file {str(notes)!r}"
+        )
