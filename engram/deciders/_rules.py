@@ -130,6 +130,8 @@ UNDOING_CUES = (
 )
 # v9: more ways a pet or a possession leaves a life ("rehomed Pilot", "gave the bike away").
 V9_UNDOING_CUES = ("rehomed", "re-homed", "gave away", "given away", "put down", "put to sleep")
+# v9: what says a job title changed.
+V9_PROMOTION_CUES = ("promoted to", "promoted me to", "demoted to", "was made", "got made")
 # v9: what dates a change to a time well before now.
 V9_DISTANT_PAST_CUES = (
     "years ago",
@@ -716,6 +718,8 @@ class _Pair:
     def new_edge(self) -> str:
         if self.version >= 9 and _moved(self.new_text):
             return "lives_in"  # v9: "bought a house in Faro and moved in" is about where one lives
+        if self.version >= 9 and lexical.cues_in(self.new_text, V9_PROMOTION_CUES):
+            return "works_at"  # v9: "got promoted to senior designer" gives the job one holds now
         return _top_edge(self.new_text)
 
     @cached_property

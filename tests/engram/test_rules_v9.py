@@ -4,7 +4,8 @@ away or was rehomed ends "has a dog named ..." even though the pet's name is the
 negation, a plan carried out and a value given up still act as before, and what merely happens to a pet, or to
 someone else's, ends nothing. An age is one value at a time: "turned 35" replaces "is 34 years old"; a child's
 birthday, a distance or the same age said again replace nothing. A move told with another verb first ("rented a flat in
-Braga and moved there") replaces the home; a move dated long ago, a possible move and a purchase alone do not.
+Braga and moved there") replaces the home; a move dated long ago, a possible move and a purchase alone do not. A
+promotion gives the job title held now; a friend's promotion or a hoped-for one changes nothing.
 
 Scenarios go through the public API: `Engram.offline(..., decider=RulesDecider(minilm, version=9))`.
 """
@@ -164,3 +165,20 @@ def test_version_8_left_the_home_open_after_such_a_move(tmp_path, minilm):
 def test_an_old_move_a_possible_move_or_a_purchase_leave_the_home(tmp_path, minilm, remark):
     memory = memory_with(tmp_path, minilm, 9, "Ada", "I live in Porto.", remark)
     assert is_open(memory, "lives in Porto") and not memory.stats()["closes"]
+
+
+@pytest.mark.slow
+def test_a_promotion_replaces_the_job_title(tmp_path, minilm):
+    first, promoted = "I work as a junior designer.", "I got promoted to senior designer."
+    assert is_open(memory_with(tmp_path, minilm, 8, "Ada", first, promoted), "junior designer")  # the v8 gap
+    memory = memory_with(tmp_path, minilm, 9, "Ada", first, promoted)
+    assert not is_open(memory, "junior designer") and is_open(memory, "senior designer")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "remark", ["My friend Joao got promoted to manager.", "I hope to get promoted to senior designer next year."]
+)
+def test_a_friends_or_a_hoped_for_promotion_changes_nothing(tmp_path, minilm, remark):
+    memory = memory_with(tmp_path, minilm, 9, "Ada", "I work as a junior designer.", remark)
+    assert is_open(memory, "junior designer") and not memory.stats()["closes"]
