@@ -12,7 +12,10 @@ attributes, swaps that name the old value and a relation temperature, both tuned
 labelled items of update sets 1 and 2 (tuning data: only the dev_updates slices of conv-26 ingest them). v8 answers
 the read path's relevance question with a logistic score fitted on the tuning conversations' shortlists
 (RELEVANCE_WEIGHTS); v7's hand-set score called almost every shortlisted fact relevant, so rho * b ordered the
-shortlist largely by belief. They were
+shortlist largely by belief. v9 (opt-in, `RulesDecider(embedder, version=9)`; v8 stays the default, which every
+committed offline result used) reads "not ... yet" as an open plan, a pet that died or left, a new age, a move told
+after another verb, a move dated long ago as a past mention, and a promotion; each v9 rule is guarded by the
+version, so v8's answers are unchanged. They were
 never fitted to the 50 contradiction pairs that
 `scripts/rules_contradiction_pairs.py` scores them on (see that script for each version's figures). Every decision
 carries backend "rules" and model MODEL_VERSION; bump the version whenever any rule changes, since the model name
