@@ -339,7 +339,7 @@ def _same_part(a: Any, b: Any) -> bool:
     if a is b:
         return True
     # The same class defined again by a second import of its module (importlib.reload, a test's fresh import), or
-    # by its file imported under a second module name (pytest's `test_runner` and `tests.bench.test_runner`).
+    # by its file imported under a second module name (pytest's `test_runner` and `tests.bench.run.test_runner`).
     return (
         isinstance(a, type)
         and isinstance(b, type)

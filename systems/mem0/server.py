@@ -6,7 +6,7 @@ same mem0 `Memory` configuration, pinned date, deterministic ids, MiniLM embedde
 dir). Its model calls go through a gateway over the run's own cache (`bench.systems.handoff`), so the offline
 stack's stand-in answers mem0's extraction prompt here as it does in-process, and the same requests share cache
 keys. What differs from the in-process arm is only what the protocol carries: the turns and questions as JSON, the
-lines and their source ids back, in another process. `tests/bench/test_systems_mem0_protocol.py` checks that the
+lines and their source ids back, in another process. `tests/bench/systems/test_systems_mem0_protocol.py` checks that the
 two arms give the same answers on `dev`.
 """
 

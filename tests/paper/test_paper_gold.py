@@ -8,7 +8,7 @@ import re
 
 from bench.data.audit import official_ceilings
 from bench.report.gold import gold_note
-from tests.bench.test_compare import run_cli
+from tests.bench.analysis.test_compare import run_cli
 from tests.conftest import REPO_ROOT
 
 

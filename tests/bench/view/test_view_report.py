@@ -12,7 +12,7 @@ import pytest
 from bench.results.schema import read_result
 from bench.view.model import load_side
 from bench.view.report import render_report, unpack_json, write_report
-from tests.bench.test_compare import run_cli
+from tests.bench.analysis.test_compare import run_cli
 from tests.conftest import REPO_ROOT
 
 V1 = REPO_ROOT / "results" / "v1" / "heldout" / "conv-30"

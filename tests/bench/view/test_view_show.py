@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ResultError
-from tests.bench.test_compare import run_cli
+from tests.bench.analysis.test_compare import run_cli
 from tests.conftest import REPO_ROOT
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from bench.models.cache import LocalStore
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from bench.models.cache import CallRequest, LocalStore, read_keys_file
 from bench.models.clock import critical_path_ms, p50_ms
 from bench.models.gateway import Gateway, LiveResponse, keys_file_for
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def answer_request(question: str, model: str = "claude-sonnet-4-6", max_tokens: int = 1024) -> CallRequest:

@@ -16,8 +16,8 @@ from bench.results.schema import read_result
 from bench.results.trace import Trace, read_trace, trace_of, write_trace
 from bench.run.runner import run_arm
 from bench.systems import build_system
-from tests.bench.test_runner import options_for, workspace  # noqa: F401  (the runner tests' tiny workspace)
-from tests.bench.test_systems_engram import _context
+from tests.bench.run.test_runner import options_for, workspace  # noqa: F401  (the runner tests' tiny workspace)
+from tests.bench.systems.test_systems_engram import _context
 
 
 def test_a_run_writes_a_trace_per_result_with_sources_evidence_and_turn_texts(workspace: dict[str, Path]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import statistics
 
-from tests.bench.test_compare import run_cli, write_set
+from tests.bench.analysis.test_compare import run_cli, write_set
 from tests.conftest import REPO_ROOT
 
 CONV30 = REPO_ROOT / "results" / "offline" / "heldout" / "conv-30"

@@ -11,7 +11,7 @@ import pytest
 from bench.analysis.gold import under_gold
 from bench.data.audit import load_errata, official_ceilings
 from bench.results.schema import read_result
-from tests.bench.test_compare import run_cli
+from tests.bench.analysis.test_compare import run_cli
 from tests.conftest import REPO_ROOT
 
 LOCOMO_RESULTS = REPO_ROOT / "results" / "offline" / "locomo"

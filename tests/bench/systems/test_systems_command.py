@@ -11,7 +11,7 @@ import pytest
 from bench.cli.program import main
 from bench.systems.adapters import adapter_names, load_adapter
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 
 
 def _cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -100,7 +100,7 @@ def test_every_shipped_adapter_passes_the_contract(
         pytest.skip(f"{adapter}: {loaded.not_runnable_reason()}")
     if loaded.environment == "venv" and "extract" in loaded.roles:
         # its library asks a chat model for every write, which the offline stack does not have (tested on the local
-        # stack, with a real server, by tests/bench/test_adapters_local_server.py)
+        # stack, with a real server, by tests/bench/systems/test_adapters_local_server.py)
         pytest.skip(f"{adapter}: needs a chat model; the contract here runs on the offline stack")
     code, out, err = _cli(["systems", "check", adapter], monkeypatch, capsys)
     assert code == 0, err

@@ -12,7 +12,7 @@ import pytest
 from bench.cli.program import main
 from bench.run.runner import RunOptions, run_arm
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 SCHEMA = TESTS.parents[1] / "docs" / "memory-protocol.schema.json"
 
 

@@ -23,7 +23,7 @@ from bench.models.providers.jev.client import JevDecider
 from bench.results.atomic import write_json
 from engram import Ask, Question
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ANTHROPIC_KEY = "sk-ant-FAKE-0123456789abcdef"
 JEV_KEY = "ts-FAKE-fedcba9876543210"
 TEMPORAL = Question(

@@ -114,7 +114,7 @@ def test_an_arm_that_cannot_be_run_is_refused_by_name() -> None:
 
 
 def test_the_shipped_heldout_grid_file_plans_twelve_units_on_ray() -> None:
-    grid = Path(__file__).resolve().parents[2] / "docs" / "examples" / "heldout-grid.toml"
+    grid = Path(__file__).resolve().parents[3] / "docs" / "examples" / "heldout-grid.toml"
     plan = plan_grid(spec_from(grid, {}))
     assert plan.spec.executor == "ray" and plan.spec.stack == "offline"
     assert len(plan.units) == 12 and {u.slice_name for u in plan.units} == set(heldout_slices())

@@ -136,7 +136,7 @@ def test_every_conversation_is_checked_before_any_is_run(
 
 
 README_TAG = "heldout-offline-4"
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[3]
 RESTORE_TAGS = CHECKOUT / "scripts" / "heldout_tags.py"
 
 

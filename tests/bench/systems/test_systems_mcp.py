@@ -16,7 +16,7 @@ from bench.run.runner import RunOptions, run_arm
 
 pytest.importorskip("mcp")
 
-SERVER = Path(__file__).with_name("mcp_memory_server.py")
+SERVER = Path(__file__).parents[1].joinpath("mcp_memory_server.py")
 
 
 def _arm(folder: Path, name: str, flags: tuple[str, ...] = (), extra: str = "", k: int = 5) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from bench.run.runner import RunOptions, run_arm
 from bench.systems import get_system
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "new_baseline"
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "new_baseline"
 
 
 def _register_example() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.bench.test_compare import run_cli, write_set
+from tests.bench.analysis.test_compare import run_cli, write_set
 
 
 def test_list_discordant_names_a_right_b_wrong_then_b_right_a_wrong(tmp_path, capsys, monkeypatch) -> None:

@@ -15,7 +15,7 @@ from fakeservers import MESSAGES, FakeModelServer, fake_message
 from bench.models.budget import Budget, Ledger, RunLabels
 from bench.models.cache import CallRequest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # Each reply bills 1,000 input and 60,000 output tokens of claude-sonnet-4-6: $0.003 + $0.90 = $0.903.
 CALL_USD = (1_000 * 3.0 + 60_000 * 15.0) / 1_000_000
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 from fakeservers import MESSAGES, FakeModelServer
-from test_paper_stack_e2e import plausible_responder, six_message_slice
 
 from bench.models.budget import Ledger
 from bench.run.grid import GridSpec, run_grid
 from bench.run.grid.spec import unit_id
 from bench.run.grid.worker import PID_FILE
 from bench.run.runner import RunOptions, run_arm
+from tests.bench.models.test_paper_stack_e2e import plausible_responder, six_message_slice
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,7 @@ from bench.models.endpoint import EndpointHandle, start_endpoint
 from bench.run.runner import RunOptions, run_arm
 from engram.testing import HashEmbedder
 
-NOTING_SERVICE = Path(__file__).with_name("noting_memory_service.py")
+NOTING_SERVICE = Path(__file__).parents[1].joinpath("noting_memory_service.py")
 
 
 @pytest.fixture

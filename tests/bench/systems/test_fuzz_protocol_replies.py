@@ -16,7 +16,7 @@ from bench.errors import SystemFailed
 from bench.systems import wire
 
 jsonschema = pytest.importorskip("jsonschema")
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "memory-protocol.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "docs" / "memory-protocol.schema.json").read_text())
 FUZZ = settings(max_examples=150, deadline=None, database=None, derandomize=True)
 WRITTEN = {"M1:1": "x", "M1:2": "y"}
 WHERE = "system 'fuzzed' (http): POST /retrieve"

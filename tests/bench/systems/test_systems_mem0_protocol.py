@@ -65,7 +65,7 @@ def test_a_crash_mid_run_stops_it_and_the_rerun_replays_what_the_first_one_cache
 ) -> None:
     """The mem0 adapter behind a proxy that dies on its 21st write (the canary, then 19 dev turns got through):
     the run stops with one line and writes nothing; the rerun serves those 20 extraction calls from the cache."""
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     adapters = tmp_path / "systems"
     (adapters / "mem0-fragile").mkdir(parents=True)
     command = [

@@ -15,7 +15,7 @@ from bench.cli.commands.schema import schema_text
 from bench.errors import ResultError
 from bench.results.schema import result_from_dict, result_json_schema
 from bench.vocab import DOCS_DIR, RESULTS_DIR
-from tests.bench.test_compare import run_cli
+from tests.bench.analysis.test_compare import run_cli
 
 PUBLISHED = DOCS_DIR / "result.schema.json"
 

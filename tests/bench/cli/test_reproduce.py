@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from test_runner import tiny_dev  # tests/bench is on sys.path (pytest's rootdir-relative import)
 
 from bench.cli.commands.reproduce import PAPER_COLUMN, reproduce
 from bench.models.cache import LocalStore, ShippedSubset, read_keys_file, write_subset
 from bench.results.schema import read_result
 from bench.run.runner import RunOptions, run_arm
+from tests.bench.run.test_runner import tiny_dev
 
 
 @pytest.fixture()

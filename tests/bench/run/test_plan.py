@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from fakeservers import FakeModelServer
-from test_openai_stack_e2e import cli
 
 from bench.data.slices import load_slice
+from tests.bench.models.test_openai_stack_e2e import cli
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from fakeservers import MESSAGES, FakeModelServer
-from test_paper_stack_e2e import plausible_responder, six_message_slice
 
 from bench.errors import BudgetExceeded
 from bench.models.budget import Ledger, RunLabels
@@ -17,6 +16,7 @@ from bench.models.gateway import Gateway, LiveResponse
 from bench.run.grid import GridSpec, run_grid
 from bench.run.grid.budget import BudgetService, RemoteBudget
 from bench.run.grid.shards import merge_shard, shard_cache
+from tests.bench.models.test_paper_stack_e2e import plausible_responder, six_message_slice
 
 
 def entry(key: str, text: str) -> CacheEntry:

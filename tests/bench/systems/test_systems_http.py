@@ -17,7 +17,7 @@ import pytest
 from bench.errors import BenchError, ConfigError, IsolationLeak, SystemFailed
 from bench.run.runner import RunOptions, run_arm
 
-SERVICE = Path(__file__).with_name("memory_service.py")
+SERVICE = Path(__file__).parents[1].joinpath("memory_service.py")
 
 
 def _arm(folder: Path, name: str, settings: str, k: int = 4) -> Path:

@@ -17,7 +17,7 @@ from bench.errors import CacheError
 from bench.models.cache import CacheEntry, CallRequest, LocalStore, ShippedSubset, canonical_json, write_subset
 from bench.models.gateway import Gateway, LiveResponse
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PYTHON = sys.executable
 
 BASE = CallRequest(

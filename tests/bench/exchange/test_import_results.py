@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.results.schema import read_result
-from tests.bench.test_compare import run_cli
+from tests.bench.analysis.test_compare import run_cli
 from tests.conftest import REPO_ROOT
 
 PROBE = REPO_ROOT / "data" / "locomo-audit" / "ap-baseline-v2" / "ap_eval_results_scored.json"

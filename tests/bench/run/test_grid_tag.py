@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_paper_stack_e2e import six_message_slice
 
 import bench.run.grid.driver as driver
 from bench.cli.program import main
@@ -16,6 +15,7 @@ from bench.data.slices import Slice
 from bench.errors import HeldoutRefused
 from bench.results.schema import result_path
 from bench.run.grid import GridSpec, run_grid
+from tests.bench.models.test_paper_stack_e2e import six_message_slice
 
 
 def _grid_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
