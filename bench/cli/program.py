@@ -87,6 +87,9 @@ def _register_commands() -> None:
 _register_commands()
 
 
+INTERRUPTED = 130  # the shell's code for a SIGINT ending (and typer's for Ctrl-C)
+
+
 def main() -> None:
     try:
         app()
@@ -95,7 +98,11 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print(f"engram-bench: interrupted; {kept_summary()}", file=sys.stderr)
-        sys.exit(130)  # the shell's code for a SIGINT ending
+        sys.exit(INTERRUPTED)
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:  # typer turns Ctrl-C into a silent exit 130: say what was kept
+            print(f"engram-bench: interrupted; {kept_summary()}", file=sys.stderr)
+        raise
     except OSError as exc:
         # A full disk deep inside a library (engram's store, a lock file) has no BenchError of its own.
         refused = disk_refused(exc, exc.filename or "a file", "it")

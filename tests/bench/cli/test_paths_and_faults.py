@@ -317,3 +317,16 @@ def test_an_environment_folder_naming_a_file_is_one_line_even_before_the_command
             done.stderr.strip()
             == f"engram-bench: environment {variable}: expected a folder, found the file {str(notes)!r}"
         )
+
+
+def test_ctrl_c_turned_into_typers_silent_exit_130_still_gets_its_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import bench.cli.program
+
+    def typer_on_ctrl_c() -> None:
+        raise SystemExit(130)  # what typer does with a KeyboardInterrupt inside a command
+
+    monkeypatch.setattr(bench.cli.program, "app", typer_on_ctrl_c)
+    code, err = run_cli(["run", "anything"], monkeypatch, capsys)
+    assert code == 130 and err.startswith("engram-bench: interrupted; ") and len(err.splitlines()) == 1
