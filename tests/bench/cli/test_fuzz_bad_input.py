@@ -19,11 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bench.cli.commands.run as run_command
 from bench.cli.program import main
 from bench.data.slices import SLICE_NAMES
 from bench.run.arms import TOP_LEVEL_KEYS
-from bench.run.runner import RunOptions
 from bench.vocab import DATA_DIR, HELDOUT_GROUP, RESULTS_DIR
 
 FUZZ = settings(
@@ -104,15 +102,10 @@ def test_a_broken_arm_file_is_refused_before_anything_is_written(arm: bytes) -> 
         arms = tmp / "arms"
         arms.mkdir()
         (arms / "fuzzed.toml").write_bytes(arm)
-        mp.setattr(
-            run_command,
-            "RunOptions",
-            functools.partial(
-                RunOptions, arms_dir=arms, runs_root=tmp / "runs", cache_dir=tmp / "cache", results_root=tmp / "res"
-            ),
-        )
+        mp.setenv("ENGRAM_RUNS_DIR", str(tmp / "runs"))
+        mp.setenv("ENGRAM_CACHE_DIR", str(tmp / "cache"))
         before = snapshot(tmp)
-        code, err = cli(["run", "fuzzed", "--slice", "dev", "--quiet"], mp)
+        code, err = cli(["run", "fuzzed", "--slice", "dev", "--quiet", "--arms-dir", str(arms)], mp)
         assert_refused(code, err)
         assert "fuzzed.toml" in err
         assert snapshot(tmp) == before
