@@ -163,6 +163,8 @@ def test_engram_on_a_server_without_log_probabilities_stops_with_one_line_and_wr
     assert exited.value.code == 2
     assert len(err.splitlines()) == 1 and "log-probabilities" in err
     assert sent == 1  # the probe question, and nothing after it: no extraction, no answer
-    assert not out.exists() or list(out.iterdir()) == []
+    # no result file: --out holds only the run's own working folder (its store, under out/runs/, issue 25)
+    assert not out.exists() or {p.name for p in out.iterdir()} <= {"runs"}
+    assert not list(out.rglob("*.json"))
     cache = Gateway(local=tmp_path / "cache", subsets=[]).local
     assert cache is not None and len(cache) == 0

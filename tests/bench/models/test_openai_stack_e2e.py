@@ -69,7 +69,8 @@ def test_full_context_on_the_openai_stack_records_then_replays_with_the_server_g
     assert first.standins == []  # every role is the OpenAI-compatible model, typed decisions included
     assert {a.answer for a in first.answers} == {"fake reply"} and all(a.label == "CORRECT" for a in first.answers)
     assert "gpt-4o-mini" in out and "stand-ins for" not in out
-    banner = next(line for line in out.splitlines() if line.startswith("run full-context on dev"))
+    # the banner is a few short lines from "run full-context on dev" on; the estimate is one of them
+    banner = out[out.index("run full-context on dev") :]
     assert "estimate: up to $" in banner and f"uncached of {sent + len(first.answers) + 1} calls" in banner
 
     # the server is gone (its port closed) and the key too: only the cache answers now
