@@ -30,7 +30,7 @@ from typing import Any
 from bench.data import files as data
 from bench.data.datasets import FAMILY_MARK, dataset_for_slice, slice_patterns
 from bench.data.datasets.locomo import LOCOMO
-from bench.errors import DataError
+from bench.errors import ConfigError, DataError
 from bench.vocab import (
     DEV_CONVERSATION,
     HELDOUT_CONVERSATIONS,
@@ -491,3 +491,20 @@ def build_update_set(name: str) -> Slice:
     if name == "dev_updates2":
         return _dev_updates2()
     raise DataError(f"slice {name!r}: expected dev_updates or dev_updates2")
+
+
+def first_messages_of(whole: Slice, messages: int) -> Slice:
+    """`whole` cut to its first `messages` messages, every question asked once, after the last of them (`run
+    --messages N`: a run small enough for a small local model on two cores, e.g. a foreign library that calls its
+    model for every write). The questions keep their gold answers, so scores are computed, on far less evidence."""
+    if whole.parts:
+        raise ConfigError(
+            f"--messages: expected a single-conversation slice, found {whole.name!r} pooled from {len(whole.parts)} parts"
+        )
+    if isinstance(messages, bool) or not isinstance(messages, int) or messages < 1:
+        raise ConfigError(f"--messages: expected a positive number of messages, found {messages!r}")
+    kept = whole.messages[:messages]
+    # The checkpoint is the session of the last kept message, whose last kept message is that message itself.
+    last = kept[-1].session
+    questions = tuple(replace(q, asked_at=(last,)) for q in whole.questions)
+    return replace(whole, messages=kept, questions=questions, checkpoints=(last,))

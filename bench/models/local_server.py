@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -152,11 +152,9 @@ def _wait_until_ready(process: subprocess.Popen[bytes], base_url: str, log: Path
 def first_messages(slice_name: str, messages: int) -> Slice:
     """A slice cut to its first `messages` messages, every question asked after them (with `--limit`, which alone
     keeps the ingestion whole, a run small enough for SmolLM2 on two CPU cores)."""
-    from bench.data.slices import load_slice
+    from bench.data.slices import first_messages_of, load_slice
 
-    whole = load_slice(slice_name)
-    questions = tuple(replace(q, asked_at=(1,)) for q in whole.questions)
-    return replace(whole, messages=whole.messages[:messages], questions=questions, checkpoints=(1,))
+    return first_messages_of(load_slice(slice_name), messages)
 
 
 def rules_extraction_arms(folder: Path, arms: tuple[str, ...] = ("raw-turn-rag", "engram")) -> Path:

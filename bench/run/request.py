@@ -42,6 +42,8 @@ class RunRequest:
     ks: tuple[int, ...] | None = None  # --k override of the arm's k
     limit: int | None = None  # --limit N: only the first N questions (marked in the result)
     limit_of: int | None = None  # how many questions the slice asks, when --limit keeps fewer (set by run_arm)
+    # --messages N: only the slice's first N messages, every question asked after them (marked in the result)
+    messages: int | None = None
     # --replicates N (`run`): replicates 0..N-1 of the run, one after another, side by side as <name>__r<i>.json
     replicates: int = 1
     replicate: int = 0  # replicate i > 0 keys every call afresh (the gateway stamps it) and says so in extras

@@ -43,7 +43,7 @@ from bench import settings
 from bench.analysis import metrics, scoring
 from bench.analysis.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 from bench.data import files as data
-from bench.data.slices import Slice, SliceQuestion
+from bench.data.slices import Slice, SliceQuestion, first_messages_of
 from bench.errors import ConfigError, ResultError, RunLocked
 from bench.models import judge, tokens
 from bench.models.budget import Ledger, RunLabels, limits_from_env
@@ -236,6 +236,7 @@ def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) 
             for path in run_arm(arm_name, slice_name, replace(options, replicate=i, run_id=new_run_id()))
         ]
     options = replace(options, run_id=options.run_id or new_run_id())
+    options = _cut_messages(options)
     options = _resolve_limit(arm_name, slice_name, options)
     stages = plan_run(arm_name, slice_name, options).units
     for stage in stages:
@@ -339,6 +340,13 @@ def check_options(options: RunOptions | RunRequest) -> None:
         raise ConfigError(f"--limit: expected a positive number of questions, found {options.limit!r}")
     if options.out is not None and options.update_committed:
         raise ConfigError("--out and --update-committed: expected at most one of them, found both")
+    if options.messages is not None and (isinstance(options.messages, bool) or options.messages < 1):
+        raise ConfigError(f"--messages: expected a positive number of messages, found {options.messages!r}")
+    if options.messages is not None and options.update_committed:
+        raise ConfigError(
+            f"--messages {options.messages} with --update-committed: a committed result ingests the whole slice; "
+            f"expected no --messages when updating committed files"
+        )
     if options.limit is not None and options.update_committed:
         raise ConfigError(
             f"--limit {options.limit} with --update-committed: a committed result answers every question; "
@@ -350,6 +358,16 @@ def check_options(options: RunOptions | RunRequest) -> None:
         raise ConfigError(f"replicate: expected a non-negative integer, found {options.replicate!r}")
     if options.run_id is not None and not _PLAIN_NAME.fullmatch(options.run_id):
         raise ConfigError(f"run id: expected letters, digits, '-' or '_', found {options.run_id!r}")
+
+
+def _cut_messages(options: RunOptions) -> RunOptions:
+    """--messages N: every slice this run loads is cut to its first N messages (bench.data.slices.first_messages_of),
+    so the planner, the preflight and the run all see the same short slice."""
+    if options.messages is None:
+        return options
+    load = options.slice_loader
+    count = options.messages
+    return replace(options, slice_loader=lambda name: first_messages_of(load(name), count))
 
 
 def _resolve_limit(arm_name: str, slice_name: str, options: RunOptions) -> RunOptions:
@@ -860,13 +878,15 @@ def _embedder(options: RunOptions) -> Any:
 
 
 def _run_notes(options: RunOptions) -> dict[str, Any]:
-    """A result of a --limit run says so (it answers only the first N questions of its slice), and so does a
-    replicate other than the first (every call keyed afresh); a plain run adds nothing, so its bytes stay."""
+    """A result of a --limit run says so (it answers only the first N questions of its slice), so does a
+    --messages run (it ingests only the first N messages), and so does a replicate other than the first (every call keyed afresh); a plain run adds nothing, so its bytes stay."""
     notes: dict[str, Any] = {}
     if options.limit is not None:
         notes["limit"] = {"questions": options.limit}
         if options.limit_of is not None:
             notes["limit"]["of"] = options.limit_of
+    if options.messages is not None:
+        notes["first_messages"] = options.messages  # extras["messages"] is what was ingested: at most this
     if options.replicate:
         notes["replicate"] = options.replicate
     if options.replicates > 1:

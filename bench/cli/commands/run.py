@@ -41,6 +41,12 @@ def run(
         False, "--update-committed", help="Write results/<stack>/<slice>/ (the committed files); never a tagged one."
     ),
     limit: int = typer.Option(None, "--limit", help="Only the first N questions (a quick try; marked in the result)."),
+    messages: int = typer.Option(
+        None,
+        "--messages",
+        help="Only the slice's first N messages, every question asked after them (a quick try with a slow model; "
+        "marked in the result).",
+    ),
     yes: bool = typer.Option(False, "--yes", help=f"Allow paid live calls without asking (or {ASSUME_YES_ENV}=1)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
     arms_dir: Path = typer.Option(
@@ -69,6 +75,7 @@ def run(
         out=out,
         update_committed=update_committed,
         limit=limit,
+        messages=messages,
         assume_yes=yes,
         replicates=replicates,
         arms_dir=arms_dir,
@@ -101,6 +108,8 @@ def summary_line(path: Path) -> str:
     limit = result.extras.get("limit") or {}
     if limit.get("of"):  # a --limit run answers the first N of the slice's questions: say of how many
         parts[0] += f" on the first {limit['questions']} of {limit['of']} questions (--limit)"
+    if result.extras.get("first_messages"):  # a --messages run ingested only the slice's first N messages
+        parts[0] += f" after the first {result.extras['first_messages']} messages (--messages)"
     if result.costs.cost_per_1k is not None:
         parts.append(f"${result.costs.cost_per_1k:.3f} per 1k messages")
     label = stack_label(result.stack)

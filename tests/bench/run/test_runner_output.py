@@ -123,6 +123,28 @@ def test_limit_answers_the_first_questions_and_says_so(ws: dict[str, Path]) -> N
     assert result.extras["messages"] == len(full.messages)  # the ingestion stays whole
 
 
+def test_messages_ingests_only_the_first_turns_and_asks_every_question_after_them(ws: dict[str, Path]) -> None:
+    """`run --messages 7`: a quick try for a model that is slow per write; the result says it was cut."""
+    dev = load_slice("dev")
+    opts = options(ws, ks=(2,), messages=7, limit=4, slice_loader=load_slice)
+    [path] = run_arm("turns", "dev", opts)
+    result = read_result(path)
+    assert result.extras["messages"] == 7 and result.extras["first_messages"] == 7
+    assert [a.question_id for a in result.answers] == [q.id for q in dev.questions[:4]]
+    kept = {m.id for m in dev.messages[:7]}
+    assert all(source in kept for a in result.answers for lines in a.sources for source in lines)
+
+
+def test_messages_past_a_session_break_asks_after_the_last_kept_turn() -> None:
+    from bench.data.slices import first_messages_of
+
+    dev = load_slice("dev")
+    second = next(i for i, m in enumerate(dev.messages) if m.session == 2)
+    cut = first_messages_of(dev, second + 3)
+    assert cut.checkpoints == (2,) and cut.last_message_of(2) == cut.messages[-1]
+    assert {q.asked_at for q in cut.questions} == {(2,)} and len(cut.questions) == len(dev.questions)
+
+
 @pytest.mark.parametrize("extra", [0, 1, 40])
 def test_a_limit_at_or_above_the_question_count_is_a_full_run_and_says_nothing(ws: dict[str, Path], extra: int) -> None:
     everything = len(first_session().questions)
@@ -140,6 +162,8 @@ def test_a_limit_at_or_above_the_question_count_is_a_full_run_and_says_nothing(w
         ({"out": Path("x"), "update_committed": True}, "expected at most one of them"),
         ({"mode": "bogus"}, "--mode: expected one of live, replay, record"),
         ({"concurrency": 0}, "--concurrency: expected a positive integer"),
+        ({"messages": 0}, "--messages: expected a positive number of messages"),
+        ({"messages": 5, "update_committed": True}, "expected no --messages when updating committed files"),
     ],
 )
 def test_bad_options_are_refused_before_anything_is_written(
