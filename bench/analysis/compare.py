@@ -15,6 +15,7 @@ import pandas as pd
 
 from bench.analysis.categories import CATEGORY_NUMBERING, keep_categories
 from bench.analysis.gold import gold_line, under_gold
+from bench.analysis.pairing import Pairing
 from bench.analysis.parity import budget_lines, context_lines
 from bench.analysis.stats import (
     ACCURACY_INTERVAL_NAME,
@@ -22,10 +23,7 @@ from bench.analysis.stats import (
     SMALL_GROUP_N,
     PairedComparison,
     accuracy_interval,
-    compare_by_group,
-    compare_paired,
     paired_seed,
-    require_same_questions,
 )
 from bench.data.audit import OFFICIAL, Errata
 from bench.errors import ResultError
@@ -282,11 +280,14 @@ def comparison_report(
     a: ComparisonSide, b: ComparisonSide, include_unscored: bool, draws: int, seed: int | None
 ) -> dict:
     """Compute the comparison of A with B: overall figures plus per-category and per-conversation tables."""
-    side_a = a.correct(include_unscored).rename(f"A ({a.label})")
-    side_b = b.correct(include_unscored).rename(f"B ({b.label})")
-    require_same_questions(side_a, side_b)
+    pairing = Pairing.join(
+        a.correct(include_unscored).rename(f"A ({a.label})"),
+        b.correct(include_unscored).rename(f"B ({b.label})"),
+        a.answers["conversation"],
+    )
+    side_a, side_b = pairing.a, pairing.b
     used_seed = paired_seed(a.first.arm, a.first.k, b.first.arm, b.first.k) if seed is None else seed
-    overall = compare_paired(side_a, side_b, a.answers["conversation"], draws=draws, seed=used_seed)
+    overall = pairing.judged(draws=draws, seed=used_seed)
     budget, budget_warnings = budget_lines(a, b, list(side_a.index))
     gold = [gold_line(a.gold, [*a.results, *b.results])]
     return {
@@ -296,8 +297,8 @@ def comparison_report(
         "correct_b": side_b,
         "overall": overall,
         "seed": used_seed,
-        "by_category": compare_by_group(side_a, side_b, a.answers["category"]),
-        "by_conversation": compare_by_group(side_a, side_b, a.answers["conversation"]),
+        "by_category": pairing.judged_by(a.answers["category"]),
+        "by_conversation": pairing.judged_by(a.answers["conversation"]),
         "warnings": stack_warnings(a, b) + budget_warnings,
         "include_unscored": include_unscored,
         "context": context_lines(a, b, gold) + budget,

@@ -8,8 +8,8 @@ from dataclasses import replace
 from bench.analysis.categories import with_answers
 from bench.analysis.compare import ComparisonSide, load_result_set, load_sweep
 from bench.analysis.gold import labels_gold
+from bench.analysis.pairing import Pairing
 from bench.analysis.parity import match_line, match_tokens
-from bench.analysis.stats import require_same_questions
 from bench.data.audit import AUDITED, Errata, check_gold
 from bench.errors import ResultError
 from bench.results.schema import Result
@@ -48,9 +48,7 @@ def gold_table(sides_by_gold: dict[str, list[ComparisonSide]], include_unscored:
     for gold, sides in sides_by_gold.items():
         a = sides[0].correct(include_unscored)
         for i, other in enumerate(sides[1:], start=1):
-            b = other.correct(include_unscored)
-            require_same_questions(a.rename("A"), b.rename("B"))
-            b = b.reindex(a.index)
+            b = Pairing.join(a.rename("A"), other.correct(include_unscored).rename("B")).aligned_b()
             labels = {labels_gold(r) for side in (sides[0], other) for r in side.results}
             rows.append(
                 f"   {gold:<16}{'A-' + _letter(i):<8}{a.size:>6}{100 * a.mean():>8.1f}{100 * b.mean():>8.1f}"

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bench.analysis.stats.bootstrap import cluster_bootstrap, paired_seed
+from bench.analysis.pairing import Pairing
+from bench.analysis.stats.bootstrap import paired_seed
 from bench.analysis.stats.intervals import ACCURACY_INTERVAL_NOTE, DIFFERENCE_INTERVAL_NOTE, accuracy_interval
-from bench.analysis.stats.mcnemar import discordance, mcnemar_exact_p
-from bench.analysis.stats.paired import paired_differences, per_question_ci
+from bench.analysis.stats.mcnemar import mcnemar_exact_p
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.tables import Table, TableBuilder
@@ -228,10 +228,10 @@ def _register_accuracy_interval(stem: str, correct: pd.Series, src: list[SourceF
 def _register_comparison(
     prefix: str, a: HeldoutRow, b: HeldoutRow, numbers: Numbers, *, bootstrap: bool, conversation: str | None = None
 ) -> None:
-    sa, sb = a.correct_series(conversation), b.correct_series(conversation)
-    d = paired_differences(sa, sb)
-    ci = per_question_ci(d)
-    table = discordance(sa, sb)
+    clusters = a.scored().set_index("question_id")["conversation"]
+    pairing = Pairing.join(a.correct_series(conversation), b.correct_series(conversation), clusters)
+    ci = pairing.difference()
+    table = pairing.discordance()
     src = [*a.sources, *b.sources]
     if conversation is not None:
         src = [s for s in src if f"/{conversation}/" in s.path]
@@ -242,8 +242,7 @@ def _register_comparison(
     numbers.add(f"{prefix}.only_a", table.only_a, "int", src, note=f"questions only {a.row.name} answered correctly")
     numbers.add(f"{prefix}.only_b", table.only_b, "int", src, note=f"questions only {b.row.name} answered correctly")
     if bootstrap:
-        clusters = a.scored().set_index("question_id")["conversation"].reindex(d.index).to_numpy()
-        boot = cluster_bootstrap(d.to_numpy(), clusters, draws=BOOTSTRAP_DRAWS, seed=_seed(a, b))
+        boot = pairing.cluster_bootstrap(draws=BOOTSTRAP_DRAWS, seed=_seed(a, b))
         numbers.add(f"{prefix}.bootstrap_low", boot.low, "pp", src, note=BOOTSTRAP_NOTE)
         numbers.add(f"{prefix}.bootstrap_high", boot.high, "pp", src, note=BOOTSTRAP_NOTE)
 

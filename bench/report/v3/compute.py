@@ -22,15 +22,14 @@ from typing import Any
 
 import pandas as pd
 
+from bench.analysis.pairing import Pairing
 from bench.analysis.stats import (
     DEFAULT_MARGIN,
     DeclaredFamily,
     NonInferiority,
     comparison_seed,
-    discordance,
     holm,
     mcnemar_exact_p,
-    noninferiority,
     token_matched_k,
 )
 from bench.errors import ResultError
@@ -165,14 +164,14 @@ class V3Numbers:
         return sweep[match.k]
 
 
+def pairing(a: Pooled, b: Pooled) -> Pairing:
+    """A's and B's judge labels joined by question id (a question one side lacks is refused)."""
+    return Pairing.join(a.correct, b.correct, a.frame["conversation"])
+
+
 def _noninferiority(a: Pooled, b: Pooled) -> NonInferiority:
-    return noninferiority(
-        a.correct,
-        b.correct,
-        margin=DEFAULT_MARGIN,
-        clusters=a.frame["conversation"],
-        draws=BOOTSTRAP_DRAWS,
-        seed=comparison_seed(f"v3 {a.name} vs {b.name}"),
+    return pairing(a, b).noninferiority(
+        margin=DEFAULT_MARGIN, draws=BOOTSTRAP_DRAWS, seed=comparison_seed(f"v3 {a.name} vs {b.name}")
     )
 
 
@@ -195,7 +194,7 @@ def _register_noninferiority(reg: V3Numbers, stem: str, test: NonInferiority, so
 
 def _register_pair(reg: V3Numbers, stem: str, a: Pooled, b: Pooled) -> list[SourceFile]:
     sources = a.sources + b.sources
-    table = discordance(a.correct, b.correct)
+    table = pairing(a, b).discordance()
     reg.add(f"{stem}.n", table.n, "int", sources)
     reg.add(f"{stem}.only_a", table.only_a, "int", sources)
     reg.add(f"{stem}.only_b", table.only_b, "int", sources)
@@ -283,8 +282,7 @@ def register_table2(reg: V3Numbers) -> dict[str, list[SourceFile]]:
             _register_noninferiority(reg, f"v3.{test}", ni, sources[test])
             p_values[test] = ni.p_one_sided
         else:
-            table = discordance(t0r.correct, comparator.correct)
-            p_values[test] = mcnemar_exact_p(table.only_a, table.only_b)
+            p_values[test] = pairing(t0r, comparator).mcnemar_p()
             reg.add(f"v3.{test}.p", p_values[test], "p_short", sources[test])
     p_values.update(_longmemeval(reg))
     lme_source = reg.rs.supplementary(LONGMEMEVAL)[0]
