@@ -255,6 +255,20 @@ def _named_person_subject(sentence: str, known: set[str]) -> str | None:
     return persons[0] if persons else None
 
 
+def _unnamed_tie_subject(sentence: str, speaker: str) -> str | None:
+    """v4: the person a sentence is about when the speaker names them only by their tie ("My brother sold his boat"
+    -> "Oskar's brother"), so it is compared with that person's facts, not the speaker's. A pet ("my dog") is no
+    tie: its news stays the speaker's, to meet "I have a dog named ..."."""
+    doc = lexical.parse(sentence)
+    subject = next((t for t in doc if t.dep_ in {"nsubj", "nsubjpass"}), None)
+    if subject is None or any(t.lower_ in {"i", "we"} for t in subject.subtree):
+        return None
+    tie = subject.lemma_.lower()
+    if tie not in _PERSON_TIES or not any(c.lower_ in {"my", "our"} for c in subject.children):
+        return None
+    return f"{speaker}'s {tie}"
+
+
 class RulesExtractor:
     """OFFLINE STAND-IN for LLM extraction: one draft per stating sentence, first person resolved to the speaker.
 
@@ -263,8 +277,8 @@ class RulesExtractor:
 
     `version` 3 (the default, what every committed offline result used) or 4, which also keeps first-person
     statements that leave their "I" out ("Moved to Leeds in May.") and makes a fact about a person the speaker names
-    by a tie ("my cousin Ilse ...") that person's fact (subject Ilse), so it is compared with Ilse's facts and not
-    taken as the speaker's own. The version is in the model name, hence in every cache key.
+    by a tie ("my cousin Ilse ...") that person's fact (subject Ilse), or names only by the tie ("my brother ...",
+    subject "<speaker>'s brother"), so it is compared with that person's facts and not taken as the speaker's own. The version is in the model name, hence in every cache key.
     """
 
     name = "rules"
@@ -292,7 +306,9 @@ class RulesExtractor:
             if text.lower() in seen:
                 continue
             seen.add(text.lower())
-            person = _named_person_subject(stated, known) if self.version >= 4 else None
+            person = None
+            if self.version >= 4:
+                person = _named_person_subject(stated, known) or _unnamed_tie_subject(stated, message.speaker)
             drafts.append(
                 ExtractedFact(
                     text=text,

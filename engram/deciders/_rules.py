@@ -14,7 +14,9 @@ the read path's relevance question with a logistic score fitted on the tuning co
 (RELEVANCE_WEIGHTS); v7's hand-set score called almost every shortlisted fact relevant, so rho * b ordered the
 shortlist largely by belief. v9 (opt-in, `RulesDecider(embedder, version=9)`; v8 stays the default, which every
 committed offline result used) reads "not ... yet" as an open plan, a pet that died or left, a new age, a move told
-after another verb, a move dated long ago as a past mention, and a promotion; each v9 rule is guarded by the
+after another verb, a move dated long ago as a past mention, a promotion, a restatement in other words (a
+duplicate), a new job title stated with "now" or "new" (an update), a pet named as the object of its ending ("had to
+rehome Pepper"), and lets nothing end a fact whose given subject is another person's; each v9 rule is guarded by the
 version, so v8's answers are unchanged. They were
 never fitted to the 50 contradiction pairs that
 `scripts/rules_contradiction_pairs.py` scores them on (see that script for each version's figures). Every decision
@@ -132,7 +134,26 @@ UNDOING_CUES = (
     "ran away",
 )
 # v9: more ways a pet or a possession leaves a life ("rehomed Pilot", "gave the bike away").
-V9_UNDOING_CUES = ("rehomed", "re-homed", "gave away", "given away", "put down", "put to sleep")
+V9_UNDOING_CUES = (
+    "rehomed",
+    "re-homed",
+    "rehome",
+    "re-home",
+    "rehoming",
+    "gave away",
+    "given away",
+    "put down",
+    "put to sleep",
+    "passed on",
+)
+# v9: what says a job title now has a new value ("is now lead analyst", "my new title is ...").
+V9_TITLE_CHANGE_CUES = ("now", "new", "these days", "nowadays", "as of", "since")
+# v9: words a restatement may add or drop without saying anything new ("what I love most", "really enjoy").
+V9_RESTATEMENT_FILLER = frozenset(
+    {"most", "really", "truly", "much", "lot", "always", "absolutely", "thing", "do", "what", "main", "big"}
+)
+# v9: verbs of liking, read as one for a restatement ("enjoys cooking" / "loves to cook").
+V9_LIKING = frozenset({"love", "loves", "enjoy", "enjoys", "like", "likes", "adore", "adores"})
 # v9: what says a job title changed.
 V9_PROMOTION_CUES = ("promoted to", "promoted me to", "demoted to", "was made", "got made")
 # v9: what dates a change to a time well before now.
@@ -321,6 +342,19 @@ def _not_yet(text: str) -> bool:
     """ "hasn't moved to York yet", "not ... yet": a negated verb with "yet", which says a change is still to come."""
     doc = lexical.parse(text)
     return any(t.dep_ == "neg" for t in doc) and any(t.lower_ == "yet" for t in doc)
+
+
+def _restatement_words(text: str, people: set[str]) -> frozenset[str]:
+    """v9: what a fact says, as stems with liking verbs made one and filler dropped, for telling a restatement in
+    other words ("Thai curry is what Hedda loves to cook most" / "Hedda loves cooking Thai curries")."""
+    words = set()
+    for lemma in lexical.content_lemmas(text) - people - lexical.GENERIC_SUBJECTS:
+        word = "like" if lemma in V9_LIKING else lexical.stem(lemma)
+        if word.endswith("ies") and len(word) > 4:
+            word = word[:-3] + "y"
+        if word not in V9_RESTATEMENT_FILLER:
+            words.add(word)
+    return frozenset(words)
 
 
 def _top_edge(text: str) -> str:
@@ -796,7 +830,37 @@ class _Pair:
     def names_old_thing(self) -> bool:
         """v9: the new fact's subject is a thing the old fact names ("Biscuit" in "has a dog named Biscuit")."""
         subject = self.new.subject
-        return bool(subject) and subject in lexical.content_lemmas(self.old_text) - {self.old.subject}
+        if bool(subject) and subject in lexical.content_lemmas(self.old_text) - {self.old.subject}:
+            return True
+        # "we had to rehome Pepper" names the pet as its object: a name both facts share, not either's subject
+        people = {self.new.subject, self.old.subject, self.new_subject, self.old_subject}
+        shared = {n.lower() for n in lexical.entities(self.new_text) & lexical.entities(self.old_text)}
+        return bool(shared - people - {w for p in people for w in p.replace("'s", " ").split()})
+
+    @cached_property
+    def restates(self) -> bool:
+        """v9: the new fact says what the old one says in other words: the same subject, the same content words
+        once inflections, liking verbs and filler are set aside, no sign of a change and nothing ended."""
+        if not self.same_subject or self.polarity_flip or self.new.negated != self.old.negated:
+            return False
+        if lexical.cues_in(self.new_text, lexical.CHANGE_CUES) or lexical.completed_changes(self.new_text):
+            return False
+        people = {self.new.subject, self.old.subject, self.new_subject, self.old_subject}
+        people |= {w for p in people for w in p.replace("'s", " ").split()}
+        new_words, old_words = _restatement_words(self.new_text, people), _restatement_words(self.old_text, people)
+        return len(new_words) >= 2 and new_words == old_words
+
+    @cached_property
+    def new_title(self) -> bool:
+        """v9: both facts give the subject's job title (role words) and the new one says it now has another value
+        ("works as an analyst" -> "is now lead analyst"): an update of the title, not a refinement of it."""
+        if not self.same_subject or self.polarity_flip:
+            return False
+        new_role = lexical.edge_evidence(self.new_text).get("has_role", 0.0)
+        old_role = lexical.edge_evidence(self.old_text).get("has_role", 0.0)
+        if not (new_role and old_role) or not lexical.cues_in(self.new_text, V9_TITLE_CHANGE_CUES):
+            return False
+        return self.new.object != self.old.object
 
     @cached_property
     def same_subject(self) -> bool:
@@ -877,6 +941,8 @@ class _Pair:
         replacement = max(replacement, swapped)
         antonyms = {self.new_edge, self.old_edge} == {"prefers", "dislikes"} and self.object_overlap > 0
         undone = undoing > 0 and self.undoes_old_object and not self.old.negated
+        if self.version >= 9 and undone and self.new_subject and self.old_subject != self.new_subject:
+            undone = False  # v9: a sister who "quit her job at the florist" ends her job, not the speaker's
 
         # An option starts at PRIOR and only evidence for it raises it, so options nothing speaks for stay unlikely.
         new = 0.5 + 2.0 * (1.0 - self.cosine) + 2.5 * not_yet + 1.5 * only_then
@@ -936,6 +1002,13 @@ class _Pair:
             # v9: an age holds one value at a time: "turned 35" replaces "is 34 years old", and a birthday told in
             # the past ("turned 42 last week") still gives the age now, so the past tense counts for neither side
             update = max(update, 0.5) + 3.5 + 4.0 * only_then
+        if self.version >= 9 and self.restates and not_yet + only_then < 0.5:
+            # v9: the same thing said again in other words is a duplicate, to be linked (same_as), not a new fact
+            duplicate = max(duplicate, new + 2.5, refinement + 2.5)
+        if self.version >= 9 and self.new_title:
+            # v9: "is now lead analyst" against "works as an analyst": a title held one at a time, with its change
+            # stated, replaces the old title; without "now" or "new" it stays a refinement (more said of the same)
+            update = max(update, new + 2.0, refinement + 2.0) - 3.0 * not_yet - 2.5 * only_then
         if self.version >= 9 and undone and self.names_old_thing:
             # v9: "Biscuit died last night" against "has a dog named Biscuit": an ending told in the past tense
             # ends the old state now, so the past tense that speaks for "new" speaks as much for this
