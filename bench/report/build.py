@@ -7,13 +7,15 @@ the one entry an appendix command names), so ``paper check`` can recompute witho
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import EntryError
-from bench.report import calibration, dev, heldout, updates
+from bench.registry import attach_info
 from bench.report.article import render_article
-from bench.report.figures import FigureContext, available, render_figure
+from bench.report.catalog import FIGURE_SETS, PAPERS, TABLES, PaperContext
+from bench.report.figures import FigureContext, render_figure
 from bench.report.index import write_index
 from bench.report.inputs import ResultSet, ResultView
 from bench.report.numbers import Numbers, stable_numbers_json
@@ -26,16 +28,36 @@ from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULT
 def compute(
     results_root: Path = RESULTS_DIR, stack_dir: str = DEFAULT_PAPER_STACK_DIR, view: ResultView | None = None
 ) -> Paper:
-    rs = ResultSet(results_root, stack_dir, view)
-    numbers = Numbers()
+    """The v1 article from results/<stack_dir>/ (another stack, e.g. offline, gives the same tables of its runs)."""
+    return compute_paper("v1", results_root, stack_dir, view)
+
+
+def compute_paper(
+    name: str, results_root: Path = RESULTS_DIR, stack_dir: str | None = None, view: ResultView | None = None
+) -> Paper:
+    """Every number, table and figure of the registered paper `name` (`bench.report.catalog.PAPERS`), read from
+    results/<stack_dir or the paper's own>/; nothing is written."""
+    spec = PAPERS.get(name, "paper")
+    return compute_tables(spec.tables, results_root, stack_dir or spec.stack_dir, view, figures=spec.figures)
+
+
+def compute_tables(
+    names: Sequence[str],
+    results_root: Path = RESULTS_DIR,
+    stack_dir: str = DEFAULT_PAPER_STACK_DIR,
+    view: ResultView | None = None,
+    figures: str | None = None,
+) -> Paper:
+    """The registered tables `names`, in order, from one stack directory (and the figure set `figures`, if any):
+    what a paper builds, and what `paper table NAME` builds for one table alone."""
+    ctx = PaperContext(ResultSet(results_root, stack_dir, view), Numbers())
     tables: list[Table] = []
-    tables += dev.register(rs, numbers)
-    _, heldout_tables = heldout.register(rs, numbers)
-    tables += heldout_tables
-    tables += updates.register(rs, numbers)
-    cells, calibration_tables = calibration.register(rs, numbers)
-    tables += calibration_tables
-    return Paper(rs, numbers, tables, available(numbers, cells), cells)
+    for name in names:
+        factory = TABLES.get(name, "table")
+        info = TABLES.info(name)
+        tables += [attach_info(table, info) for table in factory(ctx)]
+    drawn = FIGURE_SETS.get(figures, "figure set")(ctx) if figures is not None else []
+    return Paper(ctx.results, ctx.numbers, tables, drawn, ctx.calibration)
 
 
 @dataclass

@@ -17,7 +17,8 @@ from typing import Any
 
 from bench.errors import ResultError
 from bench.report.article import render_article
-from bench.report.build import compute
+from bench.report.build import compute_paper
+from bench.report.catalog import PAPERS
 from bench.report.numbers import VALUE_RELATIVE_TOLERANCE, load_numbers_json, values_agree
 from bench.report.paper import Paper
 from bench.report.tables import render
@@ -147,10 +148,24 @@ def check(
     stack_dir: str = DEFAULT_PAPER_STACK_DIR,
     numbers_path: Path = PAPER_DIR / "numbers.json",
 ) -> CheckReport:
-    paper = compute(results_root, stack_dir)
+    """`paper check`: the v1 article recomputed from results/<stack_dir>/ against `numbers_path`."""
+    return check_paper("v1", results_root, stack_dir, numbers_path)
+
+
+def check_paper(
+    name: str,
+    results_root: Path = RESULTS_DIR,
+    stack_dir: str | None = None,
+    numbers_path: Path | None = None,
+) -> CheckReport:
+    """A registered paper recomputed and compared with its committed numbers.json (default: the paper's output
+    directory), with every number its article prints, and with its committed tables (and article.md)."""
+    spec = PAPERS.get(name, "paper")
+    paper = compute_paper(name, results_root, stack_dir)
+    numbers_path = numbers_path or spec.out_dir / "numbers.json"
     committed = load_numbers_json(numbers_path)
     problems = compare_committed(paper, committed)
-    article = read_article_numbers(paper.results.article_numbers_path())
+    article = read_article_numbers(paper.results.root / spec.article_numbers)
     problems += compare_article(paper, article)
     problems += compare_rendered(paper, numbers_path.parent)
     return CheckReport(problems, len(committed), len(article))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.report.catalog import TABLES, PaperContext
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers
 from bench.report.tables import Table, TableBuilder
@@ -110,3 +111,9 @@ def register(rs: ResultSet, numbers: Numbers) -> list[Table]:
             )
     t.note("Costs are nominal USD per 1,000 messages; latencies are medians of recorded call latencies.")
     return [t.table]
+
+
+@TABLES.register("dev")
+def dev_tables(ctx: PaperContext) -> list[Table]:
+    """The development-conversation table (conv-26)."""
+    return register(ctx.results, ctx.numbers)

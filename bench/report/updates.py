@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.report.catalog import TABLES, PaperContext
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers
 from bench.report.tables import Table, TableBuilder
@@ -113,3 +114,9 @@ def _register_store(stem: str, f: Loaded, numbers: Numbers) -> None:
     if u.get("plan_fulfilled"):
         for key in ("asks", "correct", "wrong"):
             numbers.add(f"{stem}.plan_fulfilled.{key}", u["plan_fulfilled"][key], "int", src)
+
+
+@TABLES.register("updates")
+def updates_tables(ctx: PaperContext) -> list[Table]:
+    """The update-handling table."""
+    return register(ctx.results, ctx.numbers)

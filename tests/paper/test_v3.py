@@ -13,20 +13,21 @@ from typer.testing import CliRunner
 
 from bench.cli.program import app
 from bench.errors import ResultError
-from bench.report.check import compare_article, read_article_numbers
+from bench.report.build import compute_paper
+from bench.report.catalog import PAPERS
+from bench.report.check import check_paper, compare_article, read_article_numbers
 from bench.report.formats import show
 from bench.report.paper import Paper
-from bench.report.v3.check import PAPER_V3_DIR, check_v3
-from bench.report.v3.compute import compute_v3
 from bench.results.schema import read_result, write_result
 from bench.vocab import RESULTS_DIR
 
 ARTICLE = RESULTS_DIR / "v3" / "article_numbers_v3.tsv"
+PAPER_V3_DIR = PAPERS.get("v3").out_dir
 
 
 @pytest.fixture(scope="module")
 def paper_v3() -> Paper:
-    return compute_v3(RESULTS_DIR)
+    return compute_paper("v3", RESULTS_DIR)
 
 
 @pytest.fixture()
@@ -82,7 +83,7 @@ def test_a_flipped_label_makes_the_check_fail_naming_the_numbers_it_moved(v3_cop
     flipped = [replace(a, label="CORRECT") if a.label == "WRONG" else a for a in result.answers]
     changed = replace(result, answers=flipped[:20] + result.answers[20:])
     write_result(path, type(result).build(**{**_fields(changed), "answers": changed.answers}))
-    problems = {p.id: p.message for p in check_v3(v3_copy, PAPER_V3_DIR).problems}
+    problems = {p.id: p.message for p in check_paper("v3", v3_copy).problems}
     assert "t2.S1.b" in problems and "t3.tight.L0" in problems
     assert problems["t2.S1.b"].startswith("article prints 59.9") or "59.9" in problems["t2.S1.b"]
     assert "t2.S3.a" not in {k for k, v in problems.items() if v.startswith("article")}
@@ -99,13 +100,13 @@ def test_inconsistent_longmemeval_aggregates_are_refused(v3_copy: Path) -> None:
     raw["S7"]["only_b"] = 28  # no longer matches acc_a − acc_b
     path.write_text(json.dumps(raw))
     with pytest.raises(ResultError, match=r"longmemeval_tests.json: field S7: expected acc_a − acc_b"):
-        compute_v3(v3_copy)
+        compute_paper("v3", v3_copy)
 
 
 def test_a_number_the_paper_prints_that_results_do_not_produce_is_a_problem(v3_copy: Path) -> None:
     article = v3_copy / "v3" / "article_numbers_v3.tsv"
     article.write_text(article.read_text() + "t2.S8.a\t50.0\tan eighth test\n")
-    problems = {p.id for p in check_v3(v3_copy, PAPER_V3_DIR).problems}
+    problems = {p.id for p in check_paper("v3", v3_copy).problems}
     assert problems == {"t2.S8.a"}
 
 

@@ -14,14 +14,18 @@ from bench.results.writable import check_folder
 from bench.run.terminal import step
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
-# Papers other than the v1 article, built by their own modules: --paper NAME.
-PAPERS = ("v3",)
+# --paper NAME: a paper registered in bench.report.catalog.PAPERS (v1 is the default, the article of results/v1).
 PAPER_HELP = "v3: the current paper (results/v3 -> paper/v3); default: the v1 article"
+DEFAULT_PAPER = "v1"
 
 
-def _paper_name(name: str | None) -> str | None:
-    if name is not None and name not in PAPERS:
-        raise ConfigError(f"--paper: expected one of {', '.join(PAPERS)}, found {name!r}")
+def _paper_name(name: str | None) -> str:
+    from bench.report.catalog import PAPERS  # the report layer loads only for a paper command
+
+    if name is None:
+        return DEFAULT_PAPER
+    if name not in PAPERS:
+        raise ConfigError(f"--paper: expected one of {', '.join(PAPERS.names())}, found {name!r}")
     return name
 
 
@@ -71,23 +75,17 @@ def register(app: typer.Typer) -> None:
         check_gold(gold)
         kept = parse_categories(categories)
         view = paper_view(gold, kept)
-        if _paper_name(paper_name) == "v3":
-            from bench.report.v3.check import PAPER_V3_DIR, build_v3
-
-            target = out or (PAPER_V3_DIR if view is None else view_dir(PAPER_V3_DIR, gold, kept))
-            with step("paper build --paper v3: computing and drawing from results/v3/"):
-                v3 = build_v3(results, target, only=only, view=view)
-                written = [*v3.written, *([write_gold_note(target, gold, kept)] if only is None else [])]
-            typer.echo(
-                f"paper build --paper v3: {len(written)} files from results/v3/ into {target} "
-                f"(gold {gold}) in {time.perf_counter() - started:.1f} s"
-            )
+        name = _paper_name(paper_name)
+        if name != DEFAULT_PAPER:
+            _build_named(name, out, only, results, view, gold, kept, started)
             return
         default_stack = stack == DEFAULT_PAPER_STACK_DIR
         out_dir = out or (PAPER_DIR if default_stack else PAPER_DIR / stack)
         if view is not None and out is None:
             out_dir = view_dir(out_dir, gold, kept)
-        appendix = APPENDIX_DIR if default_stack and view is None else None
+        # the appendix index names the files a build wrote: only a build into paper/ itself rewrites it (a build
+        # with --out writes nothing outside that directory)
+        appendix = APPENDIX_DIR if default_stack and view is None and out is None else None
         with step(f"paper build: computing and drawing from results/{stack}/"):
             paper = compute(results, stack, view)
             if view is not None:  # a view may lack what the article prints (category 5): refuse before writing
@@ -97,6 +95,30 @@ def register(app: typer.Typer) -> None:
         typer.echo(
             f"paper build: {len(written)} files from results/{stack}/ into {out_dir} (gold {gold}) "
             f"in {time.perf_counter() - started:.1f} s"
+        )
+
+    def _build_named(
+        name: str,
+        out: Path | None,
+        only: str | None,
+        results: Path,
+        view: Any,
+        gold: str,
+        kept: Any,
+        started: float,
+    ) -> None:
+        from bench.report.build import compute_paper, write
+        from bench.report.catalog import PAPERS
+        from bench.report.gold import view_dir, write_gold_note
+
+        spec = PAPERS.get(name)
+        target = out or (spec.out_dir if view is None else view_dir(spec.out_dir, gold, kept))
+        with step(f"paper build --paper {name}: computing and drawing from results/{spec.stack_dir}/"):
+            report = write(compute_paper(name, results, view=view), target, only=only)
+            written = [*report.written, *([write_gold_note(target, gold, kept)] if only is None else [])]
+        typer.echo(
+            f"paper build --paper {name}: {len(written)} files from results/{spec.stack_dir}/ into {target} "
+            f"(gold {gold}) in {time.perf_counter() - started:.1f} s"
         )
 
     def _article_renders(paper: Any, gold: str, categories: str | None) -> None:
@@ -111,6 +133,36 @@ def register(app: typer.Typer) -> None:
                 f"found one missing under this view ({exc}); keep category 5 or use --paper v3"
             ) from None
 
+    @paper.command("table")
+    def table_command(
+        names: list[str] = typer.Argument(None, help="registered tables to build, in order (none: list them)"),
+        stack: str = typer.Option(DEFAULT_PAPER_STACK_DIR, help="results/<stack>/ to read"),
+        out: Path = typer.Option(None, help="output directory (its tables/ gets NAME.md and NAME.tex)"),
+        results: Path = typer.Option(RESULTS_DIR, help="the results root"),
+    ) -> None:
+        """Build registered tables alone (built-in, or from a package's `engram_bench.tables` entry point)."""
+        from bench.report.build import compute_tables, write
+        from bench.report.catalog import TABLES
+
+        if not names:
+            for name in TABLES.names():
+                typer.echo(f"{name}  ({TABLES.origin(name)})")
+            return
+        if out is None:
+            raise ConfigError("paper table --out: expected an output directory, found none")
+        check_folder(out, "paper table --out")
+        for name in names:
+            TABLES.get(name, "paper table")  # an unknown or broken table: one line, before anything is read
+        paper = compute_tables(names, results, stack)
+        # the tables and the numbers they cite, never the article (a table alone does not make the paper)
+        for entry in [f"table:{table.name}" for table in paper.tables] + ["numbers"]:
+            for path in write(paper, out, only=entry).written:
+                typer.echo(str(path))
+        typer.echo(
+            f"paper table: {len(paper.tables)} table(s) and the {len(paper.numbers)} numbers they registered, from "
+            f"results/{stack}/ into {out}"
+        )
+
     @paper.command("check")
     def check_command(
         stack: str = typer.Option(DEFAULT_PAPER_STACK_DIR, help="results/<stack>/ to recompute from"),
@@ -121,8 +173,9 @@ def register(app: typer.Typer) -> None:
         """Recompute every number; fail naming the id if one differs from numbers.json or the article."""
         from bench.report.check import check
 
-        if _paper_name(paper_name) == "v3":
-            _check_v3(results)
+        name = _paper_name(paper_name)
+        if name != DEFAULT_PAPER:
+            _check_named(name, results)
             return
         with step(f"paper check: recomputing every number from results/{stack}/"):
             report = check(results, stack, numbers)
@@ -133,16 +186,19 @@ def register(app: typer.Typer) -> None:
             "tables and article.md are current"
         )
 
-    def _check_v3(results: Path) -> None:
-        from bench.report.v3.check import check_v3
+    def _check_named(name: str, results: Path) -> None:
+        from bench.report.catalog import PAPERS
+        from bench.report.check import check_paper
 
-        with step("paper check --paper v3: recomputing every number from results/v3/"):
-            report = check_v3(results)
-        _exit_on_problems("paper check --paper v3", report.problems, "numbers or files")
+        spec = PAPERS.get(name)
+        with step(f"paper check --paper {name}: recomputing every number from results/{spec.stack_dir}/"):
+            report = check_paper(name, results)
+        _exit_on_problems(f"paper check --paper {name}", report.problems, "numbers or files")
+        committed = spec.out_dir.relative_to(PAPER_DIR.parent) / "numbers.json"
         typer.echo(
-            f"paper check --paper v3: ok, {report.checked_committed} numbers match paper/v3/numbers.json and all "
-            f"{report.checked_article} printed numbers of results/v3/article_numbers_v3.tsv match at their printed "
-            "precision; tables are current"
+            f"paper check --paper {name}: ok, {report.checked_committed} numbers match {committed} and all "
+            f"{report.checked_article} printed numbers of results/{spec.stack_dir}/{spec.article_numbers} match at "
+            "their printed precision; tables are current"
         )
 
     @appendix.command("list")

@@ -1,4 +1,4 @@
-"""The numbers and tables of the v3 paper ("When Does Selection Replace Extraction?") from ``results/v3/``.
+"""The registered tables of the v3 paper ("When Does Selection Replace Extraction?") from ``results/v3/``.
 
 Every figure is computed here from the imported per-question files (LoCoMo held-out conversations conv-44/47/48/49/50,
 778 scored questions, pooled per arm and k) or, where the per-question data does not exist, from the aggregate inputs
@@ -17,7 +17,6 @@ computed from aggregate inputs say so in their note and in the tables.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -33,11 +32,10 @@ from bench.analysis.stats import (
     token_matched_k,
 )
 from bench.errors import ResultError
-from bench.report.inputs import Loaded, ResultSet, ResultView
+from bench.report.catalog import TABLES, PaperContext
+from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
-from bench.report.paper import Paper
 from bench.report.tables import Table, TableBuilder
-from bench.report.v3.figure import FIGURES
 
 STACK_DIR = "v3"
 ARTICLE_NUMBERS = "article_numbers_v3.tsv"
@@ -133,9 +131,9 @@ def pooled(rs: ResultSet, system: PaperSystem, k: int | None) -> Pooled:
 class V3Numbers:
     """Registers the v3 ids: the article's own (``t1.*``, ``t2.*``, ``t3.*``) and supporting ones (``v3.*``)."""
 
-    def __init__(self, rs: ResultSet) -> None:
+    def __init__(self, rs: ResultSet, numbers: Numbers) -> None:
         self.rs = rs
-        self.numbers = Numbers()
+        self.numbers = numbers
         self._pooled: dict[tuple[str, int | None], Pooled] = {}
 
     def get(self, key: str, k: int | None) -> Pooled:
@@ -409,13 +407,34 @@ def table3(numbers: Numbers, label: str) -> Table:
     return b.table
 
 
-def compute_v3(results_root: Path, view: ResultView | None = None) -> Paper:
-    """Every v3 number, table and figure specification from ``results_root/v3``; nothing is written."""
-    rs = ResultSet(results_root, STACK_DIR, view)
-    reg = V3Numbers(rs)
+def _shared(ctx: PaperContext) -> V3Numbers:
+    """The v3 registrar of this build: every v3 table pools each (arm, k) once, through the same one."""
+    reg = ctx.state.get("v3")
+    if not isinstance(reg, V3Numbers):
+        reg = ctx.state["v3"] = V3Numbers(ctx.results, ctx.numbers)
+    return reg
+
+
+@TABLES.register("v3_table1")
+def v3_table1(ctx: PaperContext) -> list[Table]:
+    """Table 1: T0R against engram v2 at matched tokens (non-inferiority), and the write-cost ratio."""
+    reg = _shared(ctx)
     register_table1(reg)
-    register_table2(reg)
-    register_table3(reg)
     k = int(reg.numbers[f"v3.token_match.{reg.get('engram_v2', 3).name}.t0r_k"].value)
-    tables = [table1(reg.numbers, rs.label, k), table2(reg.numbers, rs.label), table3(reg.numbers, rs.label)]
-    return Paper(rs, reg.numbers, tables, list(FIGURES))
+    return [table1(reg.numbers, ctx.results.label, k)]
+
+
+@TABLES.register("v3_table2")
+def v3_table2(ctx: PaperContext) -> list[Table]:
+    """Table 2: the declared family S1-S7, Holm-adjusted."""
+    reg = _shared(ctx)
+    register_table2(reg)
+    return [table2(reg.numbers, ctx.results.label)]
+
+
+@TABLES.register("v3_table3")
+def v3_table3(ctx: PaperContext) -> list[Table]:
+    """Table 3: accuracy at a tight and a generous budget (cites Table 1's paired n)."""
+    reg = _shared(ctx)
+    register_table3(reg)
+    return [table3(reg.numbers, ctx.results.label)]

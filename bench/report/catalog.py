@@ -1,0 +1,147 @@
+"""Tables and papers as registered parts: what a paper is made of, declared as data, and the tables it names.
+
+- A **table** is a function `(PaperContext) -> list[Table]`: it registers the numbers it prints in `ctx.numbers`
+  (each with the result files it came from) and returns its tables, which cite numbers by id only. Built-in tables
+  register themselves with `@TABLES.register("name")` in their module (listed in `TABLE_MODULES`); an installed
+  package adds one through an entry point in group `engram_bench.tables` (see docs/examples/table/). A table's
+  module is imported only when a paper or `paper table NAME` uses it.
+- A **figure set** is a function `(PaperContext) -> list[FigureSpec]`: the figures a paper draws from its numbers.
+- A **paper** is a `PaperSpec`: which stack directory it reads, which tables (in order: a later table may cite a
+  number an earlier one registered), which figure set, which list of printed numbers `paper check` compares, and
+  where it is written. v1 and v3 are two such records, built and checked by the same code (`bench.report.build`,
+  `bench.report.check`).
+
+Every table a paper builds carries `registry_info` (kind "table", its name, and for a plug-in its distribution).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.errors import RegistryError
+from bench.registry import Registry
+from bench.report.inputs import ARTICLE_NUMBERS, ResultSet
+from bench.report.numbers import Numbers
+from bench.report.tables import Table
+from bench.vocab import DEFAULT_PAPER_STACK_DIR, PAPER_DIR
+
+__all__ = [
+    "FIGURE_SETS",
+    "PAPERS",
+    "TABLES",
+    "FigureSetFactory",
+    "PaperContext",
+    "PaperSpec",
+    "TableFactory",
+]
+
+
+@dataclass
+class PaperContext:
+    """What a table reads and where it registers: one stack's result files and the paper's numbers so far.
+
+    `calibration` holds v1's calibration cells (its reliability figure draws them); `state` is shared by the tables
+    of one paper (v3's tables pool each arm once and reuse it)."""
+
+    results: ResultSet
+    numbers: Numbers
+    # bench.report.calibration.CalibrationCell items; typed loosely because that module imports this one (the
+    # report package has no import circle, not even for annotations: tests/paper/test_report_layers.py)
+    calibration: list[Any] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+TableFactory = Callable[[PaperContext], list[Table]]
+FigureSetFactory = Callable[[PaperContext], list[Any]]  # -> list[bench.report.figures.FigureSpec]
+
+# The modules that hold the built-in tables and figure sets; importing one runs its @register calls. Named as
+# strings and imported by `importlib` so that this module does not import them (they import it).
+TABLE_MODULES = (
+    "bench.report.dev",
+    "bench.report.heldout",
+    "bench.report.updates",
+    "bench.report.calibration",
+    "bench.report.v3.tables",
+    "bench.report.figure_sets",
+)
+
+
+def _discover() -> None:
+    for module in TABLE_MODULES:
+        importlib.import_module(module)
+
+
+def _adopt_table(name: str, factory: Any) -> TableFactory:
+    if not callable(factory):
+        raise RegistryError(f"table {name!r}: expected a function (PaperContext) -> list[Table], found {factory!r}")
+    return factory
+
+
+TABLES: Registry[TableFactory] = Registry(
+    "table",
+    discover=_discover,
+    adopt=_adopt_table,
+    hint="a module with @TABLES.register(name) on a function (PaperContext) -> list[Table], see docs/examples/table/",
+)
+
+FIGURE_SETS: Registry[FigureSetFactory] = Registry(
+    "figure set",
+    group=None,
+    discover=_discover,
+    hint="a module with @FIGURE_SETS.register(name) on a function (PaperContext) -> list[FigureSpec]",
+)
+
+
+@dataclass(frozen=True)
+class PaperSpec:
+    """One paper, as data: what it reads, which tables and figures it builds, what `paper check` compares."""
+
+    name: str
+    title: str
+    stack_dir: str  # results/<stack_dir>/ by default (v1 can be built from another stack, e.g. offline)
+    tables: tuple[str, ...]  # registered table names, in build order
+    figures: str  # a registered figure set
+    out_dir: Path  # where `paper build` writes it by default
+    # the TSV (id, display) of every number the article prints, inside results/<stack_dir>/ (copied by the import)
+    article_numbers: str = ARTICLE_NUMBERS
+    writes_appendix: bool = False  # a default build also rewrites appendix_e/ (the v1 article's appendix)
+
+
+def _adopt_paper(name: str, spec: Any) -> PaperSpec:
+    if not isinstance(spec, PaperSpec) or spec.name != name:
+        raise RegistryError(f"paper {name!r}: expected a bench.report.catalog.PaperSpec named {name!r}, found {spec!r}")
+    return spec
+
+
+PAPERS: Registry[PaperSpec] = Registry(
+    "paper", group=None, adopt=_adopt_paper, hint="a PaperSpec added with PAPERS.add(name, spec)"
+)
+
+PAPERS.add(
+    "v1",
+    PaperSpec(
+        name="v1",
+        title="the v1 article",
+        stack_dir=DEFAULT_PAPER_STACK_DIR,
+        tables=("dev", "heldout", "updates", "calibration"),
+        figures="v1",
+        out_dir=PAPER_DIR,
+        writes_appendix=True,
+    ),
+)
+PAPERS.add(
+    "v3",
+    PaperSpec(
+        name="v3",
+        title="When Does Selection Replace Extraction? (v3)",
+        stack_dir="v3",
+        tables=("v3_table1", "v3_table2", "v3_table3"),
+        figures="v3",
+        out_dir=PAPER_DIR / "v3",
+        article_numbers="article_numbers_v3.tsv",
+    ),
+)
