@@ -63,9 +63,9 @@ def require_same_questions(a: Side, b: Side) -> None:
     """Two sides pair only over one question set; one line naming a question found on one side only."""
     import pandas as pd
 
-    from bench.analysis.stats import require_same_questions as check  # pandas loads only for paired reports
+    from bench.analysis.pairing import Pairing  # pandas loads only for paired reports
 
-    check(
+    Pairing.join(
         pd.Series(True, index=list(a.keys), name=f"A ({a.path})"),
         pd.Series(True, index=list(b.keys), name=f"B ({b.path})"),
     )
@@ -180,14 +180,14 @@ def paired(a: Side, b: Side) -> Paired | None:
     functions as ``engram-bench compare``); None when no question is scored on both."""
     import pandas as pd
 
-    from bench.analysis.stats import compare_paired
+    from bench.analysis.pairing import Pairing  # pandas and the statistics load only for a paired report
 
     scored = [k for k in a.keys if a.answer(k).scored and b.answer(k).scored]
     if not scored:
         return None
     side_a = pd.Series([a.answer(k).correct for k in scored], index=scored)
     side_b = pd.Series([b.answer(k).correct for k in scored], index=scored)
-    result = compare_paired(side_a, side_b, None, draws=1)
+    result = Pairing.join(side_a, side_b).judged(draws=1)
     d, t = result.difference.points(), result.table
     return Paired(len(scored), d.estimate, d.low, d.high, result.mcnemar_p, t.only_a, t.only_b, t.both, t.neither)
 
