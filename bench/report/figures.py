@@ -4,7 +4,9 @@ with fixed metadata so a rebuild does not churn git."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,21 +148,26 @@ def _padded(low: float, high: float, share: float = 0.08) -> tuple[float, float]
     return low - pad, high + pad
 
 
-# Where a point's label may go, tried in order: beside the point (offset in points, horizontal alignment), then
-# above the top or below the bottom of its error bar. The first that stays inside the axes and clear of every other
-# label, marker and error bar is kept.
-LABEL_SPOTS: tuple[tuple[str, tuple[int, int], str], ...] = (
-    ("point", (5, -9), "left"),
-    ("point", (5, 3), "left"),
-    ("point", (-5, -9), "right"),
-    ("point", (-5, 3), "right"),
-    ("high", (0, 3), "center"),
-    ("low", (0, -9), "center"),
-    ("high", (3, 3), "left"),
-    ("low", (3, -9), "left"),
-    ("high", (-3, 3), "right"),
-    ("low", (-3, -9), "right"),
+# Where a point's label may go, tried in order: beside the point (offset in points, horizontal and vertical
+# alignment), then above the top or below the bottom of its error bar. The first that stays inside the axes and clear
+# of every other label, marker and error bar is kept.
+LABEL_SPOTS: tuple[tuple[str, tuple[int, int], str, str], ...] = (
+    ("point", (6, 0), "left", "center"),
+    ("point", (-6, 0), "right", "center"),
+    ("point", (5, -9), "left", "baseline"),
+    ("point", (5, 3), "left", "baseline"),
+    ("point", (-5, -9), "right", "baseline"),
+    ("point", (-5, 3), "right", "baseline"),
+    ("high", (0, 3), "center", "baseline"),
+    ("low", (0, -9), "center", "baseline"),
+    ("high", (3, 3), "left", "baseline"),
+    ("low", (3, -9), "left", "baseline"),
+    ("high", (-3, 3), "right", "baseline"),
+    ("low", (-3, -9), "right", "baseline"),
 )
+CAPSIZE, MARKERSIZE = 2.0, 4.0  # points: error-bar caps and markers of the accuracy figures
+CLEARANCE = 3.0  # display pixels kept free around another point's marker and bar
+LABEL_GAP = 8.0  # display pixels kept free around a placed label
 
 
 @dataclass(frozen=True)
@@ -173,72 +180,127 @@ class PointLabel:
     color: str
 
 
-def _annotate(ax: Axes, p: PointLabel, spot: tuple[str, tuple[int, int], str]) -> matplotlib.text.Annotation:
-    anchor, offset, align = spot
+def point_box(ax: Axes, p: PointLabel, pad: float = 0.0) -> Bbox:
+    """A point's marker and error bar with its caps, in display pixels (plus `pad` on every side)."""
+    half = max(CAPSIZE, MARKERSIZE / 2) * ax.figure.dpi / 72
+    cap = ax.figure.dpi / 72  # half a cap line's width, generously
+    (x, y), (_, low), (_, high) = ax.transData.transform([(p.x, p.y), (p.x, p.low), (p.x, p.high)])
+    bar = Bbox.from_extents(x - half, low - cap, x + half, high + cap)
+    marker = Bbox.from_extents(x - half, y - half, x + half, y + half)
+    return Bbox.union([bar, marker]).padded(pad)
+
+
+def _annotate(ax: Axes, p: PointLabel, spot: tuple[str, tuple[int, int], str, str]) -> matplotlib.text.Annotation:
+    anchor, offset, align, valign = spot
     y = {"point": p.y, "high": p.high, "low": p.low}[anchor]
-    return ax.annotate(p.text, (p.x, y), textcoords="offset points", xytext=offset, ha=align, fontsize=6, color=p.color)
+    return ax.annotate(
+        p.text, (p.x, y), textcoords="offset points", xytext=offset, ha=align, va=valign, fontsize=6, color=p.color
+    )
 
 
-def _place_labels(fig: Figure, ax: Axes, points: list[PointLabel]) -> None:
-    """Label each point where the label overlaps no other label, point or error bar (greedy; a point with no free
-    spot keeps the first spot that stays inside the axes)."""
+def _overlap(a: Bbox, b: Bbox) -> float:
+    """The area two boxes share (0 when apart)."""
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return max(width, 0.0) * max(height, 0.0)
+
+
+def place_labels(fig: Figure, ax: Axes, points: list[PointLabel]) -> None:
+    """Label each point beside itself where the label covers no other label, no other point's marker or error bar
+    (with CLEARANCE pixels around them) and not its own. Greedy, in the order given; a point with no free spot takes
+    the spot inside the axes that covers the least."""
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     frame = ax.get_window_extent(renderer)
-    pad = 3.0  # display pixels around each marker and bar
-    taken = []
-    for p in points:
-        (x0, y0), (x1, y1) = ax.transData.transform([(p.x, p.low), (p.x, p.high)])
-        taken.append(Bbox.from_extents(min(x0, x1) - pad, min(y0, y1) - pad, max(x0, x1) + pad, max(y0, y1) + pad))
-    for p in points:
-        fallback = None
+    boxes = [point_box(ax, p, CLEARANCE) for p in points]
+    labels: list[Bbox] = []
+    for i, p in enumerate(points):
+        blocked = [point_box(ax, p)] + boxes[:i] + boxes[i + 1 :] + labels
+        best: tuple[float, tuple[str, tuple[int, int], str, str]] | None = None
         for spot in LABEL_SPOTS:
             label = _annotate(ax, p, spot)
             box = label.get_window_extent(renderer)
-            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-            if inside and not any(box.overlaps(other) for other in taken):
-                taken.append(box)
-                break
-            if inside and fallback is None:
-                fallback = spot
             label.remove()
-        else:
-            taken.append(_annotate(ax, p, fallback or LABEL_SPOTS[0]).get_window_extent(renderer))
+            if not (frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1):
+                continue
+            covered = sum(_overlap(box, other) for other in blocked)
+            if best is None or covered < best[0]:
+                best = (covered, spot)
+            if covered == 0:
+                break
+        chosen = _annotate(ax, p, best[1] if best else LABEL_SPOTS[0])
+        labels.append(chosen.get_window_extent(renderer).padded(LABEL_GAP))
+
+
+def dodge(ax: Axes, points: list[PointLabel]) -> list[PointLabel]:
+    """Points whose markers or error bars would touch (nearly the same x, overlapping intervals) are spread apart
+    horizontally, evenly about their mean position, so every marker and bar stays readable; the x axis must be final
+    (scale, limits and layout) before this is called. Others keep their x."""
+    half = max(CAPSIZE, MARKERSIZE / 2) * ax.figure.dpi / 72
+    step = 2 * half + CLEARANCE
+    display = [float(ax.transData.transform((p.x, p.y))[0]) for p in points]
+    group = list(range(len(points)))  # union-find over touching pairs
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i, j in itertools.combinations(range(len(points)), 2):
+        a, b = points[i], points[j]
+        if abs(display[i] - display[j]) < step and a.low <= b.high and b.low <= a.high:
+            group[root(j)] = root(i)
+    moved = list(display)
+    for r in {root(i) for i in range(len(points))}:
+        members = sorted((i for i in range(len(points)) if root(i) == r), key=lambda i: (display[i], points[i].y))
+        centre = sum(display[i] for i in members) / len(members)
+        for rank, i in enumerate(members):
+            moved[i] = centre + (rank - (len(members) - 1) / 2) * step
+    out = []
+    for p, x in zip(points, moved, strict=True):
+        data_x = float(ax.transData.inverted().transform((x, 0.0))[0])
+        out.append(dataclasses.replace(p, x=data_x))
+    return out
 
 
 def draw_acc_vs_tokens(ctx: FigureContext) -> Figure:
     fig, ax = plt.subplots(figsize=(SINGLE, 2.6))
     rows = [row for row in HELDOUT_POINTS if ctx.has(f"heldout.{row}.accuracy")]
-    xs = [ctx.value(f"heldout.{row}.tokens") for row in rows]
-    # The x range follows the data (log scale: a factor either side), so no row can fall outside the axes.
-    x_low, x_high = min(xs, default=100.0) / 1.5, max(xs, default=1000.0) * 1.5
     points = []
-    for row, x in zip(rows, xs):
+    for row in rows:
         stem = f"heldout.{row}"
-        y = 100 * ctx.value(f"{stem}.accuracy")
         low, high = 100 * ctx.value(f"{stem}.accuracy_ci_low"), 100 * ctx.value(f"{stem}.accuracy_ci_high")
-        family = _row_family(row)
-        ax.errorbar(
-            [x],
-            [y],
-            yerr=[[y - low], [high - y]],
-            fmt="o" if family != "engram-reranking-off" else "s",
-            color=COLORS[family],
-            capsize=2,
-            markersize=4,
-            label=_row_label(ctx, row),
+        y = 100 * ctx.value(f"{stem}.accuracy")
+        points.append(
+            PointLabel(ctx.value(f"{stem}.tokens"), y, low, high, _row_label(ctx, row), COLORS[_row_family(row)])
         )
-        points.append(PointLabel(x, y, low, high, _row_label(ctx, row), COLORS[family]))
+    # The x range follows the data (log scale: a factor either side), so no row can fall outside the axes.
+    xs = [p.x for p in points]
+    x_low, x_high = min(xs, default=100.0) / 1.5, max(xs, default=1000.0) * 1.5
     ax.set_xscale("log")
     ax.set_xlim(x_low, x_high)
     ax.set_xticks(log_ticks(x_low, x_high))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_thousands))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_ylim(*_padded(min((p.low for p in points), default=0.0), max((p.high for p in points), default=100.0)))
+    ax.set_ylim(*_padded(min((p.low for p in points), default=0.0), max((p.high for p in points), default=100.0), 0.1))
     ax.set_xlabel("mean retrieved tokens per question (log scale)")
     ax.set_ylabel("held-out accuracy (%)")
     ax.grid(alpha=0.3)
     fig.subplots_adjust(left=0.15, right=0.97, top=0.96, bottom=0.2)
-    _place_labels(fig, ax, points)  # last: it measures the final layout
+    points = dodge(ax, points)  # after the layout: it works in display pixels
+    for row, p in zip(rows, points, strict=True):
+        ax.errorbar(
+            [p.x],
+            [p.y],
+            yerr=[[p.y - p.low], [p.high - p.y]],
+            fmt="o" if _row_family(row) != "engram-reranking-off" else "s",
+            color=p.color,
+            capsize=CAPSIZE,
+            markersize=MARKERSIZE,
+            markeredgecolor="white",  # a thin white rim keeps a marker readable against a neighbour's bar
+            markeredgewidth=0.5,
+            label=p.text,
+        )
+    place_labels(fig, ax, points)  # last: it measures the final layout
     _footer(fig, ctx)
     return fig
 
@@ -534,7 +596,8 @@ FIGURES = [
     FigureSpec(
         "acc_vs_tokens",
         "Held-out accuracy against mean retrieved tokens per question (log scale), with "
-        f"{ACCURACY_INTERVAL} of accuracy, for every held-out row.",
+        f"{ACCURACY_INTERVAL} of accuracy, for every held-out row; points whose intervals would touch at nearly the "
+        "same token count are drawn a few pixels apart so each stays readable.",
         draw_acc_vs_tokens,
     ),
     FigureSpec(

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
-from matplotlib.container import BarContainer
+from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.text import Annotation
 from matplotlib.transforms import Bbox
 
 from bench.report.build import compute
@@ -273,3 +274,85 @@ def test_a_stand_in_build_marks_every_panel_inside_the_plot_and_the_article_buil
         fig = _draw(paper_v1, spec.name)
         assert not any(t.get_text() == STANDIN_MARK for ax in fig.axes for t in ax.texts), spec.name
         plt.close(fig)
+
+
+# ------------------------------------------------------------------------------------------ accuracy-vs-tokens labels
+
+
+def _points(fig: Figure, ax: Axes) -> list[tuple[float, Bbox, list[Bbox]]]:
+    """Per error-bar point: its x in data, its marker's rendered box, and the rendered boxes of its bar and caps."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    out = []
+    for container in ax.containers:
+        if not isinstance(container, ErrorbarContainer):
+            continue
+        data_line, caps, bars = container.lines
+        assert data_line is not None
+        parts = [cap.get_window_extent(renderer) for cap in caps]
+        for collection in bars:
+            half = max(collection.get_linewidths()) * fig.dpi / 72 / 2
+            for segment in collection.get_segments():
+                (x0, y0), (x1, y1) = ax.transData.transform(segment)
+                parts.append(Bbox.from_extents(min(x0, x1) - half, min(y0, y1), max(x0, x1) + half, max(y0, y1)))
+        out.append((float(data_line.get_xdata()[0]), data_line.get_window_extent(renderer), parts))
+    return out
+
+
+def _distance(a: Bbox, b: Bbox) -> float:
+    dx = max(b.x0 - a.x1, a.x0 - b.x1, 0.0)
+    dy = max(b.y0 - a.y1, a.y0 - b.y1, 0.0)
+    return float(np.hypot(dx, dy))
+
+
+def assert_labels_beside_their_points(fig: Figure, ax: Axes, where: str) -> int:
+    """No point label covers another point's marker, bar or caps, or another label; each label is nearer its own
+    point than any other and within a few points of it; no marker sits on another point's bar. Returns the labels
+    checked."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    points = _points(fig, ax)
+    labels = [t for t in ax.texts if isinstance(t, Annotation)]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    near = 12 * fig.dpi / 72  # a label starts at most 12 pt from its point
+    for text, box in zip(labels, boxes, strict=True):
+        own = [i for i, (x, _, _) in enumerate(points) if np.isclose(x, text.xy[0])]
+        assert len(own) == 1, f"{where}: label {text.get_text()!r} anchored on {len(own)} points"
+        for i, (_, marker, parts) in enumerate(points):
+            if i == own[0]:
+                continue
+            hit = [b for b in [marker, *parts] if b.overlaps(box)]
+            assert not hit, f"{where}: label {text.get_text()!r} lies on another point's marker or error bar"
+        distances = [_distance(box, Bbox.union([marker, *parts])) for _, marker, parts in points]
+        assert distances[own[0]] <= near, f"{where}: label {text.get_text()!r} is {distances[own[0]]:.0f} px away"
+        assert distances[own[0]] == min(distances), f"{where}: label {text.get_text()!r} is nearer another point"
+    assert not _overlapping([(t.get_text(), b) for t, b in zip(labels, boxes, strict=True)]), where
+    for (_, marker, _), (_, _, other_parts) in itertools.permutations(points, 2):
+        assert not any(marker.overlaps(b) for b in other_parts), f"{where}: a marker sits on another point's bar"
+    return len(labels)
+
+
+def test_acc_vs_tokens_labels_sit_beside_their_own_points_clear_of_every_other_bar(
+    request: pytest.FixtureRequest,
+) -> None:
+    for paper in _papers(request):
+        fig = _draw(paper, "acc_vs_tokens")
+        ax = fig.axes[0]
+        checked = assert_labels_beside_their_points(fig, ax, f"{paper.results.stack_dir}/acc_vs_tokens")
+        assert checked == len(_points(fig, ax)) >= 5  # every point labelled
+        plt.close(fig)
+
+
+def test_points_at_the_same_token_count_are_drawn_apart_and_the_caption_says_so(paper_offline: Paper) -> None:
+    # offline, engram k=3 with and without reranking retrieve the same tokens and their intervals overlap
+    rows = ("engram-k3", "engram-reranking-off-k3")
+    tokens = [paper_offline.numbers[f"heldout.{row}.tokens"].value for row in rows]
+    assert abs(tokens[0] - tokens[1]) / tokens[0] < 0.05
+    fig = _draw(paper_offline, "acc_vs_tokens")
+    ax = fig.axes[0]
+    labels = {t.get_text(): t.xy[0] for t in ax.texts if isinstance(t, Annotation)}
+    shown = [
+        labels[next(name for name in labels if name.startswith(start))] for start in ("engram (k=3)", "engram, rer")
+    ]
+    apart = abs(ax.transData.transform((shown[0], 1.0))[0] - ax.transData.transform((shown[1], 1.0))[0])
+    assert apart >= 4 * fig.dpi / 72  # at least a marker's width between their centres
+    assert "drawn a few pixels apart" in _spec(paper_offline, "acc_vs_tokens").caption
+    plt.close(fig)
