@@ -6,7 +6,7 @@
   package adds one through an entry point in group `engram_bench.tables` (see docs/examples/table/). A table's
   module is imported only when a paper or `paper table NAME` uses it.
 - A **figure set** is a function `(PaperContext) -> list[FigureSpec]`: the figures a paper draws from its numbers.
-- A **paper** is a `PaperSpec`: which stack directory it reads, which tables (in order: a later table may cite a
+- A **paper** is a `PaperSpec`, declared in bench/report/papers.toml: which stack directory it reads, which tables (in order: a later table may cite a
   number an earlier one registered), which figure set, which list of printed numbers `paper check` compares, and
   where it is written. v1 and v3 are two such records, built and checked by the same code (`bench.report.build`,
   `bench.report.check`).
@@ -17,17 +17,18 @@ Every table a paper builds carries `registry_info` (kind "table", its name, and 
 from __future__ import annotations
 
 import importlib
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import RegistryError
+from bench.errors import ConfigError, RegistryError
 from bench.registry import Registry
 from bench.report.inputs import ARTICLE_NUMBERS, ResultSet
 from bench.report.numbers import Numbers
 from bench.report.tables import Table
-from bench.vocab import DEFAULT_PAPER_STACK_DIR, PAPER_DIR
+from bench.vocab import REPO_ROOT
 
 __all__ = [
     "FIGURE_SETS",
@@ -118,30 +119,61 @@ def _adopt_paper(name: str, spec: Any) -> PaperSpec:
 
 
 PAPERS: Registry[PaperSpec] = Registry(
-    "paper", group=None, adopt=_adopt_paper, hint="a PaperSpec added with PAPERS.add(name, spec)"
+    "paper",
+    group=None,
+    discover=lambda: _discover_papers(),
+    adopt=_adopt_paper,
+    hint="a [name] table in bench/report/papers.toml",
 )
 
-PAPERS.add(
-    "v1",
-    PaperSpec(
-        name="v1",
-        title="the v1 article",
-        stack_dir=DEFAULT_PAPER_STACK_DIR,
-        tables=("dev", "heldout", "updates", "calibration"),
-        figures="v1",
-        out_dir=PAPER_DIR,
-        writes_appendix=True,
-    ),
-)
-PAPERS.add(
-    "v3",
-    PaperSpec(
-        name="v3",
-        title="When Does Selection Replace Extraction? (v3)",
-        stack_dir="v3",
-        tables=("v3_table1", "v3_table2", "v3_table3"),
-        figures="v3",
-        out_dir=PAPER_DIR / "v3",
-        article_numbers="article_numbers_v3.tsv",
-    ),
-)
+PAPERS_FILE = Path(__file__).with_name("papers.toml")
+_PAPER_FIELDS = {
+    "title": str,
+    "stack_dir": str,
+    "tables": list,
+    "figures": str,
+    "article_numbers": str,
+    "out_dir": str,
+    "writes_appendix": bool,
+}
+
+
+def load_papers(path: Path = PAPERS_FILE) -> list[PaperSpec]:
+    """The papers a TOML file declares (one table per paper); a missing or mistyped field is one `ConfigError` line
+    naming the file, the paper and the field."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: expected a TOML file of papers, found {type(exc).__name__}: {exc}") from None
+    specs = []
+    for name, fields in raw.items():
+        where = f"{path}: paper {name!r}"
+        if not isinstance(fields, dict):
+            raise ConfigError(f"{where}: expected a table of fields, found {fields!r}")
+        unknown = sorted(set(fields) - set(_PAPER_FIELDS))
+        if unknown:
+            raise ConfigError(f"{where}: expected only {', '.join(_PAPER_FIELDS)}, found {unknown[0]!r}")
+        for field_name, kind in _PAPER_FIELDS.items():
+            value = fields.get(field_name)
+            if not isinstance(value, kind):
+                raise ConfigError(f"{where}: field {field_name}: expected a {kind.__name__}, found {value!r}")
+        if not fields["tables"] or not all(isinstance(t, str) for t in fields["tables"]):
+            raise ConfigError(f"{where}: field tables: expected table names, found {fields['tables']!r}")
+        specs.append(
+            PaperSpec(
+                name=name,
+                title=fields["title"],
+                stack_dir=fields["stack_dir"],
+                tables=tuple(fields["tables"]),
+                figures=fields["figures"],
+                out_dir=REPO_ROOT / fields["out_dir"],
+                article_numbers=fields["article_numbers"],
+                writes_appendix=fields["writes_appendix"],
+            )
+        )
+    return specs
+
+
+def _discover_papers() -> None:
+    for spec in load_papers():
+        PAPERS.add(spec.name, spec, origin=str(PAPERS_FILE))

@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli.program import app, main
-from bench.errors import RegistryError
+from bench.errors import ConfigError, RegistryError
 from bench.registry import registry_info
 from bench.report.build import compute_paper, compute_tables
-from bench.report.catalog import PAPERS, TABLES, PaperContext
+from bench.report.catalog import PAPERS, PAPERS_FILE, TABLES, PaperContext, load_papers
 from bench.report.tables import Table, TableBuilder
-from bench.vocab import APPENDIX_DIR, RESULTS_DIR
+from bench.vocab import APPENDIX_DIR, REPO_ROOT, RESULTS_DIR
 
 
 def test_both_papers_are_records_naming_registered_tables() -> None:
@@ -89,3 +89,16 @@ def test_a_build_with_out_writes_nothing_outside_that_directory(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert {p.name: p.read_bytes() for p in APPENDIX_DIR.iterdir()} == before
     assert (tmp_path / "copy" / "tables" / "heldout.md").is_file()
+
+
+def test_the_papers_file_is_data_and_a_mistyped_field_is_one_line(tmp_path: Path) -> None:
+    (v1, v3) = load_papers()
+    assert (v1.name, v3.name) == ("v1", "v3") and v1.writes_appendix and not v3.writes_appendix
+    assert v3.out_dir == REPO_ROOT / "paper" / "v3" and v3.article_numbers == "article_numbers_v3.tsv"
+    wrong = tmp_path / "papers.toml"
+    wrong.write_text(PAPERS_FILE.read_text().replace('figures = "v3"', "figures = 3"))
+    with pytest.raises(ConfigError, match=r"papers.toml: paper 'v3': field figures: expected a str, found 3"):
+        load_papers(wrong)
+    wrong.write_text(PAPERS_FILE.read_text().replace('figures = "v3"', 'figures = "v3"\ncolour = "teal"'))
+    with pytest.raises(ConfigError, match=r"paper 'v3': expected only title, .*found 'colour'"):
+        load_papers(wrong)

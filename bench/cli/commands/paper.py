@@ -67,6 +67,7 @@ def register(app: typer.Typer) -> None:
         from bench.analysis.categories import parse_categories
         from bench.data.audit import check_gold
         from bench.report.build import compute, write  # matplotlib and the stats stack: only when asked
+        from bench.report.catalog import PAPERS
         from bench.report.gold import paper_view, view_dir, write_gold_note
 
         started = time.perf_counter()
@@ -85,7 +86,8 @@ def register(app: typer.Typer) -> None:
             out_dir = view_dir(out_dir, gold, kept)
         # the appendix index names the files a build wrote: only a build into paper/ itself rewrites it (a build
         # with --out writes nothing outside that directory)
-        appendix = APPENDIX_DIR if default_stack and view is None and out is None else None
+        writes_appendix = PAPERS.get(DEFAULT_PAPER).writes_appendix
+        appendix = APPENDIX_DIR if writes_appendix and default_stack and view is None and out is None else None
         with step(f"paper build: computing and drawing from results/{stack}/"):
             paper = compute(results, stack, view)
             if view is not None:  # a view may lack what the article prints (category 5): refuse before writing
