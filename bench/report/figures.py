@@ -178,11 +178,12 @@ class PointLabel:
     high: float
     text: str
     color: str
+    size: float = MARKERSIZE  # the marker's size, points
 
 
 def point_box(ax: Axes, p: PointLabel, pad: float = 0.0) -> Bbox:
     """A point's marker and error bar with its caps, in display pixels (plus `pad` on every side)."""
-    half = max(CAPSIZE, MARKERSIZE / 2) * ax.figure.dpi / 72
+    half = max(CAPSIZE, p.size / 2) * ax.figure.dpi / 72
     cap = ax.figure.dpi / 72  # half a cap line's width, generously
     (x, y), (_, low), (_, high) = ax.transData.transform([(p.x, p.y), (p.x, p.low), (p.x, p.high)])
     bar = Bbox.from_extents(x - half, low - cap, x + half, high + cap)
@@ -235,7 +236,7 @@ def dodge(ax: Axes, points: list[PointLabel]) -> list[PointLabel]:
     """Points whose markers or error bars would touch (nearly the same x, overlapping intervals) are spread apart
     horizontally, evenly about their mean position, so every marker and bar stays readable; the x axis must be final
     (scale, limits and layout) before this is called. Others keep their x."""
-    half = max(CAPSIZE, MARKERSIZE / 2) * ax.figure.dpi / 72
+    half = max(CAPSIZE, *(p.size / 2 for p in points)) * ax.figure.dpi / 72
     step = 2 * half + CLEARANCE
     display = [float(ax.transData.transform((p.x, p.y))[0]) for p in points]
     group = list(range(len(points)))  # union-find over touching pairs

@@ -206,13 +206,13 @@ def _register_rows(rows: dict[str, HeldoutRow], numbers: Numbers) -> None:
         )
         numbers.add(f"{stem}.accuracy", float(scored["correct"].mean()), "pct", src)
         numbers.add(f"{stem}.correct", (int(scored["correct"].sum()), int(scored.shape[0])), "frac", src)
-        _register_accuracy_interval(stem, scored["correct"], src, numbers)
+        register_accuracy_interval(stem, scored["correct"], src, numbers)
         for cat in SCORED_CATEGORIES:
             in_cat = scored[scored["category"] == cat]
             if len(in_cat):
                 numbers.add(f"{stem}.category.{cat}.accuracy", float(in_cat["correct"].mean()), "pct", src)
                 numbers.add(f"{stem}.category.{cat}.n", int(in_cat.shape[0]), "int", src)
-                _register_accuracy_interval(f"{stem}.category.{cat}", in_cat["correct"], src, numbers)
+                register_accuracy_interval(f"{stem}.category.{cat}", in_cat["correct"], src, numbers)
         adv = hr.frame[hr.frame["category"] == "adversarial"]
         if len(adv):
             numbers.add(f"{stem}.adversarial_accuracy", float(adv["correct"].mean()), "pct", src)
@@ -220,7 +220,8 @@ def _register_rows(rows: dict[str, HeldoutRow], numbers: Numbers) -> None:
             numbers.add(f"{stem}.five_category_accuracy", float(five["correct"].mean()), "pct", src)
 
 
-def _register_accuracy_interval(stem: str, correct: pd.Series, src: list[SourceFile], numbers: Numbers) -> None:
+def register_accuracy_interval(stem: str, correct: pd.Series, src: list[SourceFile], numbers: Numbers) -> None:
+    """`{stem}.accuracy_ci_low` and `_high`: the 95% interval of one system's accuracy (the v1 and v3 figures')."""
     ci = accuracy_interval(int(correct.sum()), int(correct.size))
     numbers.add(f"{stem}.accuracy_ci_low", ci.low, "pct", src, note=ACCURACY_INTERVAL_NOTE)
     numbers.add(f"{stem}.accuracy_ci_high", ci.high, "pct", src, note=ACCURACY_INTERVAL_NOTE)

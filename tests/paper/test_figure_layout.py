@@ -15,8 +15,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Annotation
 from matplotlib.transforms import Bbox
+from statsmodels.stats.proportion import proportion_confint
 
-from bench.report.build import compute
+from bench.report.build import compute, compute_paper
 from bench.report.figures import FigureContext, FigureSpec, log_ticks
 from bench.report.paper import Paper
 from bench.vocab import RESULTS_DIR
@@ -25,6 +26,11 @@ from bench.vocab import RESULTS_DIR
 @pytest.fixture(scope="module")
 def paper_offline() -> Paper:
     return compute(RESULTS_DIR, "offline")
+
+
+@pytest.fixture(scope="module")
+def paper_v3() -> Paper:
+    return compute_paper("v3", RESULTS_DIR)
 
 
 def _draw(paper: Paper, name: str) -> Figure:
@@ -69,7 +75,7 @@ def _inside(ax: Axes, points: np.ndarray) -> bool:
 
 
 def _papers(request: pytest.FixtureRequest) -> list[Paper]:
-    return [request.getfixturevalue("paper_v1"), request.getfixturevalue("paper_offline")]
+    return [request.getfixturevalue(name) for name in ("paper_v1", "paper_offline", "paper_v3")]
 
 
 def test_every_plotted_point_of_every_figure_lies_inside_its_axes(request: pytest.FixtureRequest) -> None:
@@ -333,7 +339,7 @@ def assert_labels_beside_their_points(fig: Figure, ax: Axes, where: str) -> int:
 def test_acc_vs_tokens_labels_sit_beside_their_own_points_clear_of_every_other_bar(
     request: pytest.FixtureRequest,
 ) -> None:
-    for paper in _papers(request):
+    for paper in _papers(request)[:2]:  # v1 and offline (v3's figure is checked below)
         fig = _draw(paper, "acc_vs_tokens")
         ax = fig.axes[0]
         checked = assert_labels_beside_their_points(fig, ax, f"{paper.results.stack_dir}/acc_vs_tokens")
@@ -355,4 +361,44 @@ def test_points_at_the_same_token_count_are_drawn_apart_and_the_caption_says_so(
     apart = abs(ax.transData.transform((shown[0], 1.0))[0] - ax.transData.transform((shown[1], 1.0))[0])
     assert apart >= 4 * fig.dpi / 72  # at least a marker's width between their centres
     assert "drawn a few pixels apart" in _spec(paper_offline, "acc_vs_tokens").caption
+    plt.close(fig)
+
+
+def test_the_v3_figure_draws_each_systems_wilson_interval_on_one_scale_and_names_every_system_in_full(
+    paper_v3: Paper,
+) -> None:
+    fig = _draw(paper_v3, "v3_acc_vs_tokens")
+    panels = [ax for ax in fig.axes if ax.containers]
+    assert len(panels) == 2
+    assert panels[0].get_ylim() == panels[1].get_ylim()  # one accuracy scale
+    n = int(paper_v3.numbers["v3.H1.n"].value)
+    bars = 0
+    for ax, budget in zip(panels, ("tight", "generous"), strict=True):
+        for container in (c for c in ax.containers if isinstance(c, ErrorbarContainer)):
+            (segment,) = container.lines[2][0].get_segments()
+            low, high = sorted(segment[:, 1])
+            y = float(container.lines[0].get_ydata()[0])
+            key = next(
+                k.split(".")[2]
+                for k in (x.id for x in paper_v3.numbers)
+                if k.startswith(f"t3.{budget}.") and np.isclose(100 * paper_v3.numbers[k].value, y)
+            )
+            # the interval recomputed here from the pooled accuracy: Wilson 95% over the held-out questions
+            expected = proportion_confint(round(y / 100 * n), n, alpha=0.05, method="wilson")
+            assert np.allclose([low, high], 100 * np.asarray(expected)), (budget, key)
+            bars += 1
+        assert_labels_beside_their_points(fig, ax, f"v3/{budget}")
+    assert bars == 11
+    names = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert len(names) == 7
+    for short in ("T0R", "T0R-LLM", "L0", "engram v2", "mem0 2.1.0", "Jev-Mem", "full context"):
+        spelled = [name for name in names if name.split(":")[0] == short]
+        assert len(spelled) == 1 and len(spelled[0].split(":")[1].split()) >= 2, (short, names)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    for legend, ax in itertools.product(fig.legends, fig.axes):
+        assert not legend.get_window_extent(renderer).overlaps(ax.get_tightbbox(renderer))
+        assert (
+            fig.bbox.x0 <= legend.get_window_extent(renderer).x0 <= legend.get_window_extent(renderer).x1 <= fig.bbox.x1
+        )
+    assert "Wilson 95%" in _spec(paper_v3, "v3_acc_vs_tokens").caption
     plt.close(fig)

@@ -33,6 +33,7 @@ from bench.analysis.stats import (
 )
 from bench.errors import ResultError
 from bench.report.catalog import TABLES, PaperContext
+from bench.report.heldout import register_accuracy_interval
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.tables import Table, TableBuilder
@@ -301,6 +302,8 @@ def register_table3(reg: V3Numbers) -> None:
         for key, k in rows:
             p = reg.get(key, k)
             reg.add(f"t3.{budget}.{key}", p.accuracy, "pct_bare", p.sources)
+            # the figure's interval: the one every accuracy of the v1 paper gets (Wilson 95%)
+            register_accuracy_interval(f"v3.{budget}.{key}", p.frame["correct"], p.sources, reg.numbers)
             reg.add(f"v3.{budget}.{key}.tokens", p.tokens, "round_int", p.sources)
             reg.add(f"v3.{budget}.{key}.k", k, "int", p.sources)
     full = reg.get("full_context", None)
