@@ -287,6 +287,8 @@ def make_plan(
         ref_path, ref_answers = _reference(the_slice.name, arm.name, run_ks[0])
         write_calls: Counter[str] | None = None
         write_basis = ""
+        # why the write side is not counted: an offline run that exists is named, never called absent
+        unknown = f"no offline run of {arm.name} on {the_slice.name} to count calls from"
         fixed = get_system(arm.system).MODEL_CALLS_PER_MESSAGE
         if fixed is not None:
             write_calls = Counter({role: n * len(the_slice.messages) for role, n in fixed.items()})
@@ -294,19 +296,30 @@ def make_plan(
             notes.append(f"write-side calls: fixed by {arm.system} per message written ({shown})")
             write_basis = f"fixed by {arm.system}: per message written"
         elif ref_path is not None and ref_path.with_suffix(".calls.txt").is_file():
-            found, missing = caches.purposes(read_keys_file(ref_path.with_suffix(".calls.txt")))
+            keys = read_keys_file(ref_path.with_suffix(".calls.txt"))
+            found, missing = caches.purposes(keys)
+            shown_path = ref_path.relative_to(RESULTS_DIR.parent)
             if missing == 0:
                 write_calls = found
-                notes.append(f"write-side calls: as in {ref_path.relative_to(RESULTS_DIR.parent)} (stand-ins)")
+                notes.append(f"write-side calls: as in {shown_path} (stand-ins)")
                 write_basis = "as many as the offline run made"
-        if write_calls is None:
+            else:
+                unknown = f"offline run found, but {missing:,} of its {len(keys):,} calls are in no cache"
+                notes.append(
+                    f"write-side calls: the offline run {shown_path} is found, but {missing:,} of its {len(keys):,} "
+                    "calls are in no cache, so its write-side calls cannot be counted by role; not estimated"
+                )
+        elif ref_path is not None:
+            unknown = "offline run found without its call list"
             notes.append(
-                f"write-side calls: no complete offline run of {arm.name} on {the_slice.name} in the caches; "
-                f"not estimated"
+                f"write-side calls: the offline run {ref_path.relative_to(RESULTS_DIR.parent)} has no call list "
+                f"({ref_path.with_suffix('.calls.txt').name}); not estimated"
             )
+        if write_calls is None and ref_path is None:
+            notes.append(f"write-side calls: {unknown}; not estimated")
         # a role the offline run never called (full-context writes nothing) is left out
         roles = [
-            _write_role(role, stack, write_calls, earlier, the_slice, write_basis)
+            _write_role(role, stack, write_calls, earlier, the_slice, write_basis or unknown)
             for role in WRITE_ROLES
             if write_calls is None or write_calls.get(role, 0) > 0
         ]
@@ -430,7 +443,7 @@ def _write_role(
     role: str, stack: Stack, write_calls: Counter[str] | None, earlier: Counter[str], the_slice: Slice, basis: str
 ) -> RoleEstimate:
     if write_calls is None:
-        return _estimate(role, stack, None, 0, None, 0, "no offline run to count calls from")
+        return _estimate(role, stack, None, 0, None, 0, basis)  # basis: why the calls are not counted
     calls = write_calls.get(role, 0)
     per_call: float | None = None
     output = 0

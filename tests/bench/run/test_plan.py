@@ -107,3 +107,31 @@ def test_after_a_recorded_run_the_plan_counts_its_calls_as_cached(sandbox: Path,
 def test_bad_plan_input_is_one_line_and_exit_2(sandbox: Path, monkeypatch, capsys, argv, message) -> None:
     code, _, err = cli(argv, monkeypatch, capsys)
     assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+def _table(argv: list[str], monkeypatch, capsys) -> list[str]:
+    code, out, err = cli(["plan", *argv], monkeypatch, capsys)
+    assert code == 0, err
+    return out.splitlines()
+
+
+def test_an_offline_run_whose_calls_are_not_all_cached_is_named_not_called_missing(
+    sandbox: Path, monkeypatch, capsys
+) -> None:
+    # results/offline/dev/engram__k3.json exists: its lines shape the answer prompts, but its call list is only partly
+    # in the shipped caches, so the write side cannot be counted by role
+    lines = _table(["engram", "--slice", "dev", "--stack", "paper", "--k", "3"], monkeypatch, capsys)
+    assert any("prompts with the offline run's lines" in line for line in lines)
+    assert not any("no offline run" in line for line in lines), "\n".join(lines)
+    extract = next(line for line in lines if line.startswith("extract "))
+    assert "n/a" in extract and "offline run found, but" in extract and "in no cache" in extract
+    assert any("results/offline/dev/engram__k3.json is found" in line for line in lines)
+
+
+def test_without_an_offline_run_the_plan_says_so_and_uses_the_bare_prompt(sandbox: Path, monkeypatch, capsys) -> None:
+    # no offline run of engram at k=6 on dev is committed
+    assert not (Path("results/offline/dev") / "engram__k6.json").exists()
+    lines = _table(["engram", "--slice", "dev", "--stack", "paper", "--k", "6"], monkeypatch, capsys)
+    extract = next(line for line in lines if line.startswith("extract "))
+    assert "no offline run of engram on dev to count calls from" in extract
+    assert not any("offline run's lines" in line or "is found" in line for line in lines), "\n".join(lines)
