@@ -14,6 +14,7 @@ printed next to them, read from the imported v1 results (`results/v1/dev/`), in 
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,12 +31,20 @@ from bench.models.stacks import OFFLINE_LABEL
 from bench.results.schema import Result, file_name, read_result
 from bench.run.runner import RunOptions, run_arm
 from bench.run.terminal import step
-from bench.vocab import DEV_CACHE_SUBSET, REPO_ROOT, RESULTS_DIR, V1_RESULTS_DIR
+from bench.vocab import DEV_CACHE_SUBSET, REPO_ROOT, RESULTS_DIR, V1_RESULTS_DIR, evidence_recall_metric
 
 ARMS = ("mem0", "engram-llm-decider", "engram-jev")
 V1_DIR = V1_RESULTS_DIR / "dev"
 PAPER_COLUMN = "paper v1, Claude + Jev"
 DASH = "–"
+EVIDENCE_CELL = "evidence recall (LLM-free)"
+# Printed under the table: which cells no model answers or judges, and whose numbers they are.
+LLM_FREE_NOTE = (
+    f"LLM-free cells: '{EVIDENCE_CELL}' (the share of each question's evidence turns among the lines shown, "
+    "retrieved by the real MiniLM embedder at the arm's k, @all: every line the store had; averaged over the scored "
+    "questions with evidence) and 'facts stored' (what the write path kept). They are the OFFLINE stack's numbers "
+    "(rules extractor and decider), like every replayed cell, not the paper's."
+)
 
 
 # ------------------------------------------------------------------------------------------------------ the cells
@@ -47,6 +56,17 @@ def _money(value: float | None, digits: int) -> str:
 
 def _ms(value: float | None) -> str:
     return DASH if value is None else f"{value:,.0f} ms"
+
+
+def _evidence_recall(result: Result) -> str:
+    """Mean evidence recall over the scored questions that have evidence turns: the share of each question's evidence
+    turns among the lines the retrieval showed (engram and mem0 retrieve with the real MiniLM embedder here), named
+    with its k. No model answers or judges it, so it means the same offline as with keys."""
+    recalls = [a.evidence_recall for a in result.scored_answers() if a.evidence_recall is not None]
+    if not recalls:
+        return DASH
+    at = evidence_recall_metric(result.k).split("@")[1]
+    return f"{math.fsum(recalls) / len(recalls):.3f} @{at}, {len(recalls)} q"
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,8 @@ CELLS = (
     Cell("end-to-end $/1k msgs", lambda r: _money(r.costs.cost_per_1k, 2)),
     Cell("write p50", lambda r: _ms(r.latency.write_p50_ms)),
     Cell("facts stored", lambda r: str(r.store.get("stored", DASH))),
+    # LLM-free: the offline stack's retrieval and store, numbers that mean something without any key
+    Cell(EVIDENCE_CELL, _evidence_recall),
 )
 
 
@@ -162,6 +184,7 @@ def reproduce(
             replayed = read_result(replayed_path) if replayed_path else None
             rows += compare(arm, replayed, committed, paper)
     _print_table(console, rows)
+    console.print(LLM_FREE_NOTE)
     for line in misses:
         console.print(f"[red]MISS[/red] {line}")
     differing = [row for row in rows if not row.matches]

@@ -100,3 +100,25 @@ def test_reproduce_reads_the_committed_results_and_writes_none_of_them(shipped: 
     assert ok, printed
     assert {p.name: p.read_bytes() for p in committed_dir.iterdir()} == before
     assert sorted(runs.rglob("*.json")) == runs_before  # the replay's results went to a temporary folder
+
+
+def test_the_llm_free_evidence_recall_is_computed_from_the_replay_and_checked_like_every_cell(
+    shipped: dict[str, object],
+) -> None:
+    committed = Path(shipped["committed"])
+    answers = [a for a in read_result(committed).scored_answers() if a.evidence_recall is not None]
+    assert answers  # the tiny slice's questions name their evidence turns
+    mean = sum(a.evidence_recall for a in answers) / len(answers)
+    ok, printed = run_reproduce(shipped)
+    assert ok, printed
+    assert f"{mean:.3f} @4, {len(answers)} q" in printed  # the arm's k is 4
+    assert "LLM-free cells" in printed and "OFFLINE stack's numbers" in printed
+
+    # a committed recall that the replay does not reproduce is a differing cell, named
+    data = json.loads(committed.read_text())
+    first = next(a for a in data["answers"] if a["scored"] and a["evidence_recall"] is not None)
+    first["evidence_recall"] = 0.0 if first["evidence_recall"] else 1.0
+    committed.write_text(json.dumps(data))
+    ok, printed = run_reproduce(shipped)
+    assert not ok
+    assert "DIFF turns / evidence recall (LLM-free): replayed" in printed
