@@ -86,7 +86,7 @@ def _footer(fig: Figure, ctx: FigureContext) -> None:
     if "stand-in" not in ctx.stack_label:
         return
     # A stand-in build says so inside every plot, not only in a footer a crop would cut: a faint diagonal mark
-    # behind the data of each panel (a twin axes shares its panel's mark).
+    # across each panel (a twin axes shares its panel's mark), drawn over the data so no bar hides it.
     seen: set[tuple[float, ...]] = set()
     for ax in fig.axes:
         bounds = tuple(round(v, 4) for v in ax.get_position().bounds)
@@ -104,7 +104,7 @@ def _footer(fig: Figure, ctx: FigureContext) -> None:
             fontsize=7,
             color="#999999",
             alpha=0.35,
-            zorder=0,
+            zorder=5,
             clip_on=True,
             wrap=True,
         )

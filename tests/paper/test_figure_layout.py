@@ -270,7 +270,10 @@ def test_a_stand_in_build_marks_every_panel_inside_the_plot_and_the_article_buil
         marked = [ax for ax in fig.axes if any(t.get_text() == STANDIN_MARK for t in ax.texts)]
         assert marked, spec.name
         for ax in marked:
-            mark = next(t for t in ax.texts if t.get_text() == STANDIN_MARK).get_window_extent(renderer)
+            text = next(t for t in ax.texts if t.get_text() == STANDIN_MARK)
+            drawn = [*ax.patches, *ax.lines, *ax.collections]
+            assert all(text.get_zorder() > a.get_zorder() for a in drawn), spec.name  # no bar hides the mark
+            mark = text.get_window_extent(renderer)
             frame = ax.get_window_extent(renderer)
             assert (
                 frame.x0 <= mark.x0 + mark.width / 2 <= frame.x1 and frame.y0 <= mark.y0 + mark.height / 2 <= frame.y1
