@@ -4,7 +4,9 @@ judge-probe flags a judge whose replies hold no label).
 - extract: a JSON object with a `memory` or `facts` list (mem0's and engram's extraction format);
 - decide, escalate, llm_decider: a JSON object (typed answers, mem0's update events);
 - judge: a JSON object holding a CORRECT/WRONG label (the rule of `bench.models.judge.parse_label`);
-- answer and every other role: any text (only an empty reply is unusable).
+- answer and every other role: any text (only an empty reply is unusable);
+- a foreign system's call through the gateway endpoint, whatever its role: its prompts and formats are its own, so
+  any text, or a JSON object when the request asked for JSON (`foreign_verdict`).
 """
 
 from __future__ import annotations
@@ -60,4 +62,14 @@ def verdict(role: str, text: str) -> str:
     if role == "judge":
         labels = re.findall(r'"label"\s*:\s*"(\w+)"', text)
         return "ok" if any(label.upper() in (CORRECT, WRONG) for label in labels) else "unreadable"
+    return "ok"
+
+
+def foreign_verdict(text: str, asked_json: bool) -> str:
+    """One reply to a foreign system (A-MEM, LangMem, ... through the gateway endpoint): ok, empty or unreadable.
+    The role's own rule (mem0's `facts` list for extract) says nothing about a library with its own prompts."""
+    if not text.strip():
+        return "empty"
+    if asked_json and _json_object(text) is None and not text.lstrip().startswith("["):
+        return "unreadable"
     return "ok"

@@ -59,6 +59,9 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+ENDPOINT_CALLER = "endpoint"
+
+
 @dataclass(frozen=True)
 class CallRequest:
     """One model call as it will be sent. `purpose` (the role) is recorded but is not part of the key, so the
@@ -73,6 +76,9 @@ class CallRequest:
     # Which server answers, for providers whose one name covers many servers (openai: OpenAI, vLLM, ollama...):
     # scheme://host:port/path of the base URL, never a key. Empty for the others, whose keys stay as they were.
     target: str = ""
+    # Who asked, recorded but never keyed (like `purpose`): "" for the harness's own code, ENDPOINT_CALLER for a
+    # foreign system's call through the gateway endpoint, whose prompts and reply formats are that system's own.
+    caller: str = ""
 
     def key_material(self) -> dict[str, Any]:
         material = {

@@ -3,7 +3,9 @@
 A run against a broken model can look like a success: every extraction reply unreadable, nothing stored, every
 answer "I don't know", and a result file written as usual. `RunHealth` watches every call the gateway serves (a
 hit or a fresh reply alike, so a replay reports what the recorded run saw) and counts, per role, the replies that
-were empty or that the role's reader cannot use (the rules per role are `bench.analysis.replies.verdict`).
+were empty or that the role's reader cannot use (the rules per role are `bench.analysis.replies.verdict`; a
+foreign system's calls through the gateway endpoint are judged by `foreign_verdict`, since their formats are the
+library's own, not the role's).
 Replies of the offline stand-ins are built by code and counted as readable. With the counts it records, per role,
 the server (scheme://host:port/path of the base URL, never a key) and the model id the server reported.
 
@@ -19,8 +21,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bench.analysis.replies import reply_text, verdict
+from bench.analysis.replies import foreign_verdict, reply_text, verdict
 from bench.errors import UnhealthyRun
+from bench.models.cache import ENDPOINT_CALLER
 
 BAD_SHARE = 0.5  # more than half of a role's replies unusable: the role did not work
 MIN_CALLS = 4  # fewer replies than this are too few to call a role broken
@@ -60,7 +63,11 @@ class RunHealth:
             counts = self.roles.setdefault(role, RoleHealth())
             counts.calls += 1
             if text is not None:
-                outcome = verdict(role, text)
+                outcome = (
+                    foreign_verdict(text, _asked_json(request.body, body))
+                    if getattr(request, "caller", "") == ENDPOINT_CALLER
+                    else verdict(role, text)
+                )
                 counts.empty += outcome == "empty"
                 counts.unreadable += outcome == "unreadable"
             if request.provider != OFFLINE and role not in self.servers:
@@ -102,6 +109,13 @@ class RunHealth:
             "threshold": {"bad_share": BAD_SHARE, "min_calls": MIN_CALLS},
             "problems": self.problems(),
         }
+
+
+def _asked_json(request_body: Mapping[str, Any], reply_body: Mapping[str, Any]) -> bool:
+    """Whether a foreign system's reply should be JSON: it asked for JSON, and the endpoint did not turn an emulated
+    tool call's "no tool, just this text" branch back into plain text (translation `tool_reply_as_text`)."""
+    translations = (reply_body.get("x_engram_bench") or {}).get("translations") or []
+    return "response_format" in request_body and "tool_reply_as_text" not in translations
 
 
 def _default_server(provider: str) -> str:

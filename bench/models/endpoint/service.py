@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bench.errors import BenchError, BudgetExceeded, CacheMiss, ConfigError, ProviderError
+from bench.models.cache import ENDPOINT_CALLER
 from bench.models.endpoint.translate import Capabilities, Plan, translate_reply, translate_request, translations_of
 from bench.models.stacks import OFFLINE, ROLES
 
@@ -173,7 +174,9 @@ class EndpointService:
             plan = translate_request({**body, "model": model}, caps)
         except ValueError as exc:
             raise EndpointError(400, str(exc), "invalid_tools", param="tool_choice") from None
-        result = self._through_gateway(lambda: llm.chat_here(plan.body, role, finish=_finisher(plan, caps)))
+        result = self._through_gateway(
+            lambda: llm.chat_here(plan.body, role, finish=_finisher(plan, caps), caller=ENDPOINT_CALLER)
+        )
         self._count(role, result.cached, translations_of(result.body))
         return Reply(200, result.body)
 

@@ -39,6 +39,34 @@ def test_each_role_has_its_own_idea_of_a_usable_reply() -> None:
     assert verdict("answer", "") == "empty"
 
 
+def test_a_foreign_librarys_replies_are_read_by_its_own_format_not_the_roles() -> None:
+    """A-MEM's analysis through the gateway endpoint is purpose "extract" but has no mem0 `facts` list: readable
+    JSON is fine, prose where JSON was asked is not, and a tool call is an answer."""
+    from bench.models.cache import ENDPOINT_CALLER, CallRequest
+
+    def served(text: str | None, asked: dict[str, Any], tool_calls: list[Any] | None = None) -> dict[str, Any]:
+        message = {"content": text, "tool_calls": tool_calls} if tool_calls else {"content": text}
+        return {"model": "smol", "choices": [{"message": message}]}
+
+    json_body = {"messages": [], "response_format": {"type": "json_object"}}
+
+    class Reply:
+        def __init__(self, body: dict[str, Any]) -> None:
+            self.body = body
+
+    health = RunHealth()
+    for caller, body, reply in [
+        (ENDPOINT_CALLER, json_body, served('{"keywords": ["kayak"], "context": "river trip"}', json_body)),
+        (ENDPOINT_CALLER, json_body, served(None, json_body, [{"function": {"name": "Memory"}}])),
+        (ENDPOINT_CALLER, {"messages": []}, served("plain prose is what this call asked for", {})),
+        (ENDPOINT_CALLER, json_body, served("no braces anywhere, sorry", json_body)),
+        ("", {"messages": []}, served('{"keywords": ["kayak"]}', {})),  # the harness's own extract: mem0's rule
+    ]:
+        request = CallRequest("openai", "chat.completions", "smol", body, "extract", 0, "http://x/v1", caller)
+        health.watch(request, Reply(reply))
+    assert health.roles["extract"].calls == 5 and health.roles["extract"].unreadable == 2
+
+
 def test_a_role_is_broken_only_past_half_its_replies_and_a_few_calls() -> None:
     class Request:
         provider, target = "openai", "http://127.0.0.1:9/v1"

@@ -245,12 +245,20 @@ class OpenAIChat(SDKClient):
         return self._loop.run(self.achat(body, purpose, replicate, finish=finish))
 
     def chat_here(
-        self, body: Mapping[str, Any], purpose: str, replicate: int = 0, finish: ReplyFinish | None = None
+        self,
+        body: Mapping[str, Any],
+        purpose: str,
+        replicate: int = 0,
+        finish: ReplyFinish | None = None,
+        caller: str = "",
     ) -> CallResult:
         """`chat` answered on the calling thread when the cache holds the call; only a miss crosses to the client's
         loop. For callers that are threads already (the gateway endpoint's request threads): a hit then costs no
-        hand-over between threads, which on a loaded machine is most of a replayed call's time."""
-        request = CallRequest(PROVIDER, ENDPOINT, str(body["model"]), dict(body), purpose, replicate, self.target)
+        hand-over between threads, which on a loaded machine is most of a replayed call's time. `caller` is
+        recorded on the request, never keyed (CallRequest.caller)."""
+        request = CallRequest(
+            PROVIDER, ENDPOINT, str(body["model"]), dict(body), purpose, replicate, self.target, caller
+        )
 
         def live(missing: CallRequest) -> LiveResponse:
             response = self._loop.run(self._send(missing))
