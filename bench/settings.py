@@ -37,6 +37,7 @@ STACKS = "ENGRAM_STACKS_DIR"
 SYSTEMS = "ENGRAM_SYSTEMS_DIR"
 VENVS = "ENGRAM_VENVS_DIR"
 TORCH_THREADS = "ENGRAM_TORCH_THREADS"
+TORCH_INDEX = "ENGRAM_TORCH_INDEX"
 VARIABLES = (
     ASSUME_YES,
     CHROMIUM,
@@ -52,6 +53,7 @@ VARIABLES = (
     SYSTEMS,
     VENVS,
     TORCH_THREADS,
+    TORCH_INDEX,
 )
 
 LEDGER_FILE = "spend_ledger.jsonl"  # the ledger's name beside the local cache
@@ -78,6 +80,8 @@ class Settings:
     systems_dir: Path = field(default_factory=lambda: REPO_ROOT / "systems")  # ENGRAM_SYSTEMS_DIR: adapters
     venvs_dir: Path = field(default_factory=lambda: REPO_ROOT / ".venvs")  # ENGRAM_VENVS_DIR: adapters' venvs
     torch_threads: int = 1  # ENGRAM_TORCH_THREADS: torch's intra-op threads for the shared MiniLM
+    # ENGRAM_TORCH_INDEX: where an adapter's pinned CPU torch is looked for first (the Makefile's TORCH_INDEX)
+    torch_index: str = "https://download.pytorch.org/whl/cpu"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -117,6 +121,7 @@ class Settings:
             systems_dir=folder(SYSTEMS, default.systems_dir),
             venvs_dir=folder(VENVS, default.venvs_dir),
             torch_threads=_positive(env, TORCH_THREADS, default.torch_threads),
+            torch_index=text(TORCH_INDEX) or default.torch_index,
         )
 
     def ledger_for(self, cache_dir: Path | None = None) -> Path:

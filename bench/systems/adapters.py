@@ -28,6 +28,7 @@ KEYS = ("description", "library", "store", "environment", "command", "requiremen
 REQUIRED = ("description", "library", "store", "environment", "command")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 INSTALL_TIMEOUT_S = 1800
+PYPI_INDEX = "https://pypi.org/simple"  # beside the torch index, for torch's own dependencies (as in the Makefile)
 
 
 def systems_dir() -> Path:
@@ -159,30 +160,63 @@ def install(adapter: Adapter, *, python: str | None = None) -> Path:
     building = target.with_name(f".{target.name}.building")
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove(building)
-    steps = [
-        [python or sys.executable, "-m", "venv", str(building)],
-        [
-            str(building / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-            str(adapter.folder / adapter.requirements),
-        ],
-    ]
-    for argv in steps:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
-        if done.returncode != 0:
-            _remove(building)
-            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise SystemFailed(f"adapter {adapter.name!r}: install step `{' '.join(argv[:4])} ...` failed: {last}")
+    requirements = adapter.folder / adapter.requirements
+    pip = [str(building / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    _step(adapter, building, [python or sys.executable, "-m", "venv", str(building)])
+    torch = cpu_torch_pin(requirements)
+    if torch is not None:
+        _install_cpu_torch(adapter, building, pip, torch)
+    _step(adapter, building, [*pip, "-r", str(requirements)])
     _remove(target)
     building.rename(target)
     # A venv records its own absolute path in its scripts; the rename leaves bin/python (a symlink) working, and
     # the adapter is always started as `{python} server.py`, never through a console script.
     return target
+
+
+def cpu_torch_pin(requirements: Path) -> str | None:
+    """The `torch==X+cpu` line of a requirements file, if any. PyPI's Linux torch is the CUDA build (several GB of
+    nvidia wheels), so the CPU build is installed first, from where it can be found (`_install_cpu_torch`)."""
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        if re.fullmatch(r"torch==[0-9][0-9.]*\+cpu", line.strip()):
+            return line.strip()
+    return None
+
+
+def _install_cpu_torch(adapter: Adapter, building: Path, pip: list[str], torch: str) -> None:
+    """torch's CPU build first, as the Makefile does: from PyTorch's CPU index when it answers, else from pip's own
+    configuration (an index or find-links folder; machines of this project's kind keep the wheel on disk)."""
+    index = settings.current().torch_index
+    if _answers(index):
+        _step(adapter, building, [*pip, "--index-url", index, "--extra-index-url", PYPI_INDEX, torch])
+        return
+    done = subprocess.run([*pip, torch], capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+    if done.returncode != 0:
+        _remove(building)
+        raise SystemFailed(
+            f"adapter {adapter.name!r}: {torch} (the CPU build its requirements pin) is neither at {index} (no "
+            f"answer) nor in pip's configured index or find-links; set {settings.TORCH_INDEX} to an index that has "
+            f"it, or put its wheel in a folder named by PIP_FIND_LINKS"
+        )
+
+
+def _answers(index: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{index.rstrip('/')}/torch/", timeout=10):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def _step(adapter: Adapter, building: Path, argv: list[str]) -> None:
+    """One install command; on failure the half-built environment goes and the error is one line."""
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+    if done.returncode != 0:
+        _remove(building)
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise SystemFailed(f"adapter {adapter.name!r}: install step `{' '.join(argv[:4])} ...` failed: {last}")
 
 
 def _remove(path: Path) -> None:

@@ -118,6 +118,77 @@ def fake_chat_completion(body: Any, text: str | None = None) -> dict[str, Any]:
     }
 
 
+def schema_instance(
+    schema: Any, text: str = "a kayak trip on the Lys", defs: dict[str, Any] | None = None, depth: int = 0
+) -> Any:
+    """The smallest plausible value valid under a JSON Schema (the subset model servers are asked for: objects,
+    arrays, scalars, enum/const, $ref into $defs, anyOf/oneOf/allOf): what a grammar-constrained server returns,
+    every string being `text` (cut to the schema's maxLength)."""
+    if not isinstance(schema, dict) or depth > 12:
+        return "noted"
+    defs = {**(defs or {}), **schema.get("$defs", {}), **schema.get("definitions", {})}
+    if "$ref" in schema:
+        return schema_instance(defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {}), text, defs, depth + 1)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for several in ("anyOf", "oneOf"):
+        if schema.get(several):
+            typed = [option for option in schema[several] if option.get("type") != "null"] or schema[several]
+            # a model cannot know the id of a document it was not shown: prefer an option that asks for none
+            plain = [option for option in typed if not _asks_for_an_id(option)] or typed
+            return schema_instance(plain[0], text, defs, depth + 1)
+    if schema.get("allOf"):
+        merged: dict[str, Any] = {}
+        for part in schema["allOf"]:
+            merged.update(schema_instance(part, text, defs, depth + 1) or {})
+        return merged
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        return {
+            name: schema_instance(sub, text, defs, depth + 1) for name, sub in (schema.get("properties") or {}).items()
+        }
+    if kind == "array":
+        return [
+            schema_instance(schema.get("items", {}), text, defs, depth + 1)
+            for _ in range(max(1, schema.get("minItems", 1)))
+        ]
+    scalars = {"integer": 1, "number": 0.5, "boolean": False, "null": None}
+    return scalars[kind] if kind in scalars else text[: schema.get("maxLength") or len(text)]
+
+
+def _asks_for_an_id(schema: Any) -> bool:
+    """Whether a schema (at any depth) has a property named like an id (`json_doc_id`, `id`)."""
+    if isinstance(schema, dict):
+        names = schema.get("properties") or {}
+        if any(str(name) == "id" or str(name).endswith("_id") for name in names):
+            return True
+        return any(_asks_for_an_id(value) for value in schema.values())
+    if isinstance(schema, list):
+        return any(_asks_for_an_id(value) for value in schema)
+    return False
+
+
+def schema_valid_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
+    """An OpenAI-compatible chat server that always answers with JSON valid under the request's schema
+    (response_format json_schema, or json_object with a `schema`, as the gateway endpoint sends to llama.cpp's
+    server), every string in it the last message's last line of text (so a memory keeps what was said); a request
+    without a schema gets the default reply."""
+    if path != CHAT_COMPLETIONS:
+        return default_responder(path, body)
+    response_format = body.get("response_format") or {}
+    schema = response_format.get("schema") or (response_format.get("json_schema") or {}).get("schema")
+    if schema is None:
+        return default_responder(path, body)
+    messages = body.get("messages") or [{}]
+    lines = [line.strip() for line in str(messages[-1].get("content") or "").splitlines()]
+    said = [line for line in lines if line and not line.startswith("<")] or ["(nothing said)"]  # not a markup tag
+    return 200, {}, fake_chat_completion(body, json.dumps(schema_instance(schema, said[-1])))
+
+
 def default_responder(path: str, body: Any) -> tuple[int, dict[str, str], Any]:
     if path == MESSAGES:
         return 200, {}, fake_message(body)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakeservers import CHAT_COMPLETIONS, FakeModelServer, schema_valid_responder
 
 from bench.cli.program import main
 from bench.systems.adapters import adapter_names, load_adapter
@@ -78,6 +79,25 @@ def test_a_failed_install_is_one_line_and_leaves_no_environment(
     assert not list((tmp_path / "venvs").glob(".garbled*"))
 
 
+def test_a_cpu_torch_pin_that_no_index_holds_is_named_with_what_to_set(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An adapter pinning torch's CPU build, on a machine where neither PyTorch's CPU index nor pip's own
+    configuration has it: one line saying where it looked and what to set, and no environment left behind."""
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    monkeypatch.setenv("ENGRAM_VENVS_DIR", str(tmp_path / "venvs"))
+    monkeypatch.setenv("ENGRAM_TORCH_INDEX", "http://127.0.0.1:9/whl/cpu")  # nothing listens there
+    (tmp_path / "no-wheels").mkdir()
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip's own configuration: an empty folder and no index
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "no-wheels"))
+    _venv_adapter(tmp_path / "systems", "tensorpad", "torch==2.13.0+cpu\n")
+    code, _, err = _cli(["systems", "install", "tensorpad"], monkeypatch, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "torch==2.13.0+cpu (the CPU build its requirements pin) is neither at http://127.0.0.1:9/whl/cpu" in err
+    assert "ENGRAM_TORCH_INDEX" in err
+    assert not (tmp_path / "venvs" / "tensorpad").exists() and not list((tmp_path / "venvs").glob(".tensorpad*"))
+
+
 def test_a_malformed_manifest_is_refused_naming_its_field(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -99,11 +119,18 @@ def test_every_shipped_adapter_passes_the_contract(
     if loaded.not_runnable_reason() is not None:
         pytest.skip(f"{adapter}: {loaded.not_runnable_reason()}")
     if loaded.environment == "venv" and "extract" in loaded.roles:
-        # its library asks a chat model for every write, which the offline stack does not have (tested on the local
-        # stack, with a real server, by tests/bench/systems/test_adapters_local_server.py)
-        pytest.skip(f"{adapter}: needs a chat model; the contract here runs on the offline stack")
-    code, out, err = _cli(["systems", "check", adapter], monkeypatch, capsys)
-    assert code == 0, err
+        # Its library asks a chat model for every write, which the offline stack does not have: the local stack,
+        # with a fake server whose every reply is JSON valid under the schema asked for (the real server, SmolLM2,
+        # is tests/bench/systems/test_adapters_local_server.py's).
+        with FakeModelServer(schema_valid_responder) as server:
+            monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+            code, out, err = _cli(
+                ["systems", "check", adapter, "--stack", "local", "--mode", "record"], monkeypatch, capsys
+            )
+        assert server.count(CHAT_COMPLETIONS) > 0  # the library's calls reached the model through the endpoint
+    else:
+        code, out, err = _cli(["systems", "check", adapter], monkeypatch, capsys)
+    assert code == 0, err + out
     assert f"adapter {adapter!r}: all 7 contract checks passed" in out
     assert "FAIL" not in out
 
