@@ -19,7 +19,7 @@ export HF_DATASETS_OFFLINE := 1
 export MEM0_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env lint test reproduce-dev paper paper-check bench heldout-tags clean-env
+.PHONY: env adapters lint test reproduce-dev paper paper-check bench heldout-tags clean-env
 
 env: $(STAMP)
 
@@ -37,6 +37,18 @@ $(STAMP): pyproject.toml requirements.lock
 	  echo "make env: WARNING: torch $$($(BIN)/python -c 'import torch; print(torch.__version__)') is a CUDA build (several GB); this project needs only the CPU build (see README, Install)"
 	$(PIP) -e '.[test,run,hf,ray,mcp]'
 	@touch $(STAMP)
+
+# The shipped third-party adapters' own environments (.venvs/NAME/ from systems/NAME/requirements.txt; A-MEM's about
+# 2.1 GB with torch's CPU build, LangMem's about 260 MB), rebuilt when their pins change. With them, `make test` runs
+# the adapters' tests (the contract against a schema-valid fake server, the shipped SmolLM2 replay, and with the
+# `local` extra a record on the real server replayed with it stopped) instead of skipping them. .ci/run builds them.
+ADAPTERS := a-mem langmem
+adapters: export ENGRAM_TORCH_INDEX := $(TORCH_INDEX)
+adapters: $(foreach a,$(ADAPTERS),.venvs/$(a)/.installed)
+
+.venvs/%/.installed: systems/%/requirements.txt $(STAMP)
+	$(BIN)/engram-bench systems install $*
+	@touch $@
 
 # Lint, format, type and import-contract checks (config in pyproject.toml); `make test` runs them first.
 lint: $(STAMP)

