@@ -16,7 +16,8 @@ shortlist largely by belief. v9 (opt-in, `RulesDecider(embedder, version=9)`; v8
 committed offline result used) reads "not ... yet" as an open plan, a pet that died or left, a new age, a move told
 after another verb, a move dated long ago as a past mention, a promotion, a restatement in other words (a
 duplicate), a new job title stated with "now" or "new" (an update), a pet named as the object of its ending ("had to
-rehome Pepper"), and lets nothing end a fact whose given subject is another person's; each v9 rule is guarded by the
+rehome Pepper"), lets nothing end a fact whose given subject is another person's, and takes "Ilse" and "Greta's
+cousin Ilse" for one subject when the extractor names her in both; each v9 rule is guarded by the
 version, so v8's answers are unchanged. They were
 never fitted to the 50 contradiction pairs that
 `scripts/rules_contradiction_pairs.py` scores them on (see that script for each version's figures). Every decision
@@ -870,6 +871,14 @@ class _Pair:
             return False
         text_new = "" if self.new.subject in generic else self.new.subject
         text_old = "" if self.old.subject in generic else self.old.subject
+        if self.version >= 9 and given_new and given_new == given_old:
+            # v9: "Ilse" and "Greta's cousin Ilse" are one person when the extractor names her in both facts, and
+            # both name her as herself, not as an owner ("Ada's friend Joao" is Joao's fact, not Ada's)
+            def named(text: str) -> set[str]:
+                return {w.strip(".,;!") for w in text.lower().split() if not w.endswith("'s")}
+
+            if given_new in named(self.new_text) and given_new in named(self.old_text):
+                return True
         if text_new and text_old:
             # "caroline" and "caroline's sister" are different subjects; the speaker's name and "user" are not.
             return text_new == text_old or {text_new, text_old} <= {given_new, given_old, ""}

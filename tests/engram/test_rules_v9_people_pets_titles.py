@@ -167,3 +167,20 @@ def test_version_8_read_the_longer_title_as_a_refinement(tmp_path, minilm):
 def test_a_hoped_for_past_or_colleagues_title_changes_nothing(tmp_path, minilm, remark):
     memory = remember(tmp_path, minilm, "Ravi", "I work as an analyst at Nordea.", remark)
     assert still_open(memory, "works as an analyst") and not memory.stats()["closes"], table(memory)
+
+
+# ---- a relative named once by the tie, later by name alone --------------------------------------------------
+
+
+def test_a_later_change_told_by_name_alone_ends_the_named_relatives_fact(tmp_path, minilm):
+    memory = remember(
+        tmp_path, minilm, "Greta", "I live in Bristol.", "My cousin Ilse lives in Bonn.", "Ilse moved to Kiel."
+    )
+    assert not still_open(memory, "Ilse lives in Bonn"), table(memory)
+    assert still_open(memory, "Greta lives in Bristol") and still_open(memory, "Ilse moved to Kiel")
+
+
+@pytest.mark.parametrize("remark", ["Ilse used to live in Hamburg.", "Ilse might move to Kiel next year."])
+def test_a_named_relatives_past_or_possible_move_ends_nothing(tmp_path, minilm, remark):
+    memory = remember(tmp_path, minilm, "Greta", "My cousin Ilse lives in Bonn.", remark)
+    assert still_open(memory, "Ilse lives in Bonn") and not memory.stats()["closes"], table(memory)
