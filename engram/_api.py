@@ -79,8 +79,8 @@ class Engram:
         escalate zone of §3.2 runs too, as in the harness's offline arms: a superseding answer with pi* < theta_esc
         goes to mem0's update prompt answered by the rules stand-in chat model (`RulesUpdateLLM`, the harness's
         offline escalator), named by the stand-in's own version. `escalate=False` leaves such facts tentative.
-        `extractor`, `decider`: others in place of `RulesExtractor()` and `RulesDecider()` (e.g. the opt-in
-        revisions `RulesExtractor(version=4)`, `RulesDecider(embedder, version=9)`); the escalator asks the decider."""
+        `extractor`, `decider`: others in place of `RulesExtractor()` and `RulesDecider()` (e.g. the previous
+        revisions `RulesExtractor(version=3)`, `RulesDecider(embedder, version=8)`); the escalator asks the decider."""
         from engram._embed import MiniLMEmbedder
         from engram._extract import RulesExtractor
         from engram.deciders._rules import RulesDecider

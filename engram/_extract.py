@@ -275,7 +275,8 @@ class RulesExtractor:
     Deterministic: the same message always yields the same drafts. It reads only the message (the context is
     accepted for protocol compatibility), so it cannot resolve "she" or "it" the way an LLM would.
 
-    `version` 3 (the default, what every committed offline result used) or 4, which also keeps first-person
+    `version` 4 (the default since 2026-12-05) or 3, the previous default (mem0's extraction stand-in keeps it), which
+    lacks what v4 adds: v4 keeps first-person
     statements that leave their "I" out ("Moved to Leeds in May.") and makes a fact about a person the speaker names
     by a tie ("my cousin Ilse ...") that person's fact (subject Ilse), or names only by the tie ("my brother ...",
     subject "<speaker>'s brother"), so it is compared with that person's facts and not taken as the speaker's own. The version is in the model name, hence in every cache key.
@@ -283,7 +284,7 @@ class RulesExtractor:
 
     name = "rules"
 
-    def __init__(self, version: Literal[3, 4] = 3) -> None:
+    def __init__(self, version: Literal[3, 4] = 4) -> None:
         if version not in (3, 4):
             raise InvalidInput(f"RulesExtractor version: expected 3 or 4, found {version!r}")
         self.version = version

@@ -237,7 +237,10 @@ class RulesMem0Extraction(OfflineLLM):
         super().__init__(gateway)
         from engram import RulesExtractor
 
-        self.extractor = RulesExtractor()
+        # Pinned to v3, what every committed mem0 result and cache/dev's mem0 calls were made with (v3's fact texts
+        # are what the old key names stand for). engram's offline extraction moved to v4 on 2026-12-05; mem0's stays
+        # here until its results (dev family, held-out, ten LoCoMo conversations) are re-run with v4.
+        self.extractor = RulesExtractor(version=3)
         self.model = self.extractor.model  # the rules that answer, with their version
         self.current: Any = None  # the engram Message being added; set by Mem0System.write
 

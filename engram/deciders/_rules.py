@@ -12,8 +12,7 @@ attributes, swaps that name the old value and a relation temperature, both tuned
 labelled items of update sets 1 and 2 (tuning data: only the dev_updates slices of conv-26 ingest them). v8 answers
 the read path's relevance question with a logistic score fitted on the tuning conversations' shortlists
 (RELEVANCE_WEIGHTS); v7's hand-set score called almost every shortlisted fact relevant, so rho * b ordered the
-shortlist largely by belief. v9 (opt-in, `RulesDecider(embedder, version=9)`; v8 stays the default, which every
-committed offline result used) reads "not ... yet" as an open plan, a pet that died or left, a new age, a move told
+shortlist largely by belief. v9 (the default since 2026-12-05; `RulesDecider(embedder, version=8)` gives v8) reads "not ... yet" as an open plan, a pet that died or left, a new age, a move told
 after another verb, a move dated long ago as a past mention, a promotion, a restatement in other words (a
 duplicate), a new job title stated with "now" or "new" (an update), a pet named as the object of its ending ("had to
 rehome Pepper"), lets nothing end a fact whose given subject is another person's, and takes "Ilse" and "Greta's
@@ -43,7 +42,7 @@ from engram._protocols import Embedder
 from engram._types import NO, YES, Ask, Decision
 from engram.questions import EDGE_TYPES, FALLBACK_EDGE, NONE_RELATION, cardinality
 
-MODEL_VERSION = "rules-standin-v8"
+MODEL_VERSION = "rules-standin-v9"  # the default version's name
 TEMPERATURE = 1.0  # scores are on a log-odds scale; T = 1 keeps one unit of evidence = e-fold odds
 PRIOR = -1.0  # the score of a relation option that no rule speaks for
 # The relation questions' temperature, fitted by `scripts/rules_contradiction_pairs.py` on the labelled items of
@@ -432,15 +431,15 @@ class RulesDecider:
     name = "rules"
     model = MODEL_VERSION
 
-    def __init__(self, embedder: Embedder | None = None, version: int = 8) -> None:
-        """`version` 8 (the default, what every committed offline result used) or 9, an opt-in revision that reads
-        "not ... yet" as a plan still open ("hasn't moved to York yet"), never as the plan's negation. The version
-        is in the model name, hence in every cache key."""
+    def __init__(self, embedder: Embedder | None = None, version: int = 9) -> None:
+        """`version` 9 (the default since 2026-12-05) or 8, the previous default, kept so results made with it can
+        be re-made: v9 adds the readings listed in the module docstring ("not ... yet" as a plan still open, a pet
+        that died or was rehomed, an age, a move after another verb, a promotion or new title, a restatement). The
+        version is in the model name, hence in every cache key."""
         if version not in (8, 9):
             raise InvalidInput(f"RulesDecider version: expected 8 or 9, found {version!r}")
         self.version = version
-        if version != 8:
-            self.model = f"rules-standin-v{version}"
+        self.model = f"rules-standin-v{version}"
         if embedder is None:
             from engram._embed import MiniLMEmbedder
 

@@ -1,5 +1,4 @@
-"""`RulesExtractor(version=4)`, an OFFLINE STAND-IN revision that is opt-in (every committed offline result used
-version 3, the default): first-person statements that leave their "I" out, and facts about a person the speaker
+"""`RulesExtractor(version=4)`, an OFFLINE STAND-IN revision (the default since 2026-12-05; v3 before): first-person statements that leave their "I" out, and facts about a person the speaker
 names by a tie to herself, which become that person's facts.
 
 Scenarios run through the public API (`Engram.offline(..., extractor=RulesExtractor(version=4))`) where they are
@@ -36,9 +35,9 @@ def closed(memory: Engram, words: str) -> bool:
     return any(words in f.text and not f.is_open for f in memory.facts(valid_only=False))
 
 
-def test_the_default_is_still_version_3_so_no_cache_key_moves():
-    assert RulesExtractor().model == "rules-extractor-standin-v3"
-    assert RulesExtractor(version=4).model == "rules-extractor-standin-v4"
+def test_the_default_is_version_4_and_version_3_can_still_be_asked_for():
+    assert RulesExtractor().model == "rules-extractor-standin-v4"
+    assert RulesExtractor(version=3).model == "rules-extractor-standin-v3"
     assert drafts("Moved to Haarlem last month!", version=3) == []
 
 

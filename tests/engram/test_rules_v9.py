@@ -1,5 +1,4 @@
-"""`RulesDecider(version=9)`, an OFFLINE STAND-IN revision that is opt-in (every committed offline result used
-version 8, the default): "not ... yet" says a plan is still open, so it never negates the plan; a pet that died, ran
+"""`RulesDecider(version=9)`, an OFFLINE STAND-IN revision (the default since 2026-12-05; v8 before): "not ... yet" says a plan is still open, so it never negates the plan; a pet that died, ran
 away or was rehomed ends "has a dog named ..." even though the pet's name is the new fact's subject; a real
 negation, a plan carried out and a value given up still act as before, and what merely happens to a pet, or to
 someone else's, ends nothing. An age is one value at a time: "turned 35" replaces "is 34 years old"; a child's
@@ -33,9 +32,9 @@ def is_open(memory: Engram, words: str) -> bool:
     return any(words in f.text and f.is_open for f in memory.facts(valid_only=False))
 
 
-def test_the_default_is_still_version_8_so_no_cache_key_moves(minilm):
-    assert RulesDecider(minilm).model == "rules-standin-v8" == RulesDecider.model
-    assert RulesDecider(minilm, version=9).model == "rules-standin-v9"
+def test_the_default_is_version_9_and_version_8_can_still_be_asked_for(minilm):
+    assert RulesDecider(minilm).model == "rules-standin-v9" == RulesDecider.model
+    assert RulesDecider(minilm, version=8).model == "rules-standin-v8"
     with pytest.raises(InvalidInput, match="expected 8 or 9"):
         RulesDecider(minilm, version=10)
 

@@ -1,4 +1,4 @@
-"""More of issue 23's item 3 in the opt-in stand-ins `RulesExtractor(version=4)` + `RulesDecider(version=9)`: a
+"""More of issue 23's item 3 in the stand-ins `RulesExtractor(version=4)` + `RulesDecider(version=9)`: a
 restatement in other words is linked as a duplicate (same_as); a change the speaker reports about a relative or a
 friend named only by the tie ("my brother ...") is that person's, so it ends that person's fact and never the
 speaker's; a pet that passed away or was rehomed is no longer had (its name is not taken for a person); a job title
@@ -24,7 +24,9 @@ pytestmark = pytest.mark.slow
 
 def remember(tmp_path, minilm, speaker: str, *messages: str, revised: bool = True) -> Engram:
     extractor, decider = (
-        (RulesExtractor(version=4), RulesDecider(minilm, version=9)) if revised else (RulesExtractor(), None)
+        (RulesExtractor(version=4), RulesDecider(minilm, version=9))
+        if revised
+        else (RulesExtractor(version=3), RulesDecider(minilm, version=8))
     )
     memory = Engram.offline(
         tmp_path / ("revised.db" if revised else "default.db"), embedder=minilm, extractor=extractor, decider=decider
@@ -60,7 +62,7 @@ def test_a_restatement_in_other_words_is_linked_as_the_same_fact(tmp_path, minil
     assert not memory.stats()["closes"]
 
 
-def test_version_8_kept_such_a_restatement_as_a_second_fact(tmp_path, minilm):
+def test_versions_3_and_8_kept_such_a_restatement_as_a_second_fact(tmp_path, minilm):
     memory = remember(tmp_path, minilm, *RESTATEMENTS[0], revised=False)
     assert memory.stats()["same_as_links"] == 0 and len(memory.facts()) == 2
 
@@ -146,7 +148,7 @@ def test_a_title_with_a_new_value_updates_the_old_title(tmp_path, minilm, news):
     assert still_open(memory, "lead analyst")
 
 
-def test_version_8_read_the_longer_title_as_a_refinement(tmp_path, minilm):
+def test_versions_3_and_8_read_the_longer_title_as_a_refinement(tmp_path, minilm):
     memory = remember(
         tmp_path, minilm, "Ravi", "My job title is analyst.", "My job title is now lead analyst.", revised=False
     )
