@@ -135,7 +135,7 @@ def test_every_conversation_is_checked_before_any_is_run(
     assert started == []
 
 
-README_TAG = "heldout-offline-4"
+README_TAG = "heldout-offline-5"
 CHECKOUT = Path(__file__).resolve().parents[3]
 RESTORE_TAGS = CHECKOUT / "scripts" / "heldout_tags.py"
 
