@@ -213,6 +213,7 @@ def place_labels(fig: Figure, ax: Axes, points: list[PointLabel]) -> None:
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     frame = ax.get_window_extent(renderer)
     boxes = [point_box(ax, p, CLEARANCE) for p in points]
+    own_boxes = [point_box(ax, p) for p in points]
     labels: list[Bbox] = []
     for i, p in enumerate(points):
         blocked = [point_box(ax, p)] + boxes[:i] + boxes[i + 1 :] + labels
@@ -224,12 +225,24 @@ def place_labels(fig: Figure, ax: Axes, points: list[PointLabel]) -> None:
             if not (frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1):
                 continue
             covered = sum(_overlap(box, other) for other in blocked)
+            if _nearer_another(box, own_boxes[i], own_boxes[:i] + own_boxes[i + 1 :]):
+                covered += box.width * box.height  # a label read as another point's is as bad as a hidden one
             if best is None or covered < best[0]:
                 best = (covered, spot)
             if covered == 0:
                 break
         chosen = _annotate(ax, p, best[1] if best else LABEL_SPOTS[0])
         labels.append(chosen.get_window_extent(renderer).padded(LABEL_GAP))
+
+
+def _gap(a: Bbox, b: Bbox) -> float:
+    """The shortest distance between two boxes in display pixels (0 when they touch or overlap)."""
+    return float(np.hypot(max(b.x0 - a.x1, a.x0 - b.x1, 0.0), max(b.y0 - a.y1, a.y0 - b.y1, 0.0)))
+
+
+def _nearer_another(label: Bbox, own: Bbox, others: list[Bbox]) -> bool:
+    """True when the label sits closer to some other point than to its own (a reader would pair it wrongly)."""
+    return any(_gap(label, other) < _gap(label, own) for other in others)
 
 
 def dodge(ax: Axes, points: list[PointLabel]) -> list[PointLabel]:
