@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.program import app, main
+from bench.cli.program import app
 from bench.errors import ConfigError, RegistryError
 from bench.registry import registry_info
 from bench.report.build import compute_paper, compute_tables
 from bench.report.catalog import PAPERS, PAPERS_FILE, TABLES, PaperContext, load_papers
 from bench.report.tables import Table, TableBuilder
 from bench.vocab import APPENDIX_DIR, REPO_ROOT, RESULTS_DIR
+from tests.cli_main import exit_code_of
 
 
 def test_both_papers_are_records_naming_registered_tables() -> None:
@@ -62,12 +63,7 @@ def test_a_table_registered_at_run_time_builds_alone_from_committed_results(dune
 def _exit_and_stderr(
     argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(argv, monkeypatch)
     return code, capsys.readouterr().err.strip()
 
 

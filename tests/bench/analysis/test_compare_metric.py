@@ -5,26 +5,20 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.analysis.scoring import llm_free_scores
 from bench.analysis.scoring.score import metrics_block
-from bench.cli.program import main
 from bench.results.schema import Answer, Provenance, Result, write_result
+from tests.cli_main import exit_code_of
 
 JUDGE_NAME = "judge:lexical-judge-standin-v1:rules-v2"
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(args, monkeypatch)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,17 +26,12 @@ from bench.analysis.planted import (
     swapped_name,
     swapped_number,
 )
-from bench.cli.program import main
 from bench.vocab import DATA_DIR
+from tests.cli_main import exit_code_of
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(args, monkeypatch)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -7,24 +7,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakeservers import MESSAGES, FakeModelServer, default_responder, fake_message
 
-from bench.cli.program import main
 from bench.results.schema import Answer, Provenance, Result, read_result, write_result
+from tests.cli_main import exit_code_of
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(args, monkeypatch)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

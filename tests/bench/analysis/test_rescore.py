@@ -10,19 +10,14 @@ from typing import Any
 
 import pytest
 
-from bench.cli.program import main
 from bench.vocab import RESULTS_DIR
+from tests.cli_main import exit_code_of
 
 COMMITTED = RESULTS_DIR / "offline" / "dev" / "full-context.json"
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(argv, monkeypatch)
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 

@@ -7,17 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli.program import main
 from bench.models.cache import LocalStore
+from tests.cli_main import exit_code_of
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(argv, monkeypatch)
     return code, capsys.readouterr().err.strip()
 
 

@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.analysis.scoring.mem0 import PIECE_CHARS, mem0_bleu1, pieces
-from bench.cli.program import main
 from bench.errors import ConfigError, ReplyTooLarge
 from bench.models.budget import usd
 from bench.models.cache import CacheEntry, CallRequest, LocalStore
 from bench.models.gateway import Gateway, LiveResponse
 from bench.run.runner import parse_ks
 from bench.vocab import REPO_ROOT
+from tests.cli_main import exit_code_of
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -35,12 +35,7 @@ def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
 def run_cli_both(
     argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(argv, monkeypatch)
     captured = capsys.readouterr()
     return code, captured.out, captured.err.strip()
 

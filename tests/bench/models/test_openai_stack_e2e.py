@@ -11,18 +11,13 @@ from pathlib import Path
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer
 
-from bench.cli.program import main
 from bench.models.providers.openai.client import LOCAL_PLACEHOLDER_KEY
 from bench.results.schema import read_result
+from tests.cli_main import exit_code_of
 
 
 def cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(argv, monkeypatch)
     captured = capsys.readouterr()
     return code, captured.out, captured.err.strip()
 

@@ -9,19 +9,14 @@ from pathlib import Path
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer, schema_valid_responder
 
-from bench.cli.program import main
 from bench.systems.adapters import adapter_names, load_adapter
+from tests.cli_main import exit_code_of
 
 TESTS = Path(__file__).parents[1]
 
 
 def _cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    code = 0
-    try:
-        main()
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(argv, monkeypatch)
     out, err = capsys.readouterr()
     return code, out, err
 

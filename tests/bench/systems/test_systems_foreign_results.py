@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli.program import main
 from bench.run.runner import RunOptions, run_arm
+from tests.cli_main import exit_code_of
 
 TESTS = Path(__file__).parents[1]
 SCHEMA = TESTS.parents[1] / "docs" / "memory-protocol.schema.json"
@@ -36,12 +36,7 @@ def two_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    monkeypatch.setattr("sys.argv", ["engram-bench", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
+    code = exit_code_of(argv, monkeypatch)
     return code, capsys.readouterr().out
 
 
