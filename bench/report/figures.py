@@ -216,7 +216,7 @@ def place_labels(fig: Figure, ax: Axes, points: list[PointLabel]) -> None:
     own_boxes = [point_box(ax, p) for p in points]
     labels: list[Bbox] = []
     for i, p in enumerate(points):
-        blocked = [point_box(ax, p)] + boxes[:i] + boxes[i + 1 :] + labels
+        blocked = [own_boxes[i]] + boxes[:i] + boxes[i + 1 :] + labels
         best: tuple[float, tuple[str, tuple[int, int], str, str]] | None = None
         for spot in LABEL_SPOTS:
             label = _annotate(ax, p, spot)
