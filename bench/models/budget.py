@@ -31,12 +31,11 @@ from filelock import FileLock
 from bench import settings
 from bench.errors import BudgetExceeded, DataError
 from bench.models.cache import CallRequest, canonical_json
+from bench.models.provider import is_unbilled
 from bench.models.stacks import FREE, Price
 from bench.models.stacks import price_for as model_price
 from bench.results.atomic import fsync_directory, write_json
 
-FREE_PROVIDERS = frozenset({"offline"})
-FREE_ENDPOINTS = frozenset({"count_tokens"})  # Anthropic's token counting is not billed
 # Pessimistic bytes-per-token for the pre-send estimate: English runs ~4 characters per token, JSON markup less;
 # 3 errs on the side of refusing a call rather than overspending.
 ESTIMATE_BYTES_PER_TOKEN = 3
@@ -54,9 +53,9 @@ def usd(value: float) -> str:
 
 
 def price_for(provider: str, model: str, endpoint: str = "") -> Price:
-    """The price of one call: $0 for the offline stand-ins and unbilled endpoints, else the model's price from the
-    stack files (`bench.models.stacks.price_for`, the one price table)."""
-    if provider in FREE_PROVIDERS or endpoint in FREE_ENDPOINTS:
+    """The price of one call: $0 for an endpoint its provider does not bill, else the model's price from the stack
+    files (`bench.models.stacks.price_for`, the one price table, where a provider that is not paid costs $0)."""
+    if is_unbilled(provider, endpoint):
         return FREE
     return model_price(provider, model)
 

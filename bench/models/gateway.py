@@ -47,14 +47,13 @@ from bench.models.cache import (
     write_keys_file,
 )
 from bench.models.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
-from bench.models.provider import api_key_envs, reply_limit
+from bench.models.provider import api_key_envs, is_standin, reply_limit, standin_providers
 from bench.results.atomic import write_json
 
 __all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "api_key_env", "default_cache_dir"]
 
 Mode = Literal["live", "replay", "record"]
 MODES: tuple[str, ...] = get_args(Mode)
-OFFLINE = "offline"
 LAST_RUN_FILE = "last_run.json"
 LEDGER_FILE = settings.LEDGER_FILE
 RUN_KEYS_DIR = "runs"
@@ -150,10 +149,10 @@ def check_mode(mode: str | None) -> Mode | None:
 
 def provider_mode(provider: str, mode: Mode | None, environ: Mapping[str, str] | None = None) -> Mode:
     """The mode a provider runs in: `mode` when given; else a paid provider is live when its key is set and replays
-    otherwise, and the offline stand-ins compute on a miss ("live", $0)."""
+    otherwise, and the stand-ins compute on a miss ("live", $0)."""
     if mode is not None:
         return mode
-    if provider == OFFLINE:
+    if is_standin(provider):
         return "live"
     env = os.environ if environ is None else environ
     var = api_key_env().get(provider)
@@ -238,7 +237,7 @@ class Gateway:
     # -- modes -------------------------------------------------------------------------------------------------
 
     def mode_for(self, provider: str) -> Mode:
-        if provider == OFFLINE:
+        if is_standin(provider):
             return self._explicit_mode or "live"
         return self.modes.get(provider, self._explicit_mode or "replay")
 
@@ -349,7 +348,7 @@ class Gateway:
                 f"(purpose {request.purpose}, key {key}) in {where}; nothing was computed or sent. "
                 f"Re-record the subset, or run without strict replay"
             )
-        if request.provider != OFFLINE and self.mode_for(request.provider) == "replay":
+        if not is_standin(request.provider) and self.mode_for(request.provider) == "replay":
             var = api_key_env().get(request.provider, "the provider's API key")
             raise CacheMiss(
                 f"replay: no cached response for {request.provider}/{request.model} (purpose {request.purpose}, "
@@ -362,7 +361,7 @@ class Gateway:
         return max((r.latency_ms for r in pending.results if r is not None), default=0.0)
 
     def _reserve(self, to_send: list[CallRequest]) -> Reservation | None:
-        paid = [r for r in to_send if r.provider != OFFLINE]
+        paid = [r for r in to_send if not is_standin(r.provider)]
         if not paid or self.budget is None:
             for request in paid:  # no budget object still requires a known price: never spend blind
                 price_for(request.provider, request.model, request.endpoint)
@@ -400,7 +399,7 @@ class Gateway:
                 )
             too_large = oversized_reply(request, response)
             if too_large is not None:  # what it cost is still spent; the reply itself is never cached
-                if request.provider != OFFLINE and self.budget is not None:
+                if not is_standin(request.provider) and self.budget is not None:
                     self.budget.settle(None, request, float(cost), key)
                 self._release(reserved)
                 raise too_large
@@ -420,7 +419,7 @@ class Gateway:
                 recorded_at=recorded_at,
             )
             stored = self.local.add(entry) if self.local is not None else entry.sealed()
-            if request.provider != OFFLINE and self.budget is not None:
+            if not is_standin(request.provider) and self.budget is not None:
                 self.budget.settle(None, request, float(cost), key)
             result = CallResult.from_entry(stored, cached=False)
             for position in pending.missing[key]:
@@ -458,11 +457,11 @@ class Gateway:
         counts = self.counts()
         hits = sum(c.hits for c in counts.values())
         misses = sum(c.misses for c in counts.values())
-        paid_misses = sum(c.misses for p, c in counts.items() if p != OFFLINE)
+        paid_misses = sum(c.misses for p, c in counts.items() if not is_standin(p))
         if paid_misses == 0:
             return f"${0:.2f} spent: {hits} calls served from cache, {misses} local stand-in calls computed, none sent"
         # "sent", not "paid": a server declared free in its stack (a local one) is sent calls at $0
-        sent_to = ", ".join(p for p, c in counts.items() if p != OFFLINE and c.misses)
+        sent_to = ", ".join(p for p, c in counts.items() if not is_standin(p) and c.misses)
         return f"${self.spent_usd:.4f} spent on {paid_misses} calls sent to {sent_to}; {hits} calls served from cache"
 
     def close(self) -> None:
@@ -485,7 +484,7 @@ class Gateway:
             "run_id": self.labels.run_id,
             "arm": self.labels.arm,
             "slice": self.labels.slice_name,
-            "modes": {p: self.mode_for(p) for p in [*api_key_env(), OFFLINE]},
+            "modes": {p: self.mode_for(p) for p in [*api_key_env(), *standin_providers()]},
             "strict": self.strict,
             "hits": sum(c.hits for c in counts.values()),
             "misses": sum(c.misses for c in counts.values()),

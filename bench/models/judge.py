@@ -43,7 +43,7 @@ import jinja2
 import numpy as np
 
 from bench.errors import ConfigError
-from bench.models.cache import CallRequest, LiveResponse
+from bench.models.cache import OFFLINE_PROVIDER, CallRequest, LiveResponse
 from bench.registry import Registry
 from bench.vocab import PROMPTS_DIR, judge_metric
 
@@ -346,7 +346,9 @@ class ExtractiveAnswerer:
     ) -> Reply:
         shown = list(lines)
         body = {"question": question, "lines": shown, "rules": EXTRACTIVE_ANSWERER_RULES}
-        request = CallRequest(provider="offline", endpoint="answer", model=self.model, body=body, purpose="answer")
+        request = CallRequest(
+            provider=OFFLINE_PROVIDER, endpoint="answer", model=self.model, body=body, purpose="answer"
+        )
         result = self.gateway.call(request, lambda _: LiveResponse({"text": self.best_line_answer(question, shown)}))
         return Reply(result.body["text"], self.model, result.cost_usd, result.latency_ms, result.cached)
 
@@ -410,7 +412,7 @@ class LexicalJudge:
             label, found, missing = lexical_verdict(gold, answer)
             return LiveResponse({"label": label, "found": found, "missing": missing})
 
-        request = CallRequest(provider="offline", endpoint="judge", model=self.model, body=body, purpose="judge")
+        request = CallRequest(provider=OFFLINE_PROVIDER, endpoint="judge", model=self.model, body=body, purpose="judge")
         result = self.gateway.call(request, compute)
         raw = json.dumps({"found": result.body["found"], "missing": result.body["missing"]})
         return Judgement(result.body["label"], self.model, raw, result.cost_usd, result.latency_ms, result.cached)

@@ -35,7 +35,16 @@ class Provider:
     """The models of one provider, bound to one gateway. Subclasses set `name`, `paid` and `key_env`."""
 
     name: ClassVar[str]
+    # Whether its calls bill money. A stack may still declare a paid provider free for its own servers (`paid =
+    # false` beside a local base URL): ask `bench.models.stacks.is_paid` for a stack's answer.
     paid: ClassVar[bool] = True
+    # Whether its calls are computed in this process by deterministic stand-ins, labelled as stand-ins wherever a
+    # result shows them. Such a call needs no key and no network: a cache miss is computed in every mode but strict
+    # replay, it is never budgeted, and a foreign system's prompts cannot be served by it. A free model server (a
+    # local llama.cpp) is not a stand-in: its replies are a real model's, and replay reads them from the cache.
+    standin: ClassVar[bool] = False
+    # Endpoints of this provider that bill nothing even when the provider is paid (Anthropic's token counting).
+    unbilled_endpoints: ClassVar[frozenset[str]] = frozenset()
     key_env: ClassVar[str | None] = None  # the API key's environment variable (None: needs no key)
     description: ClassVar[str] = ""
     # The largest reply body (JSON bytes) the gateway accepts from this provider; a larger one is refused and not
@@ -132,6 +141,22 @@ def reply_limit(provider: str) -> int | None:
         return PROVIDERS.get(provider).max_reply_bytes
     except RegistryError:
         return Provider.max_reply_bytes
+
+
+def is_standin(provider: str) -> bool:
+    """Whether `provider` is a registered stand-in provider (`Provider.standin`): the one answer to "is this call
+    computed here, for $0, by a labelled stand-in". A name that is not registered is not a stand-in."""
+    return provider in PROVIDERS and PROVIDERS.get(provider).standin
+
+
+def standin_providers() -> list[str]:
+    """The registered stand-in providers, by name (plug-ins not yet loaded are not imported to ask)."""
+    return [name for name in PROVIDERS.names() if PROVIDERS.is_loaded(name) and PROVIDERS.get(name).standin]
+
+
+def is_unbilled(provider: str, endpoint: str) -> bool:
+    """Whether `provider` bills nothing for `endpoint` whatever the model (`Provider.unbilled_endpoints`)."""
+    return provider in PROVIDERS and endpoint in PROVIDERS.get(provider).unbilled_endpoints
 
 
 def provider_names() -> list[str]:

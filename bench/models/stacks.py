@@ -34,18 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
-from bench.models.provider import provider_class
+from bench.models.provider import PROVIDERS, is_standin, provider_class
 from bench.settings import STACKS as STACKS_DIR_ENV
 from bench.settings import stacks_dir_at_import
 from bench.vocab import REPO_ROOT, SHIPPED_STACKS_DIR
 
 ROLES = ("extract", "decide", "escalate", "llm_decider", "answer", "judge", "count_tokens")
-# The stack of a run that names none, whatever keys the environment holds: a key never chooses to spend money.
-DEFAULT_STACK = "offline"
+# The zero-key stack (stacks/offline.toml): every role a labelled stand-in. It is also the stack of a run that names
+# none, whatever keys the environment holds: a key never chooses to spend money.
+OFFLINE = "offline"
+DEFAULT_STACK = OFFLINE
 # The shipped stack files; $ENGRAM_STACKS_DIR's are read beside them (`_stack_files`), listed at import (their names
 # are CLI choices) and each parsed only when its stack is used.
 STACKS_DIR = SHIPPED_STACKS_DIR
-OFFLINE = "offline"  # the provider of the local stand-ins: free, keyless, labelled as stand-ins everywhere
 STACK_KEYS = ("description", "label", "import_only", "roles", "providers")
 
 
@@ -184,10 +185,6 @@ class StackSpec:
 
     def settings(self, provider: str) -> ProviderSettings:
         return self.providers.get(provider, ProviderSettings())
-
-    @property
-    def paid(self) -> bool:
-        return any(ref.provider != OFFLINE for ref in self.roles.values())
 
 
 # ------------------------------------------------------------------------------------------------------ loading
@@ -370,8 +367,9 @@ def _price_table(directory: Path | None = None) -> dict[tuple[str, str], tuple[P
 
 def price_for(provider: str, model: str) -> Price:
     """USD per million tokens of `provider/model`, from the stack files (one price per model across stacks);
-    the offline stand-ins are free. A paid model without a price is refused: nothing is ever spent blind."""
-    if provider == OFFLINE:
+    a provider that is not paid (the stand-ins) costs $0. A paid model without a price is refused: nothing is ever
+    spent blind."""
+    if provider in PROVIDERS and not provider_class(provider).paid:
         return FREE
     found = _price_table().get((provider, model))
     if found is None:
@@ -413,16 +411,12 @@ class Stack:
 
     @property
     def standins(self) -> list[str]:
-        """Roles served by an offline stand-in (listed in every result)."""
-        return sorted(role for role, ref in self.refs.items() if ref.provider == OFFLINE)
+        """Roles served by a stand-in (listed in every result)."""
+        return sorted(role for role, ref in self.refs.items() if is_standin(ref.provider))
 
     @property
     def label(self) -> str:
         return self.spec.label
-
-    @property
-    def needs_keys(self) -> bool:
-        return any(ref.provider != OFFLINE for ref in self.refs.values())
 
     @property
     def providers(self) -> list[str]:
@@ -449,7 +443,7 @@ def build_stack(name: str, overrides: Mapping[str, str] | None = None, directory
         if role not in ROLES:
             raise ConfigError(f"{where}: expected a role among {', '.join(ROLES)}, found {role!r}")
         ref = ModelRef.parse(model, where)
-        if name == OFFLINE and ref.provider != OFFLINE:
+        if name == OFFLINE and not is_standin(ref.provider):
             raise ConfigError(f"{where}: the offline stack only takes offline/* stand-ins, found {model!r}")
         check_model(spec, ref, where)
         refs[role] = ref

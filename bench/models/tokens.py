@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bench.models.cache import CallRequest
+from bench.models.cache import OFFLINE_PROVIDER, CallRequest
 from bench.models.gateway import LiveResponse
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class _ComputedCounter:
 
     def count(self, text: str) -> int:
         request = CallRequest(
-            provider="offline",
+            provider=OFFLINE_PROVIDER,
             endpoint="count_tokens",
             model=self.model,
             body={"text": text, "rules": COUNTER_RULES},

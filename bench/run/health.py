@@ -24,10 +24,10 @@ from typing import Any
 from bench.analysis.replies import foreign_verdict, reply_text, verdict
 from bench.errors import UnhealthyRun
 from bench.models.cache import ENDPOINT_CALLER
+from bench.models.provider import is_standin
 
 BAD_SHARE = 0.5  # more than half of a role's replies unusable: the role did not work
 MIN_CALLS = 4  # fewer replies than this are too few to call a role broken
-OFFLINE = "offline"
 
 
 @dataclass
@@ -58,7 +58,8 @@ class RunHealth:
         """The gateway's watcher: one served call (`CallRequest`, `CallResult`)."""
         role = request.purpose
         body = result.body if isinstance(result.body, Mapping) else {}
-        text = None if request.provider == OFFLINE else reply_text(request.provider, body)
+        standin = is_standin(request.provider)
+        text = None if standin else reply_text(request.provider, body)
         with self._lock:
             counts = self.roles.setdefault(role, RoleHealth())
             counts.calls += 1
@@ -70,7 +71,7 @@ class RunHealth:
                 )
                 counts.empty += outcome == "empty"
                 counts.unreadable += outcome == "unreadable"
-            if request.provider != OFFLINE and role not in self.servers:
+            if not standin and role not in self.servers:
                 server = {"provider": request.provider, "base_url": request.target or _default_server(request.provider)}
                 reported = body.get("model")
                 if reported:

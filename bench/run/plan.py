@@ -33,6 +33,7 @@ from bench.models import budget, judge
 from bench.models.budget import Ledger, estimate_input_tokens, limits_from_env, usd
 from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find_entry, read_keys_file
 from bench.models.gateway import default_cache_dir, ledger_path
+from bench.models.provider import is_standin
 from bench.models.stacks import OFFLINE, Stack, build_stack
 from bench.results.schema import Answer, file_name, read_result, slice_dir
 from bench.run import planner
@@ -430,7 +431,7 @@ def _estimate(
         return RoleEstimate(role, model, None, 0, None, None, None, basis)
     cached = min(cached, calls)
     to_send = calls - cached
-    if stack.ref(role).provider == OFFLINE:
+    if is_standin(stack.ref(role).provider):
         return RoleEstimate(role, model, calls, cached, 0, 0, 0.0, f"{basis}; stand-in, $0")
     if per_call_in is None:
         return RoleEstimate(role, model, calls, cached, None, None, None, f"{basis}; request size not known")

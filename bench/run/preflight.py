@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TextIO
 from bench import settings
 from bench.errors import SpendNotConfirmed
 from bench.models.budget import usd
+from bench.models.provider import is_standin
 from bench.models.stacks import Stack, provider_of
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 ASSUME_YES_ENV = settings.ASSUME_YES
 SPENDING_MODES = frozenset({"live", "record"})
-OFFLINE_PROVIDER = "offline"
 
 
 @dataclass(frozen=True)
@@ -87,13 +87,13 @@ class Preflight:
     def paid_providers(self) -> list[str]:
         """Providers that bill money (not the stand-ins, nor a provider the stack declares `paid = false`)."""
         paid = set(self.stack.paid_providers)
-        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER and p in paid)
+        return sorted(p for p in self.modes if not is_standin(p) and p in paid)
 
     @property
     def free_servers(self) -> list[str]:
         """Providers the stack declares free (a server on this machine): calls go out, but bill nothing."""
         paid = set(self.paid_providers)
-        return sorted(p for p in self.modes if p != OFFLINE_PROVIDER and p not in paid)
+        return sorted(p for p in self.modes if not is_standin(p) and p not in paid)
 
     @property
     def may_spend(self) -> bool:
@@ -108,7 +108,7 @@ class Preflight:
             servers = ", ".join(f"{p} {self.modes[p]}" for p in self.free_servers)
             return f"{servers} (declared free in the stack: $0)"
         if not paid:
-            mode = self.modes.get(OFFLINE_PROVIDER, "live")
+            mode = next((self.modes[p] for p in self.modes if is_standin(p)), "live")
             # A stand-in "live" call is a local computation; saying "live" here would suggest a network.
             return f"{'local' if mode == 'live' else mode} (stand-ins only: $0, no network)"
         modes = {self.modes[p] for p in paid}

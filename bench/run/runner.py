@@ -50,8 +50,8 @@ from bench.models.budget import Ledger, RunLabels, limits_from_env
 from bench.models.cache import read_keys_file, write_keys_file
 from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway, check_mode, ledger_path, provider_mode
-from bench.models.providers import Models, plugin_records
-from bench.models.stacks import OFFLINE, STACK_NAMES, Stack, unknown_stack
+from bench.models.providers import Models, is_standin, plugin_records
+from bench.models.stacks import STACK_NAMES, Stack, unknown_stack
 from bench.results.atomic import write_text
 from bench.results.gitinfo import git_state
 from bench.results.schema import (
@@ -1040,7 +1040,7 @@ def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -
         )
         for relative in sorted(the_slice.sources)
     ]
-    if stack.ref("answer").provider != OFFLINE:  # an LLM answers and judges with mem0's LoCoMo prompts
+    if not is_standin(stack.ref("answer").provider):  # an LLM answers and judges with mem0's LoCoMo prompts
         for prompt in (judge.ANSWER_PROMPT_FILE, judge.JUDGE_PROMPT_FILE):
             sources.append(
                 Source(

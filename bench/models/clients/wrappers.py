@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from bench.models.cache import CallRequest
-from bench.models.gateway import OFFLINE, Gateway, LiveResponse
+from bench.models.cache import OFFLINE_PROVIDER, CallRequest
+from bench.models.gateway import Gateway, LiveResponse
 from engram import (
     Ask,
     Completion,
@@ -49,7 +49,7 @@ def jsonable(value: Any) -> Any:
 class GatewayDecider:
     """Any `DecisionBackend`, cached per question. Decisions report the latency recorded for their batch."""
 
-    def __init__(self, inner: DecisionBackend, gateway: Gateway, provider: str = OFFLINE) -> None:
+    def __init__(self, inner: DecisionBackend, gateway: Gateway, provider: str = OFFLINE_PROVIDER) -> None:
         self.inner = inner
         self.gateway = gateway
         self.provider = provider
@@ -105,7 +105,7 @@ def _decision_json(decision: Decision | None) -> dict[str, Any] | None:
 class GatewayExtractor:
     """Any `Extractor`, cached on its full input. Returns one usage record for the (cached or fresh) call."""
 
-    def __init__(self, inner: Extractor, gateway: Gateway, provider: str = OFFLINE) -> None:
+    def __init__(self, inner: Extractor, gateway: Gateway, provider: str = OFFLINE_PROVIDER) -> None:
         self.inner = inner
         self.gateway = gateway
         self.provider = provider
@@ -184,7 +184,7 @@ class OfflineLLM(ABC):
             "max_tokens": max_tokens,
             "temperature": temperature,
         }
-        request = CallRequest(OFFLINE, role, key_model, body, role)
+        request = CallRequest(OFFLINE_PROVIDER, role, key_model, body, role)
 
         def live(_: CallRequest) -> LiveResponse:
             text = self.respond(

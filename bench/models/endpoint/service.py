@@ -22,7 +22,8 @@ import numpy as np
 from bench.errors import BenchError, BudgetExceeded, CacheMiss, ConfigError, ProviderError
 from bench.models.cache import ENDPOINT_CALLER
 from bench.models.endpoint.translate import Capabilities, Plan, translate_reply, translate_request, translations_of
-from bench.models.stacks import OFFLINE, ROLES
+from bench.models.provider import is_standin
+from bench.models.stacks import ROLES
 
 if TYPE_CHECKING:
     from bench.models.providers import Models
@@ -149,7 +150,7 @@ class EndpointService:
         if body.get("stream"):
             raise EndpointError(400, "stream: this endpoint answers whole replies only; send stream=false", "stream")
         ref = self.stack.ref(role)
-        if ref.provider == OFFLINE:
+        if is_standin(ref.provider):
             message = (
                 f"the {self.stack.name!r} stack serves {model_name(role)} with the offline stand-in {ref}, which has "
                 f"no stand-in for a foreign system's prompts; use a stack with a model (e.g. --stack local), or a "

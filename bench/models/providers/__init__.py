@@ -31,11 +31,14 @@ from bench.models.provider import (
     PROVIDERS,
     Provider,
     api_key_envs,
+    is_standin,
+    is_unbilled,
     plugin_records,
     provider_class,
     provider_names,
     register_provider,
     reply_limit,
+    standin_providers,
 )
 from bench.models.stacks import ModelRef, ProviderSettings, load_stack_spec
 
@@ -46,11 +49,14 @@ __all__ = [
     "Models",
     "Provider",
     "api_key_envs",
+    "is_standin",
+    "is_unbilled",
     "plugin_records",
     "provider_class",
     "provider_names",
     "register_provider",
     "reply_limit",
+    "standin_providers",
 ]
 
 if TYPE_CHECKING:
@@ -100,7 +106,8 @@ class Models:
         return self._providers[name]
 
     def is_standin(self, role: str) -> bool:
-        return not provider_class(self.ref(role).provider).paid
+        """Whether `role` is served by a labelled stand-in (not merely by a free model, such as a local server)."""
+        return provider_class(self.ref(role).provider).standin
 
     def _build(self, role: str, what: str, *args: Any) -> Any:
         ref = self.ref(role)

@@ -56,9 +56,9 @@ def test_the_paper_stack_is_the_articles_models_and_offline_is_all_stand_ins() -
     assert paper.models["extract"] == "anthropic/claude-haiku-4-5"
     assert paper.models["decide"] == "jev/jev-1.13.0"
     assert {paper.models[r] for r in ("escalate", "llm_decider", "answer", "judge")} == {"anthropic/claude-sonnet-4-6"}
-    assert paper.standins == [] and paper.needs_keys
+    assert paper.standins == [] and paper.paid_providers == ["anthropic", "jev"]
     offline = build_stack("offline")
-    assert offline.standins == sorted(ROLES) and not offline.needs_keys
+    assert offline.standins == sorted(ROLES) and offline.paid_providers == []
     assert "not the paper's numbers" in offline.label
 
 

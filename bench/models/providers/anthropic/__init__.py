@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 @register_provider("anthropic")
 class AnthropicProvider(Provider):
     key_env = "ANTHROPIC_API_KEY"
+    unbilled_endpoints = frozenset({"count_tokens"})  # Anthropic does not bill token counting
     description = "Anthropic Messages API (Claude), token counting via its count endpoint"
     _llm: Any = None
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 # The clients (and with them the gateway) are imported when a role is built, not here: a stack file is validated
 # against this module, and validating must not load the gateway.
 from bench.errors import ConfigError
+from bench.models.cache import OFFLINE_PROVIDER
 from bench.models.providers import Provider, register_provider
 from bench.models.stacks import ProviderSettings
 
@@ -33,9 +34,10 @@ STANDINS: dict[str, tuple[str, ...]] = {
 }
 
 
-@register_provider("offline")
+@register_provider(OFFLINE_PROVIDER)
 class OfflineProvider(Provider):
     paid = False
+    standin = True
     max_reply_bytes = None  # the stand-ins run in this process: nothing to guard against
     description = "local deterministic stand-ins (labelled as such), $0, no key"
 

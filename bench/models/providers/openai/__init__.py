@@ -34,6 +34,9 @@ def base_url_for(settings: ProviderSettings) -> str | None:
 @register_provider("openai")
 class OpenAIProvider(Provider):
     key_env = "OPENAI_API_KEY"
+    unbilled_endpoints = frozenset(
+        {"count_tokens"}
+    )  # its token counts are computed here (tiktoken or the approximation)
     description = (
         "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, ollama); tiktoken or approximate counts"
     )

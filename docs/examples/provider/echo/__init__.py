@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 @register_provider("echo")
 class EchoProvider(Provider):
-    """Answers every chat call with the last line its caller wrote. No key, no network, no bill."""
+    """Answers every chat call with the last line its caller wrote. No key, no network, no bill. Not a stand-in
+    (`standin` stays False): its replies are cached and replayed like a real model's, and a result does not list them
+    among its stand-ins."""
 
     paid = False
     key_env = None
