@@ -143,10 +143,17 @@ def reply_limit(provider: str) -> int | None:
         return Provider.max_reply_bytes
 
 
+def registered_class(provider: str) -> type[Provider] | None:
+    """The class registered as `provider`, or None for a name nobody registered (a broken plug-in still fails in
+    one line here, as everywhere it is used)."""
+    return PROVIDERS.get(provider) if provider in PROVIDERS else None
+
+
 def is_standin(provider: str) -> bool:
     """Whether `provider` is a registered stand-in provider (`Provider.standin`): the one answer to "is this call
     computed here, for $0, by a labelled stand-in". A name that is not registered is not a stand-in."""
-    return provider in PROVIDERS and PROVIDERS.get(provider).standin
+    cls = registered_class(provider)
+    return cls is not None and cls.standin
 
 
 def standin_providers() -> list[str]:
@@ -156,7 +163,8 @@ def standin_providers() -> list[str]:
 
 def is_unbilled(provider: str, endpoint: str) -> bool:
     """Whether `provider` bills nothing for `endpoint` whatever the model (`Provider.unbilled_endpoints`)."""
-    return provider in PROVIDERS and endpoint in PROVIDERS.get(provider).unbilled_endpoints
+    cls = registered_class(provider)
+    return cls is not None and endpoint in cls.unbilled_endpoints
 
 
 def provider_names() -> list[str]:

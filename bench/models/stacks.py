@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
-from bench.models.provider import PROVIDERS, is_standin, provider_class
+from bench.models.provider import is_standin, provider_class, registered_class
 from bench.settings import STACKS as STACKS_DIR_ENV
 from bench.settings import stacks_dir_at_import
 from bench.vocab import REPO_ROOT, SHIPPED_STACKS_DIR
@@ -369,7 +369,8 @@ def price_for(provider: str, model: str) -> Price:
     """USD per million tokens of `provider/model`, from the stack files (one price per model across stacks);
     a provider that is not paid (the stand-ins) costs $0. A paid model without a price is refused: nothing is ever
     spent blind."""
-    if provider in PROVIDERS and not provider_class(provider).paid:
+    registered = registered_class(provider)
+    if registered is not None and not registered.paid:
         return FREE
     found = _price_table().get((provider, model))
     if found is None:

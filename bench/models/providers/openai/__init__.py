@@ -34,9 +34,8 @@ def base_url_for(settings: ProviderSettings) -> str | None:
 @register_provider("openai")
 class OpenAIProvider(Provider):
     key_env = "OPENAI_API_KEY"
-    unbilled_endpoints = frozenset(
-        {"count_tokens"}
-    )  # its token counts are computed here (tiktoken or the approximation)
+    # Its token counts are computed here (tiktoken or the declared approximation), never sent.
+    unbilled_endpoints = frozenset({"count_tokens"})
     description = (
         "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, ollama); tiktoken or approximate counts"
     )
