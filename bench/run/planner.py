@@ -2,9 +2,11 @@
 conversations inside), prerequisites first, with where each writes; and how many model calls a run keeps in flight.
 
 `run` executes a plan in order, `plan` prices it, `grid` hands its units to an executor. Calls in flight: one knob,
-the stack file's provider `concurrency`. A run answers its questions on one thread pool of this size (shared by the conversations of a pooled slice, which
-run side by side), and the answer side's provider clients get the same bound, so `--concurrency N` (run, grid)
-changes both together. A stack that declares no concurrency keeps the harness's old six questions at a time.
+the stack file's provider `concurrency`. A run answers its questions on one thread pool of this size (shared by the
+conversations of a pooled slice, which run side by side), the answer side's provider clients get the same bound, and
+every live call of the run takes one of its provider's slots of that size (bench.run.inflight), so `--concurrency N`
+(run, grid) changes all three together. A stack that declares no concurrency keeps the harness's old six questions
+at a time.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ Why it is built this way:
   replay and keeps a half-written store from leaking into a result.
 - The conversations of a pooled slice run concurrently, each on its own store with its writes in order, and the
   questions of all of them are answered on one bounded thread pool, collected in slice order, so files are stable
-  whatever finishes first. The bound is the stack's provider `concurrency` (`--concurrency N` overrides it).
+  whatever finishes first. The bound is the stack's provider `concurrency` (`--concurrency N` overrides it), and
+  it holds for the run's live calls to each provider, ingestion and answers together (bench.run.inflight).
 - Two runs on a cache that holds every call write byte-identical files except `timing` (and the `calls` hit/miss
   counters, which say how much of the run the cache served; they match too once the cache is complete).
 """
@@ -73,6 +74,7 @@ from bench.results.trace import Trace, referenced_messages, trace_name, trace_of
 from bench.results.writable import store_write_refused
 from bench.run import health
 from bench.run.arms import Arm, TokenMatchPlan, load_arm
+from bench.run.inflight import InFlight
 from bench.run.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
 from bench.run.planner import (
     Planner,
@@ -153,9 +155,12 @@ class KeyTap:
     """A gateway wrapper that remembers the keys requested through it and how the cache served them, so each result
     file lists exactly the calls it needs (its ingestion and retrieval plus its own k's answers)."""
 
-    def __init__(self, inner: Gateway, watch: Callable[[Any, Any], None] | None = None) -> None:
+    def __init__(
+        self, inner: Gateway, watch: Callable[[Any, Any], None] | None = None, in_flight: InFlight | None = None
+    ) -> None:
         self.inner = inner
         self.watch = watch  # sees every served call (bench.run.health.RunHealth.watch)
+        self.in_flight = in_flight  # the run's bound on live calls per provider (None: each client's own only)
         self.keys: set[str] = set()
         self.hits = 0
         self.misses = 0
@@ -181,21 +186,29 @@ class KeyTap:
             self.misses += misses
 
     def call(self, request: Any, live: Any) -> Any:
+        if self.in_flight is not None:
+            live = self.in_flight.bounded(request.provider, live)
         result = self.inner.call(request, live)
         self._note([request], [result])
         return result
 
     async def acall(self, request: Any, live: Any) -> Any:
+        if self.in_flight is not None:
+            live = self.in_flight.abounded(request.provider, live)
         result = await self.inner.acall(request, live)
         self._note([request], [result])
         return result
 
     def call_batch(self, requests: Sequence[Any], live: Any) -> Any:
+        if self.in_flight is not None and requests:  # a batch's misses go out in one round trip: one slot
+            live = self.in_flight.bounded(requests[0].provider, live)
         results = self.inner.call_batch(requests, live)
         self._note(requests, results)
         return results
 
     async def acall_batch(self, requests: Sequence[Any], live: Any) -> Any:
+        if self.in_flight is not None and requests:
+            live = self.in_flight.abounded(requests[0].provider, live)
         results = await self.inner.acall_batch(requests, live)
         self._note(requests, results)
         return results
@@ -581,8 +594,10 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     gateway = open_gateway(options, run_id, arm.name, the_slice.name)
     # what ingestion's calls were like, and each k's answers and verdicts: a result file reports its own calls
     system_health, answer_health = health.RunHealth(), {k: health.RunHealth() for k in ks}
-    system_tap = KeyTap(gateway, system_health.watch)
-    answer_taps = {k: KeyTap(gateway, answer_health[k].watch) for k in ks}
+    # one bound per provider on every live call of the run: ingestion and answers, of every conversation
+    bound = InFlight(stack, options.concurrency)
+    system_tap = KeyTap(gateway, system_health.watch, bound)
+    answer_taps = {k: KeyTap(gateway, answer_health[k].watch, bound) for k in ks}
     embedder = _embedder(options)
     parts = the_slice.runs()
     in_flight = calls_in_flight(stack, options.concurrency)
