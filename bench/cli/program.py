@@ -20,6 +20,7 @@ from bench import settings
 from bench.errors import BenchError, RegistryError
 from bench.models.redact import redact
 from bench.registry import Registry
+from bench.results.atomic import written
 from bench.results.writable import disk_refused
 from bench.run.terminal import set_quiet
 
@@ -120,8 +121,6 @@ def main() -> None:
 def kept_summary() -> str:
     """What an interrupted command leaves behind: every file it finished (each written whole, atomically) and the
     model calls already in the cache; never a half-written file."""
-    from bench.results.atomic import written
-
     if not written:
         files = "no file was written"
     elif len(written) == 1:

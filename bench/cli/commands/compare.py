@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from bench.analysis.categories import parse_categories
+from bench.analysis.parity import budget_lines
+from bench.analysis.rejudge import judge_entry
+from bench.analysis.scoring.values import metric_choice
+from bench.data.audit import OFFICIAL, load_errata
 from bench.errors import ResultError
 
 if TYPE_CHECKING:
@@ -49,7 +55,7 @@ def compare(
     ),
 ) -> None:
     """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
-    # pandas and the statistics stack load here, not at CLI start-up.
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.compare import (
         comparison_report,
         discordant_questions,
@@ -62,12 +68,10 @@ def compare(
         raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
     if draws < 1:
         raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
-    from bench.analysis.categories import parse_categories
-    from bench.analysis.scoring.values import metric_choice
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.sides import gold_table, load_sides, parse_golds
 
     choice = metric_choice(metric)
-    from bench.data.audit import OFFICIAL, load_errata
 
     golds, kept = parse_golds(gold), parse_categories(categories)
     # the errata are read (and checked) before any result, and only when a gold needs them
@@ -81,8 +85,8 @@ def compare(
         _compare_graded(loaded, choice, include_unscored, draws, seed, as_json, list_discordant)
         return
     reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
-    from dataclasses import asdict
 
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.metric_compare import judge_agreement, render_agreement
 
     # two judgings of the same answers (a file and its `rejudge`): how far the judges agree
@@ -117,8 +121,8 @@ def compare(
 
 def _judge_rates(loaded: list[ComparisonSide]) -> str:
     """How lenient each side's judge measured on planted wrong answers (bench.analysis.judge_probe), one line per judge."""
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.judge_probe import rate_line
-    from bench.analysis.rejudge import judge_entry
 
     metrics = dict.fromkeys(judge_entry(side.first) for side in loaded)
     return "\n".join(rate_line(metric) for metric in metrics)
@@ -155,11 +159,11 @@ def _compare_graded(
     as_json: bool,
     listed: bool,
 ) -> None:
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.metric_compare import metric_report, metric_report_json, render_metric_report
 
     if listed:
         raise ResultError(f"compare --list-discordant: expected --metric j (labels), found --metric {choice.name}")
-    from bench.analysis.parity import budget_lines
 
     reports = [metric_report(loaded[0], other, choice, include_unscored, draws, seed) for other in loaded[1:]]
     # every comparison states each side's budget, the graded ones too (over the questions both sides hold)

@@ -17,7 +17,8 @@ def export(
     results: Path = typer.Option(RESULTS_DIR, help="The results folder to export."),
 ) -> None:
     """Export every result's per-question answers, the update sets, the contradiction pairs and calibration items."""
-    from bench.exchange.hfexport import export_hf, push_export  # loads `datasets`: only when exporting
+    # local import: bench.exchange.hfexport imports `datasets` (the hf extra), which the base install lacks
+    from bench.exchange.hfexport import export_hf, push_export
 
     if hf is None:
         raise ConfigError("export: expected --hf OUT_DIR (the only export format), found no --hf option")

@@ -16,6 +16,9 @@ from types import FrameType
 import typer
 
 from bench.errors import SpendNotConfirmed
+from bench.models.endpoint import model_name, start_endpoint
+from bench.models.gateway import check_mode
+from bench.models.stacks import build_stack
 
 gateway_app = typer.Typer(help="The gateway as a local OpenAI-compatible endpoint.", no_args_is_help=True)
 
@@ -32,10 +35,6 @@ def serve_command(
     assume_yes: bool = typer.Option(False, "--yes", help="Allow paid calls (a paid stack in live or record mode)."),
 ) -> None:
     """Serve /v1/chat/completions, /v1/embeddings and /v1/models on 127.0.0.1 until interrupted."""
-    from bench.models.endpoint import model_name, start_endpoint
-    from bench.models.gateway import check_mode
-    from bench.models.stacks import build_stack
-
     checked = check_mode(mode)
     built = build_stack(stack)
     if built.paid_providers and checked in ("live", "record") and not assume_yes:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from bench.exchange.import_results import import_files
 from bench.vocab import RUNS_DIR
 
 
@@ -23,8 +24,6 @@ def import_results(
 ) -> None:
     """Import, check the file's own aggregates against its rows, and write one result per conversation (and per
     judgment run); then `compare` pairs it with any arm on the questions both hold."""
-    from bench.exchange.import_results import import_files
-
     written = import_files(files, fmt, name, out or RUNS_DIR / "imported" / name, judge or "not stated by the file")
     for path in written:
         typer.echo(f"wrote {path}")

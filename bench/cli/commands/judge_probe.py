@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from bench.analysis.rejudge import judge_bills, judge_choice, slug
+from bench.data.files import file_sha256
 from bench.errors import ConfigError, ResultError
 
 SOURCES = ("both", "audit", "generated")
@@ -32,6 +34,7 @@ def judge_probe(
     yes: bool = typer.Option(False, "--yes", help="Allow paid judge calls (a judge on a paid stack)."),
 ) -> None:
     """Grade planted wrong answers and print the share the judge accepted, overall and per kind and category."""
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.judge_probe import (
         AUDIT_PROBE_FILE,
         AUDIT_SOURCE,
@@ -45,8 +48,6 @@ def judge_probe(
         sample,
         write_report,
     )
-    from bench.analysis.rejudge import judge_bills, judge_choice, slug
-    from bench.data.files import file_sha256
 
     choice = judge_choice(judge, stack)
     if source not in SOURCES:

@@ -9,7 +9,12 @@ from typing import Any
 
 import typer
 
-from bench.errors import ConfigError
+from bench.analysis.categories import parse_categories
+from bench.data.audit import check_gold
+from bench.errors import ConfigError, NumberError, PaperError
+from bench.report.appendix import list_entries, run_entry
+from bench.report.catalog import PAPERS, TABLES
+from bench.report.gold import paper_view, view_dir, write_gold_note
 from bench.results.writable import check_folder
 from bench.run.terminal import step
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
@@ -20,8 +25,6 @@ DEFAULT_PAPER = "v1"
 
 
 def _paper_name(name: str | None) -> str:
-    from bench.report.catalog import PAPERS  # the report layer loads only for a paper command
-
     if name is None:
         return DEFAULT_PAPER
     if name not in PAPERS:
@@ -64,11 +67,8 @@ def register(app: typer.Typer) -> None:
         categories: str = typer.Option(None, "--categories", help="Keep these LoCoMo categories (codes or names)."),
     ) -> None:
         """Write numbers.json, tables, figures, article.md, the appendix index and gold.md (gold and ceilings)."""
-        from bench.analysis.categories import parse_categories
-        from bench.data.audit import check_gold
-        from bench.report.build import compute, write  # matplotlib and the stats stack: only when asked
-        from bench.report.catalog import PAPERS
-        from bench.report.gold import paper_view, view_dir, write_gold_note
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
+        from bench.report.build import compute, write
 
         started = time.perf_counter()
         if out is not None:
@@ -109,9 +109,8 @@ def register(app: typer.Typer) -> None:
         kept: Any,
         started: float,
     ) -> None:
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.build import compute_paper, write
-        from bench.report.catalog import PAPERS
-        from bench.report.gold import view_dir, write_gold_note
 
         spec = PAPERS.get(name)
         target = out or (spec.out_dir if view is None else view_dir(spec.out_dir, gold, kept))
@@ -124,7 +123,7 @@ def register(app: typer.Typer) -> None:
         )
 
     def _article_renders(paper: Any, gold: str, categories: str | None) -> None:
-        from bench.errors import NumberError, PaperError
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.article import render_article
 
         try:
@@ -143,8 +142,8 @@ def register(app: typer.Typer) -> None:
         results: Path = typer.Option(RESULTS_DIR, help="the results root"),
     ) -> None:
         """Build registered tables alone (built-in, or from a package's `engram_bench.tables` entry point)."""
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.build import compute_tables, write
-        from bench.report.catalog import TABLES
 
         if not names:
             for name in TABLES.names():
@@ -173,6 +172,7 @@ def register(app: typer.Typer) -> None:
         paper_name: str = typer.Option(None, "--paper", help=PAPER_HELP),
     ) -> None:
         """Recompute every number; fail naming the id if one differs from numbers.json or the article."""
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.check import check
 
         name = _paper_name(paper_name)
@@ -189,7 +189,7 @@ def register(app: typer.Typer) -> None:
         )
 
     def _check_named(name: str, results: Path) -> None:
-        from bench.report.catalog import PAPERS
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.check import check_paper
 
         spec = PAPERS.get(name)
@@ -206,8 +206,6 @@ def register(app: typer.Typer) -> None:
     @appendix.command("list")
     def appendix_list() -> None:
         """Every entry of appendix_e/INDEX.md: what it writes and how many result files it reads."""
-        from bench.report.appendix import list_entries
-
         entries = list_entries()
         width = max((len(e["entry"]) for e in entries), default=0)
         for e in entries:
@@ -221,8 +219,6 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(PAPER_DIR, help="output directory"),
     ) -> None:
         """Re-execute one appendix entry."""
-        from bench.report.appendix import run_entry
-
         check_folder(out, "paper appendix run --out")
         for path in run_entry(entry, out):
             typer.echo(str(path))

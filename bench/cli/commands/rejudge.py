@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
+from bench.analysis.rejudge import judge_bills, judge_choice, judge_entry, rejudge_files
 from bench.errors import ResultError
+from bench.results.schema import result_files_of
 from bench.vocab import RUNS_DIR
 
 
@@ -26,9 +28,6 @@ def rejudge(
     ),
 ) -> None:
     """Re-judge the answers of result files; each new file points at its original, which is left untouched."""
-    from bench.analysis.rejudge import judge_bills, judge_choice, rejudge_files
-    from bench.results.schema import result_files_of
-
     choice = judge_choice(judge, stack)
     files = result_files_of(paths)
     if judge_bills(choice) and mode != "replay" and not yes:
@@ -43,8 +42,8 @@ def rejudge(
             f"against the {gold} gold"
         )
     if written:
+        # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
         from bench.analysis.judge_probe import rate_line
-        from bench.analysis.rejudge import judge_entry
 
         typer.echo(rate_line(judge_entry(written[0][1])))
 

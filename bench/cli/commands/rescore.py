@@ -6,6 +6,10 @@ from pathlib import Path
 
 import typer
 
+from bench.analysis.categories import describe_filter, keep_categories, parse_categories
+from bench.analysis.gold import gold_summary, under_gold
+from bench.analysis.scoring.rescore import rescored
+from bench.data.audit import OFFICIAL, load_errata
 from bench.results.schema import read_result, result_files_of, write_result
 
 
@@ -29,8 +33,6 @@ def rescore(
     """Recompute locomo-f1, locomo-adversarial, mem0-f1 and mem0-bleu1 (no model is called; labels stay).
 
     Files are rewritten IN PLACE (atomically, each whole); --check writes nothing. Copy them first to keep the old."""
-    from bench.analysis.scoring.rescore import rescored
-
     if gold != "official" or categories is not None:
         _under_golds(paths, gold, errata_file, out, categories)
         return
@@ -59,13 +61,9 @@ def _under_golds(
 ) -> None:
     """Each file's LLM-free metrics under the official gold and under each named one, over the kept categories;
     the views go to --out."""
-    from bench.analysis.categories import describe_filter, keep_categories, parse_categories
-
     kept = parse_categories(categories)
-    from bench.analysis.gold import gold_summary, under_gold
-    from bench.analysis.scoring.rescore import rescored
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.sides import parse_golds
-    from bench.data.audit import OFFICIAL, load_errata
 
     golds = [g for g in parse_golds(gold) if g != OFFICIAL]
     typer.echo(f"rescore: {describe_filter(kept)} (LoCoMo's numbering)")

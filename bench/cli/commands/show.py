@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from bench.view.model import load_side
+from bench.view.show import matching_positions, render_question
+
 
 def show(
     result: str = typer.Argument(..., help="A result file."),
@@ -16,9 +19,6 @@ def show(
 ) -> None:
     """Print one question: gold, answer, label, each shown line with its source turns and, with a trace, engram's
     belief, validity window and decisions for the line's fact."""
-    from bench.view.model import load_side
-    from bench.view.show import matching_positions, render_question
-
     side = load_side(result)
     typer.echo("\n\n".join(render_question(side, i, all_decisions) for i in matching_positions(side, question_id)))
 

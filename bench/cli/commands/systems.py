@@ -3,6 +3,7 @@ environments of adapters, and the contract each must pass (docs/memory-protocol.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import tempfile
@@ -12,6 +13,11 @@ from typing import Any
 import typer
 
 from bench.errors import ConfigError, SystemFailed
+from bench.run.arms import load_arm
+from bench.systems import get_system, system_names
+from bench.systems.adapters import adapter_names, load_adapter
+from bench.systems.adapters import install as build
+from bench.systems.contract import context_builder, offline_gateway, run_contract
 from bench.vocab import ARMS_DIR
 
 GENERIC = {
@@ -24,9 +30,6 @@ app = typer.Typer(help="Memory systems: list them, install an adapter's environm
 
 def listing() -> list[dict[str, Any]]:
     """One row per system: in-process ones, the two generic out-of-process kinds, and every adapter."""
-    from bench.systems import get_system, system_names
-    from bench.systems.adapters import adapter_names, load_adapter
-
     rows: list[dict[str, Any]] = []
     for name in system_names():
         if name in GENERIC:
@@ -67,9 +70,8 @@ def _row(name: str, kind: str, reason: str | None, description: str, arm: str) -
 def _generic_reason(name: str) -> str | None:
     if name != "mcp":
         return None
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
+    # found, not imported: the listing stays quick and the mcp SDK loads only for an mcp arm
+    if importlib.util.find_spec("mcp") is None:
         return "the mcp package is not installed (pip install 'engram-bench[mcp]')"
     return None
 
@@ -95,9 +97,6 @@ def list_systems(as_json: bool = typer.Option(False, "--json", help="Print the l
 @app.command("install")
 def install(name: str = typer.Argument(..., help="An adapter folder under systems/.")) -> None:
     """Build .venvs/NAME/ from systems/NAME/'s requirements file (the adapter's pins never meet the project's)."""
-    from bench.systems.adapters import install as build
-    from bench.systems.adapters import load_adapter
-
     adapter = load_adapter(name)
     if adapter.environment == "project":
         typer.echo(f"{name}: runs with the project's own python ({sys.executable}); nothing to install")
@@ -121,8 +120,6 @@ def check(
     """Run the contract every memory system must pass (round trip, source ids, k, tokens, reset and namespace
     isolation, one-line errors); exit 2 if any check fails. A NAME that is both an adapter and an in-process system
     means the adapter unless --in-process."""
-    from bench.systems.contract import context_builder, offline_gateway, run_contract
-
     system, settings, label = _resolve(name, arm, in_process)
     with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch, offline_gateway(None, mode) as gateway:
         build = context_builder(system, settings, stack, gateway)
@@ -138,14 +135,9 @@ def check(
 
 
 def _resolve(name: str | None, arm: str | None, in_process: bool = False) -> tuple[str, dict[str, Any], str]:
-    from bench.systems import get_system
-    from bench.systems.adapters import adapter_names
-
     if (name is None) == (arm is None):
         raise ConfigError("systems check: expected a system NAME or --arm, found " + ("both" if name else "neither"))
     if arm is not None:
-        from bench.run.arms import load_arm
-
         path = Path(arm)
         loaded = load_arm(path.stem, path.parent) if path.suffix == ".toml" else load_arm(arm, ARMS_DIR)
         return loaded.system, dict(loaded.settings), f"arm {loaded.name!r}"

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import typer
 
+from bench.analysis.categories import parse_categories
+from bench.data.audit import check_gold
 from bench.errors import ResultError
 from bench.results.writable import check_file, check_folder
+from bench.view.report import write_gallery, write_report
 
 
 def view(
@@ -21,10 +24,6 @@ def view(
     ),
 ) -> None:
     """Write a self-contained HTML report (no network; opens from file://), or a gallery for a results folder."""
-    from bench.analysis.categories import parse_categories
-    from bench.data.audit import check_gold
-    from bench.view.report import write_gallery, write_report
-
     check_gold(gold)
     kept = parse_categories(categories)
 
