@@ -11,11 +11,12 @@ refuses a file that lacks the metric, naming the file and field.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.inter_rater import cohens_kappa
 
 from bench.analysis.compare import ComparisonSide, stack_warnings
 from bench.analysis.pairing import GradedComparison, Pairing
@@ -128,8 +129,6 @@ def render_metric_report(report: dict[str, Any]) -> str:
 
 
 def metric_report_json(report: dict[str, Any]) -> dict[str, Any]:
-    from dataclasses import asdict
-
     return {
         "metric": report["choice"].name,
         "metric_names": {"a": report["names"][0], "b": report["names"][1]},
@@ -175,7 +174,6 @@ def judge_agreement(a: ComparisonSide, b: ComparisonSide, include_unscored: bool
     texts_a, texts_b = _answer_texts(a, include_unscored), _answer_texts(b, include_unscored)
     if set(texts_a) != set(texts_b) or any(texts_a[q] is None or texts_a[q] != texts_b[q] for q in texts_a):
         return None
-    from statsmodels.stats.inter_rater import cohens_kappa
 
     ids = sorted(texts_a)
     la = a.answers["correct"].reindex(ids).astype(bool).to_numpy()

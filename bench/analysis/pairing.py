@@ -21,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy.stats import wilcoxon
 
 from bench.analysis.stats.bootstrap import DEFAULT_DRAWS, BootstrapInterval, cluster_bootstrap, item_bootstrap
 from bench.analysis.stats.comparison import PairedComparison, compare_by_group, compare_paired
@@ -193,6 +194,5 @@ class Pairing:
 def _wilcoxon_p(d: pd.Series) -> float | None:
     if not (d != 0).any():
         return None
-    from scipy.stats import wilcoxon  # scipy.stats costs a second to import: only for a graded comparison
 
     return float(wilcoxon(d.to_numpy()).pvalue)

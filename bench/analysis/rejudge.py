@@ -24,7 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.analysis.gold import LABELS_GOLD_KEY, under_gold
+from bench.data.audit import OFFICIAL, check_gold
 from bench.errors import ConfigError, ResultError
+from bench.models.embeddings import shared_minilm
+from bench.models.gateway import Gateway
+from bench.models.judge import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS, judge_metric_for
+from bench.models.providers import Models
+from bench.models.stacks import OFFLINE, build_stack
 from bench.results.schema import Provenance, Result, Source, read_result, tally_answers, tally_by_category, write_result
 from bench.vocab import JUDGE, REPO_ROOT
 
@@ -43,9 +50,6 @@ class JudgeChoice:
 
 
 def judge_choice(name: str, stack: str | None) -> JudgeChoice:
-    from bench.models.judge import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS
-    from bench.models.stacks import OFFLINE
-
     if name == LEXICAL:
         if stack not in (None, OFFLINE):
             raise ConfigError(
@@ -68,8 +72,6 @@ def judge_choice(name: str, stack: str | None) -> JudgeChoice:
 def judge_bills(choice: JudgeChoice) -> bool:
     """Whether the chosen judge's calls cost money: its stack's judge role is served by a paid provider (a server
     declared `paid = false`, such as the local stack's, bills nothing)."""
-    from bench.models.stacks import build_stack
-
     stack = build_stack(choice.stack)
     return stack.refs["judge"].provider in stack.paid_providers
 
@@ -152,12 +154,6 @@ class OpenedJudge:
 @contextmanager
 def opened_judge(choice: JudgeChoice, mode: str | None, run_id: str, arm: str) -> Iterator[OpenedJudge]:
     """The chosen judge on its own gateway (cached, replayable, budgeted like every call), closed on exit."""
-    from bench.models.embeddings import shared_minilm
-    from bench.models.gateway import Gateway
-    from bench.models.judge import judge_metric_for
-    from bench.models.providers import Models
-    from bench.models.stacks import build_stack
-
     stack = build_stack(choice.stack)
     gateway = Gateway.from_env(mode=mode, run_id=run_id, arm=arm)  # type: ignore[arg-type]
     models = Models.for_stack(choice.stack, stack.models, gateway, shared_minilm)
@@ -176,9 +172,6 @@ def rejudge_files(
     """Judge every file again; every file is read and checked before the first judge call, and all are judged
     before the first is written (a failure leaves nothing half-written). `gold` (bench.analysis.gold): the judge
     grades against that gold's answers, and the new file says its labels follow it (`extras.labels_gold`)."""
-    from bench.analysis.gold import LABELS_GOLD_KEY, under_gold
-    from bench.data.audit import OFFICIAL, check_gold
-
     check_gold(gold)
     loaded = [(path, under_gold(read_result(path), gold)) for path in paths]
     for path, result in loaded:

@@ -19,6 +19,7 @@ list, which is this project's `<sample_id>:<j>` (bench.data.slices).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -172,7 +173,6 @@ def load_errata(path: Path | None = None) -> Errata:
         document = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"{where}: expected JSON, found a parse error: {exc}") from exc
-    import hashlib
 
     return parse_errata(document, where, hashlib.sha256(raw).hexdigest())
 

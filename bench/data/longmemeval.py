@@ -24,6 +24,7 @@ plus the turn index in seconds; the question is asked once, after the last sessi
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import Any
 from bench import settings
 from bench.data.datasets.longmemeval import LONGMEMEVAL
 from bench.data.datasets.longmemeval import PREFIX as LONGMEMEVAL_PREFIX
+from bench.data.slices import Slice, SliceMessage, SliceQuestion, pooled
 from bench.errors import DataError
 
 DIR_ENV = settings.LONGMEMEVAL
@@ -99,10 +101,6 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
 
 def load_longmemeval(name: str) -> Any:
     """The pooled slice of every question in the file, one part per question (see the module docstring)."""
-    import hashlib
-
-    from bench.data.slices import Slice, SliceMessage, SliceQuestion, pooled
-
     path = file_for(name)
     f = _Fields(path)
     parts = []

@@ -498,6 +498,7 @@ def export_hf(results_root: Path, out_dir: Path) -> datasets.DatasetDict:
 
 
 def _hub_token() -> str | None:
+    # local import: huggingface_hub is the hf extra, which the base install lacks
     from huggingface_hub import get_token
 
     return get_token()
@@ -516,6 +517,7 @@ def push_export(out_dir: Path, repo_id: str, token_source: Callable[[], str | No
             f"export --push {repo_id}: expected network access, found HF_HUB_OFFLINE={os.environ['HF_HUB_OFFLINE']}; "
             f"nothing was uploaded, the export in {out_dir} is complete"
         )
+    # local import: huggingface_hub is the hf extra, which the base install lacks
     from huggingface_hub import HfApi
 
     api = HfApi(token=token)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bench.analysis.scoring.locomo import locomo_f1
 from bench.data import files as data
 from bench.data.audit import our_question_id
 from bench.errors import DataError
@@ -175,8 +176,6 @@ def locomo_rows(document: Any, where: str) -> list[Row]:
     """Rows of LoCoMo's evaluation output: `locomo10.json`'s samples in order, each qa item carrying
     `<model>_prediction` and `<model>_f1` for one model key. The stated F1 must be what LoCoMo's F1 rule gives
     (bench.analysis.scoring.locomo) on the prediction and the gold, within 1e-6."""
-    from bench.analysis.scoring.locomo import locomo_f1
-
     if not isinstance(document, list):
         raise DataError(f"{where}: expected LoCoMo's list of samples, found {type(document).__name__}")
     order, known = _locomo()

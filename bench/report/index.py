@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+
+from bench.report.figures import FigureContext
 from bench.report.paper import Paper
 from bench.results.atomic import write_json, write_text
 
@@ -40,10 +43,6 @@ def entry_sources(paper: Paper, entry: str) -> list[str]:
 
 def _figure_ids(paper: Paper) -> None:
     """Figure number ids are known once drawn; draw into nothing when the build did not draw them."""
-    import matplotlib.pyplot as plt
-
-    from bench.report.figures import FigureContext
-
     ctx = FigureContext(paper.numbers, paper.results.label, paper.calibration)
     for spec in paper.figures:
         if not spec.number_ids:

@@ -262,7 +262,8 @@ def result_json_schema() -> dict[str, Any]:
     `result_from_dict` refuses too). What JSON Schema cannot say (summaries agree with the answers, one source
     list per shown line, a category some registered dataset declares: an open set, as installed packages add
     datasets) stays with `result_from_dict`."""
-    from pydantic import TypeAdapter  # pydantic is needed only to publish or check the schema
+    # local import: pydantic (~20 ms) only publishes or checks the schema; `--help` loads this module
+    from pydantic import TypeAdapter
 
     schema = TypeAdapter(Result).json_schema(mode="validation")
     defs = schema.setdefault("$defs", {})

@@ -33,6 +33,7 @@ def chromium_path() -> str | None:
 def unavailable_reason() -> str | None:
     """Why a browser check cannot run here, or None when it can."""
     try:
+        # local import: probes for playwright (the browser extra), which the base install lacks
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "playwright is not installed (pip install -e '.[browser]')"
@@ -45,6 +46,7 @@ def unavailable_reason() -> str | None:
 def chromium_page(width: int = 1400, height: int = 1000) -> Iterator[tuple[Any, list[str]]]:
     """A playwright page in headless Chromium with a fresh profile, and the list its page errors and console errors
     are collected in, so a check can assert there were none: `with chromium_page() as (page, errors): ...`."""
+    # local import: playwright is the browser extra, which the base install lacks
     from playwright.sync_api import sync_playwright
 
     binary = chromium_path()

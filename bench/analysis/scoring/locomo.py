@@ -44,6 +44,7 @@ def normalize(text: Any) -> str:
 
 @cache
 def _porter() -> PorterStemmer:
+    # local import: nltk takes ~1 s to import and `engram-bench --help` loads this module
     from nltk.stem import PorterStemmer
 
     return PorterStemmer()  # NLTK_EXTENSIONS mode, NLTK's default and the one LoCoMo's code constructs

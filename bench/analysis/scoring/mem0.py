@@ -54,6 +54,7 @@ def mem0_f1(prediction: Any, gold: Any) -> float:
 
 @cache
 def _sentences() -> PunktSentenceTokenizer:
+    # local import: nltk takes ~1 s to import and `engram-bench --help` loads this module
     from nltk.tokenize import PunktSentenceTokenizer
 
     _no_wall_clock_limit()
@@ -64,6 +65,7 @@ def _no_wall_clock_limit() -> None:
     """Turn off nltk.redos's default match time limit (NLTK >= 3.9.3): its tokenizers' patterns are NLTK's own,
     the text each sees is bounded (`pieces`), and a score must not depend on how busy the machine is."""
     try:
+        # local import: nltk takes ~1 s to import and `--help` loads this module; an NLTK without redos is allowed
         from nltk import redos
     except ImportError:  # an NLTK without the limit
         return
@@ -72,6 +74,7 @@ def _no_wall_clock_limit() -> None:
 
 @cache
 def _words() -> NLTKWordTokenizer:
+    # local import: nltk takes ~1 s to import and `engram-bench --help` loads this module
     from nltk.tokenize.destructive import NLTKWordTokenizer
 
     return NLTKWordTokenizer()
@@ -105,6 +108,7 @@ def word_tokens(text: str) -> list[str]:
 
 @cache
 def _smoothing() -> Any:
+    # local import: nltk takes ~1 s to import and `engram-bench --help` loads this module
     from nltk.translate.bleu_score import SmoothingFunction
 
     return SmoothingFunction().method1
@@ -113,6 +117,7 @@ def _smoothing() -> Any:
 def mem0_bleu1(prediction: Any, gold: Any) -> float:
     hypothesis = word_tokens(str(prediction).strip().lower())
     reference = word_tokens(str(gold).strip().lower())
+    # local import: nltk takes ~1 s to import and `engram-bench --help` loads this module
     from nltk.translate.bleu_score import sentence_bleu
 
     return float(sentence_bleu([reference], hypothesis, weights=BLEU1_WEIGHTS, smoothing_function=_smoothing()))

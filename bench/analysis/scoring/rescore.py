@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench.analysis.scoring.score import llm_free_scores, metrics_block
+from bench.models.judge import LexicalJudge, judge_metric_for
 from bench.results.schema import Result
 from bench.vocab import JUDGE, evidence_recall_metric
 
@@ -24,10 +25,6 @@ def judge_entry(result: Result) -> str | None:
         return named[0]
     if "judge" not in result.models:
         return None
-    from bench.models.judge import (  # the judge module loads the answer stack; only then
-        LexicalJudge,
-        judge_metric_for,
-    )
 
     if "judge" in result.standins:
         return LexicalJudge.metric
