@@ -36,6 +36,7 @@ from typing import Any
 from bench.data.slices import SLICE_NAMES
 from bench.errors import ConfigError
 from bench.models.stacks import ROLES, STACK_NAMES
+from bench.systems import get_system
 from bench.vocab import ARMS_DIR, HELDOUT_GROUP, heldout_slices, is_heldout
 
 TOP_LEVEL_KEYS = (
@@ -450,15 +451,11 @@ def _scoring(path: Path, table: Any) -> dict[str, bool]:
 def _known_system(path: Path, system: str) -> None:
     """Refuse a name the system registry lacks (RegistryError listing the known ones); this loads a plug-in's
     entry point, so a broken one is named here, when an arm uses it."""
-    from bench.systems import get_system
-
     get_system(system, where=f"{path}: field 'system'")
 
 
 def _checked_settings(path: Path, system: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The system owns its settings' meaning: it refuses unknown keys and wrong types and fills in defaults."""
-    from bench.systems import get_system
-
     try:
         return get_system(system).validate_settings(settings, where="settings")
     except ConfigError as exc:

@@ -41,6 +41,7 @@ from bench.run.arms import Arm, load_arm
 from bench.run.preflight import Preflight, SpendEstimate, use_estimator
 from bench.systems import get_system
 from bench.vocab import RESULTS_DIR
+from engram import config
 
 WRITE_ROLES = ("extract", "decide", "escalate", "llm_decider")
 QUESTION_ROLES = ("answer", "judge", "count_tokens")
@@ -493,13 +494,12 @@ def _question_role(
 
 
 def _engram_config() -> Any:
-    from engram import config
-
     return config
 
 
 def _extract_tokens(messages: Sequence[SliceMessage]) -> float:
     """Mean input of mem0's extraction request per message: its prompt, the message and the ones before it."""
+    # local import: mem0's system module is a plug-in the systems registry imports by name (bench.systems.base)
     from bench.systems.mem0_system import mem0_prompts
 
     prompt = estimate_input_tokens(mem0_prompts().ADDITIVE_EXTRACTION_PROMPT)
@@ -510,6 +510,7 @@ def _extract_tokens(messages: Sequence[SliceMessage]) -> float:
 
 
 def _update_prompt_tokens() -> float:
+    # local import: mem0's system module is a plug-in the systems registry imports by name (bench.systems.base)
     from bench.systems.mem0_system import mem0_prompts
 
     return float(estimate_input_tokens(mem0_prompts().DEFAULT_UPDATE_MEMORY_PROMPT))

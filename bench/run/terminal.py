@@ -18,6 +18,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
 from bench import settings
 from bench.errors import BenchError
 
@@ -74,8 +77,6 @@ def step(description: str, enabled: bool = True, console: Console | None = None)
     if not enabled or is_quiet():
         yield
         return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     spinner = Progress(
         SpinnerColumn(),

@@ -9,10 +9,13 @@ point elsewhere (tests, or a researcher's own adapters).
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
+import urllib.request
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +75,6 @@ class Adapter:
         """The version of `library` installed in the adapter's environment (None: not installed there), so a
         result records what ran, not what the adapter says about itself."""
         if self.environment == "project":
-            from importlib import metadata
-
             try:
                 return metadata.version(self.library)
             except metadata.PackageNotFoundError:
@@ -201,8 +202,6 @@ def _install_cpu_torch(adapter: Adapter, building: Path, pip: list[str], torch: 
 
 
 def _answers(index: str) -> bool:
-    import urllib.request
-
     try:
         with urllib.request.urlopen(f"{index.rstrip('/')}/torch/", timeout=10):
             return True
@@ -220,7 +219,5 @@ def _step(adapter: Adapter, building: Path, argv: list[str]) -> None:
 
 
 def _remove(path: Path) -> None:
-    import shutil
-
     if path.exists():
         shutil.rmtree(path)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bench.errors import ConfigError, RegistryError
 from bench.models.embeddings import shared_minilm
+from bench.models.providers import Models
 from bench.models.stacks import STACK_NAMES
 from bench.registry import Registry, attach_info
 
@@ -75,8 +76,6 @@ class SystemContext:
     @functools.cached_property
     def hub(self) -> Models:
         """This run's model objects per role, on this context's gateway (closed by whoever made the context)."""
-        from bench.models.providers import Models
-
         return Models.for_stack(self.stack, self.models, self.gateway, self.get_embedder)
 
     def get_embedder(self) -> Embedder:

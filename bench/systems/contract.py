@@ -27,6 +27,9 @@ from typing import Any
 
 from bench.data.slices import SliceMessage, SliceQuestion
 from bench.errors import BenchError, SystemFailed
+from bench.models.budget import RunLabels
+from bench.models.gateway import Gateway, check_mode
+from bench.models.stacks import build_stack
 from bench.systems.base import RetrievedLines, System, SystemContext, build_system
 
 HOME = "contract-home"
@@ -87,8 +90,6 @@ Builder = Callable[[str, Path], System]
 
 def context_builder(system: str, settings: Mapping[str, Any], stack: str, gateway: Any) -> Builder:
     """Builds the named system for one conversation, on `stack`, its model calls through `gateway`."""
-    from bench.models.stacks import build_stack
-
     models = build_stack(stack).models
 
     def build(conversation: str, run_dir: Path) -> System:
@@ -110,9 +111,6 @@ def context_builder(system: str, settings: Mapping[str, Any], stack: str, gatewa
 def offline_gateway(cache_dir: Path | None, mode: str | None = None) -> Iterator[Any]:
     """A gateway over a cache of the check's own (its calls are recorded there, never in a run's cache); `mode` as
     `run --mode` (record: send a live model server the calls a local stack makes)."""
-    from bench.models.budget import RunLabels
-    from bench.models.gateway import Gateway, check_mode
-
     with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch:
         gateway = Gateway(
             local=cache_dir or Path(scratch) / "cache",

@@ -25,7 +25,10 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from bench.results.trace import jsonable
 from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
+from engram import Engram, Flags, Mem0UpdateEscalator
+from engram.deciders import LLMRelationDecider
 
 if TYPE_CHECKING:
     from bench.data.slices import SliceMessage, SliceQuestion
@@ -45,8 +48,6 @@ RELATION_DECIDERS = ("typed", "llm_update")
 
 def _flag_settings() -> tuple[Setting, ...]:
     """One setting per `engram.Flags` field; its default None means "the preset's value"."""
-    from engram import Flags
-
     hints = typing.get_type_hints(Flags)
     settings = []
     for field in dataclasses.fields(Flags):
@@ -59,8 +60,6 @@ def _flag_settings() -> tuple[Setting, ...]:
 
 def flags_for(settings: dict[str, Any]) -> Any:
     """The Flags an arm resolves to: the preset, then every flag the arm sets."""
-    from engram import Flags
-
     preset = {"E4_FROZEN": Flags.frozen, "E2": Flags.e2, "ORIGINAL_FROZEN": Flags.original_frozen}
     overrides = {s.name: settings[s.name] for s in _flag_settings() if settings.get(s.name) is not None}
     return preset[settings["preset"]]().but(**overrides)
@@ -81,7 +80,6 @@ class EngramSystem(System):
 
     def __init__(self, settings: dict[str, Any], context: SystemContext) -> None:
         super().__init__(settings, context)
-        from engram import Engram, Mem0UpdateEscalator
 
         self.flags = flags_for(self.settings)
         models = context.hub
@@ -104,7 +102,6 @@ class EngramSystem(System):
     def _relation_decider(self, models: Models) -> Any:
         if self.settings["relation_decider"] != "llm_update":
             return None
-        from engram.deciders import LLMRelationDecider
 
         return LLMRelationDecider(models.chat("llm_decider"), model=models.ref("llm_decider").model)
 
@@ -157,8 +154,6 @@ class EngramSystem(System):
         return dict(sorted(explained.items()))
 
     def _explained(self, fact_id: str) -> dict[str, Any]:
-        from bench.results.trace import jsonable
-
         record = jsonable(self.engram.explain(fact_id))
         record.pop("belief_history", None)  # a filter of `history`; the trace keeps the history once
         record["decisions"] = [_decision_for_reading(d) for d in record["decisions"]]

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
+from bench.models.budget import Budget, Ledger, RunLabels, limits_from_env
+from bench.models.gateway import Gateway, ledger_path
 from bench.systems.base import SystemContext
 
 RUN_ENV = "ENGRAM_BENCH_RUN"
@@ -65,9 +67,6 @@ def run_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
 
 def gateway_from_run(run: Mapping[str, Any]) -> Any:
     """A gateway configured as the run's own (same cache, subsets, mode, strictness, labels, ledger)."""
-    from bench.models.budget import Budget, Ledger, RunLabels, limits_from_env
-    from bench.models.gateway import Gateway, ledger_path
-
     labels = RunLabels(run_id=run["run_id"], arm=run.get("arm"), slice_name=run.get("slice"))
     local = Path(run["cache_dir"]) if run.get("cache_dir") else None
     budget = None

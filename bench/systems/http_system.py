@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import httpx
 
 from bench.errors import ConfigError, IsolationLeak, SystemFailed
+from bench.models.endpoint import model_endpoint
 from bench.systems import wire
 from bench.systems.adapters import Adapter, load_adapter
 from bench.systems.base import (
@@ -37,6 +38,7 @@ from bench.systems.base import (
     WriteUsage,
     register_system,
 )
+from bench.systems.handoff import handoff_env
 from bench.systems.process import ServerProcess, command_words, expand, free_port, project_python
 
 if TYPE_CHECKING:
@@ -227,8 +229,6 @@ class HttpSystem(System):
         self._endpoint = self._stack.enter_context(endpoint_env(context))
         env = dict(self._endpoint)
         if self.adapter is not None and self.adapter.environment == "project":
-            from bench.systems.handoff import handoff_env
-
             env.update(handoff_env(context))
         process, url = start_server(
             self._command(),
@@ -427,8 +427,6 @@ class HttpSystem(System):
 def endpoint_env(context: SystemContext) -> Iterator[Mapping[str, str]]:
     starter = _model_endpoint
     if starter is None:
-        from bench.models.endpoint import model_endpoint
-
         starter = model_endpoint
     with starter(context) as env:
         yield env

@@ -72,6 +72,7 @@ class McpConnection:
             raise SystemFailed(f"{label}: the MCP session did not open: {_one_line(exc)}") from None
 
     async def _hold(self, transport: Callable[[], Any]) -> None:
+        # local import: mcp is the optional mcp extra, which the base install lacks
         from mcp import ClientSession
 
         self._closing = asyncio.Event()
@@ -185,6 +186,7 @@ class McpSystem(System):
 
     def _connect(self, context: SystemContext) -> McpConnection:
         try:
+            # local import: the optional mcp extra, probed here to refuse in one line without it
             import mcp  # noqa: F401
         except ImportError:
             raise ConfigError(
@@ -192,10 +194,12 @@ class McpSystem(System):
             ) from None
         start = float(self.settings["start_timeout_s"])
         if self.settings["url"]:
+            # local import: mcp is the optional mcp extra, which the base install lacks
             from mcp.client.streamable_http import streamable_http_client
 
             url = self.settings["url"]
             return McpConnection(lambda: streamable_http_client(url), self.label, start)
+        # local import: mcp is the optional mcp extra, which the base install lacks
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 

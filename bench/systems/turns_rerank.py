@@ -21,6 +21,8 @@ import numpy as np
 
 from bench.systems.base import RetrievedLines, Setting, register_system
 from bench.systems.raw_turn_rag import RawTurnRagSystem
+from engram import Ask, DecisionError
+from engram.questions import RELEVANT_TO_QUERY, relevance_key
 
 if TYPE_CHECKING:
     from bench.data.slices import SliceMessage, SliceQuestion
@@ -31,9 +33,6 @@ _UNJUDGED = -1.0
 
 def relevance_asks(turns: list[SliceMessage]) -> list[Any]:
     """One `relevant_to_query` ask per turn, keyed by its shortlist position."""
-    from engram import Ask
-    from engram.questions import RELEVANT_TO_QUERY, relevance_key
-
     return [
         Ask(
             relevance_key(i),
@@ -58,9 +57,6 @@ class TurnsRerankSystem(RawTurnRagSystem):
         self.decider = context.hub.decider()  # the stack's decide model, from the provider registry
 
     def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
-        from engram import DecisionError
-        from engram.questions import relevance_key
-
         if not self._turns:
             return RetrievedLines((), ())
         vectors = self._embedded()

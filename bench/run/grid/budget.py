@@ -111,6 +111,7 @@ class BudgetLink:
 
     def call(self, method: str, *args: Any) -> Any:
         if self.kind == "ray":
+            # local import: ray is the optional ray extra, which the base install lacks
             import ray
 
             return ray.get(getattr(self.handle, method).remote(*args))

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from bench.data.slices import Slice, load_slice
+from bench.data.slices import Slice, heldout_conversations, load_slice
 from bench.errors import HeldoutRefused, ResultError, RunLocked
 from bench.models.budget import Ledger, limits_from_env
 from bench.models.gateway import default_cache_dir, ledger_path, provider_mode
@@ -40,7 +40,8 @@ from bench.run.grid.shards import entries_from_texts, merge_entries, merge_shard
 from bench.run.grid.spec import GridPlan, GridSpec, Unit, plan_grid
 from bench.run.grid.worker import BLOCKED, FAILED, RAN, SKIPPED, UnitOutcome, UnitTask
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
-from bench.vocab import REPO_ROOT, RESULTS_DIR
+from bench.run.runner import default_runs_root
+from bench.vocab import REPO_ROOT, RESULTS_DIR, heldout_slice
 
 GRID_DIR = "grid"  # the default output root, under the runs folder
 STATE_DIR = ".grid"  # under the output root: the lock and the shards of units in progress
@@ -92,8 +93,6 @@ class GridReport:
 
 
 def default_out(runs_root: Path | None = None) -> Path:
-    from bench.run.runner import default_runs_root
-
     return Path(runs_root or default_runs_root()) / GRID_DIR
 
 
@@ -337,9 +336,6 @@ def is_done(unit: Unit, stack: str, out: Path, commit: str | None) -> bool:
 def _refuse_for_tag(unit: Unit, spec: GridSpec, out: Path) -> None:
     """Under a frozen tag a grid is a held-out run: held-out slices only, and, like `heldout`, it never overwrites
     a result (a unit already written at this commit was skipped before this check)."""
-    from bench.data.slices import heldout_conversations
-    from bench.vocab import heldout_slice
-
     allowed = {heldout_slice(c) for c in heldout_conversations()}
     if unit.slice_name not in allowed:
         raise HeldoutRefused(

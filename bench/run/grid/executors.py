@@ -194,6 +194,7 @@ def check_address(address: str) -> None:
 
 def import_ray() -> Any:
     try:
+        # local import: ray is the optional ray extra; its absence is refused in one line below
         import ray
     except ImportError:
         raise GridError(f"--executor ray: expected the ray package, found it not installed; {RAY_EXTRA_HINT}") from None
@@ -239,6 +240,7 @@ class RayExecutor(Executor):
         except Exception as exc:  # Ray's own errors are many; each is one line here
             where = self.address or "a local cluster"
             raise GridError(f"--executor ray: expected Ray to start on {where}, found: {_first_line(exc)}") from None
+        # local import: ray is the optional ray extra, which the base install lacks
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)

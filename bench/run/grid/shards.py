@@ -10,6 +10,7 @@ entry the cache already had, so duplicates are identical by key.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -52,8 +53,6 @@ def shard_texts(shard_dir: Path) -> list[str]:
 
 
 def entries_from_texts(texts: Iterable[str]) -> Iterator[CacheEntry]:
-    import json
-
     for text in texts:
         key = str(json.loads(text)["key"])
         yield parse_entry(text, key=key, where="a grid worker's shard")

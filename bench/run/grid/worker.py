@@ -33,6 +33,7 @@ from bench.run.grid.budget import BudgetLink, RemoteBudget
 from bench.run.grid.shards import shard_cache, shard_lock, shard_texts
 from bench.run.grid.spec import Unit, replicate_root
 from bench.run.request import RunRequest, RunServices
+from bench.run.runner import RunOptions, run_arm
 
 # Set in every worker whatever its machine's environment says: no model hub is ever reached from a grid worker.
 WORKER_ENV = {
@@ -88,8 +89,6 @@ class UnitOutcome:
 
 def run_unit(task: UnitTask) -> UnitOutcome:
     """Run one unit (called in a worker process by either executor)."""
-    from bench.run.runner import RunOptions, run_arm
-
     worker_environment()
     unit = task.unit
     started = time.perf_counter()
