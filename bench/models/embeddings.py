@@ -12,6 +12,7 @@ File: `embeddings.npz` with `texts` (unicode array), `vectors` (float32, n x 384
 from __future__ import annotations
 
 import functools
+import io
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 
 from bench import settings
 from bench.errors import CacheError
+from bench.results.atomic import write_bytes
 from engram import MiniLMEmbedder
 
 if TYPE_CHECKING:
@@ -94,12 +96,9 @@ class RecordedEmbedder:
 
     def save(self, path: Path) -> Path:
         """Write every vector this embedder has seen, in first-seen order (for shipping beside a subset)."""
-        from bench.results.atomic import write_bytes
-
         with self._lock:
             texts = np.array(self._order, dtype=np.str_)
             vectors = np.stack([self._vectors[t] for t in self._order]).astype(np.float32)
-        import io
 
         buffer = io.BytesIO()
         np.savez_compressed(buffer, texts=texts, vectors=vectors, model=np.array(self.name))
@@ -123,7 +122,8 @@ def shared_minilm() -> Embedder:
     per text under load, measured 2026-12-02), and a fixed thread count keeps float reductions in one order, so
     vectors do not depend on how many cores a machine has.
     """
-    import torch  # heavy, and only for the real embedder: a replay of recorded vectors and the analysis never load it
+    # local import: torch is the run extra; a replay of recorded vectors and the analysis never load it
+    import torch
 
     torch.set_num_threads(settings.current().torch_threads)
 

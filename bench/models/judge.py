@@ -29,6 +29,7 @@ turns a shown line came from), which needs the retrieval and so is computed at r
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
 import re
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 import numpy as np
+from py_rust_stemmers import SnowballStemmer
 
 from bench.errors import ConfigError
 from bench.models.cache import OFFLINE_PROVIDER, CallRequest, LiveResponse
@@ -240,8 +242,6 @@ def normalize_answer(text: Any) -> str:
 
 @cache
 def _stemmer() -> Any:
-    from py_rust_stemmers import SnowballStemmer  # ships with fastembed; the Snowball (Porter 2) English stemmer
-
     return SnowballStemmer("english")
 
 
@@ -263,8 +263,6 @@ _KEPT_WORDS = frozenset(
 def _stop_words() -> frozenset[str]:
     """spaCy's English stop-word list, read from its data module without importing spaCy itself (the package
     import takes seconds; the list is a plain Python set literal with no imports)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("spacy")
     if spec is None or spec.origin is None:
         raise RuntimeError("spaCy is not installed: the lexical judge needs its English stop-word list")

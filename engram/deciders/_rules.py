@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from engram import _lexical as lexical
+from engram._embed import MiniLMEmbedder
 from engram._exceptions import InvalidInput, MissingInput
 from engram._protocols import Embedder
 from engram._types import NO, YES, Ask, Decision
@@ -443,8 +444,6 @@ class RulesDecider:
         self.version = version
         self.model = f"rules-standin-v{version}"
         if embedder is None:
-            from engram._embed import MiniLMEmbedder
-
             embedder = MiniLMEmbedder()
         self._embedder = embedder
         self._scorers: dict[str, Callable[[Ask, _Request], dict[str, float]]] = {

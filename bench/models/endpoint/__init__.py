@@ -26,6 +26,9 @@ from bench.errors import ConfigError
 from bench.models.embeddings import shared_minilm
 from bench.models.endpoint.server import EndpointServer
 from bench.models.endpoint.service import EMBED_ROLE, MODEL_PREFIX, EndpointService, model_name
+from bench.models.gateway import Gateway, check_mode
+from bench.models.providers import Models
+from bench.models.stacks import ModelRef, Stack, build_stack, load_stack_spec
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -115,10 +118,6 @@ def start_endpoint(
     result). Alone, the endpoint opens its own gateway (`mode`, `strict`, `cache_dir`, `subsets` as for a run) and
     closes it on `stop()`. `models` are an arm's role overrides (role -> provider/model); `embedder` builds the
     embedder on the first embeddings request (default: the process-wide MiniLM)."""
-    from bench.models.gateway import Gateway, check_mode
-    from bench.models.providers import Models
-    from bench.models.stacks import build_stack
-
     check_mode(mode)
     if gateway is not None and (mode is not None or strict):
         raise ConfigError("start_endpoint: mode and strict belong to the gateway; pass them or a gateway, not both")
@@ -159,8 +158,6 @@ class EndpointEnv(dict[str, str]):
 @contextlib.contextmanager
 def model_endpoint(context: SystemContext) -> Iterator[EndpointEnv]:
     """The endpoint for one conversation of an out-of-process system: the run's gateway, stack and model hub."""
-    from bench.models.stacks import ModelRef, Stack, load_stack_spec
-
     spec = load_stack_spec(context.stack)
     refs = {role: ModelRef.parse(model, f"models.{role}") for role, model in context.models.items()}
     handle = start_endpoint(

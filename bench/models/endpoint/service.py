@@ -24,6 +24,7 @@ from bench.models.cache import ENDPOINT_CALLER
 from bench.models.endpoint.translate import Capabilities, Plan, translate_reply, translate_request, translations_of
 from bench.models.provider import is_standin
 from bench.models.stacks import ROLES
+from engram import LLMError
 
 if TYPE_CHECKING:
     from bench.models.providers import Models
@@ -163,6 +164,7 @@ class EndpointService:
             llm = self.hub.chat(role)
         except ConfigError as exc:
             raise EndpointError(400, f"{model_name(role)} is served by {ref}: {exc}", "not_a_chat_model") from None
+        # local import: the openai SDK is the run extra, which the analysis-only install lacks
         from bench.models.providers.openai.client import OpenAIChat
 
         if isinstance(llm, OpenAIChat):
@@ -235,8 +237,6 @@ class EndpointService:
         except BudgetExceeded as exc:
             raise EndpointError(402, str(exc), "budget_exceeded", fatal=exc) from None
         except ProviderError as exc:
-            from engram import LLMError
-
             if isinstance(exc, LLMError):  # unavailable after the gateway's own retries: the system decides
                 raise EndpointError(503, str(exc), "upstream_unavailable") from None
             raise EndpointError(400, str(exc), "upstream_refused", fatal=exc) from None
