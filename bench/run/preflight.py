@@ -24,6 +24,7 @@ from bench.errors import SpendNotConfirmed
 from bench.models.budget import usd
 from bench.models.provider import is_standin
 from bench.models.stacks import Stack, provider_of
+from bench.systems import get_system
 
 if TYPE_CHECKING:
     from bench.data.slices import Slice
@@ -121,8 +122,6 @@ class Preflight:
         when the system does not say."""
         if self.arm_spec is None:
             return sorted(self.stack.models)
-        from bench.systems import get_system
-
         writes = get_system(self.arm_spec.system).write_roles(self.arm_spec.settings)
         if writes is None:
             return sorted(self.stack.models)

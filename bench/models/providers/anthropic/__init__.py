@@ -21,6 +21,7 @@ class AnthropicProvider(Provider):
 
     def chat(self, model: str) -> LLM:
         if self._llm is None:
+            # local import: the client loads the anthropic SDK (run extra) and the gateway; stacks validate without them
             from bench.models.providers.anthropic.client import AnthropicLLM
 
             options: dict[str, Any] = {"retry": retry_policy(self.settings)}
@@ -32,6 +33,7 @@ class AnthropicProvider(Provider):
         return self._llm
 
     def token_counter(self, model: str) -> Any:
+        # local import: the client loads the anthropic SDK (run extra) and the gateway; stacks validate without them
         from bench.models.providers.anthropic.client import AnthropicTokenCounter
 
         return AnthropicTokenCounter(self.chat(model), model)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ class JevProvider(Provider):
     description = "TypeSafe Jev typed decisions (/v1/systemone)"
 
     def decider(self, model: str) -> DecisionBackend:
+        # local import: the client loads httpx (run extra) and the gateway; stacks validate without them
         from bench.models.providers.jev.client import JevDecider
 
         options: dict[str, Any] = {"retry": retry_policy(self.settings)}

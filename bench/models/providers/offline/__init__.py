@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# The clients (and with them the gateway) are imported when a role is built, not here: a stack file is validated
-# against this module, and validating must not load the gateway.
 from bench.errors import ConfigError
 from bench.models.cache import OFFLINE_PROVIDER
 from bench.models.providers import Provider, register_provider
 from bench.models.stacks import ProviderSettings
+from engram import RulesExtractor
+from engram.deciders import RulesDecider
 
 if TYPE_CHECKING:
     from engram import LLM, DecisionBackend, Extractor
@@ -53,37 +53,39 @@ class OfflineProvider(Provider):
             raise ConfigError(f"models: offline/{model} cannot serve as {what}")
 
     def _rules_decider(self) -> DecisionBackend:
-        from engram.deciders import RulesDecider
-
         return RulesDecider(self.embedder())
 
     def extractor(self, model: str) -> Extractor:
         self._require(model, "extractor", "an extractor")
+        # local import: the stand-in loads the gateway when its role is built; stacks validate without it
         from bench.models.clients.wrappers import GatewayExtractor
-        from engram import RulesExtractor
 
         return GatewayExtractor(RulesExtractor(), self.gateway)
 
     def decider(self, model: str) -> DecisionBackend:
         self._require(model, "decider", "a decision backend")
+        # local import: the stand-in loads the gateway when its role is built; stacks validate without it
         from bench.models.clients.wrappers import GatewayDecider
 
         return GatewayDecider(self._rules_decider(), self.gateway)
 
     def chat(self, model: str) -> LLM:
         self._require(model, "chat", "a chat model")
+        # local import: the stand-in loads the gateway when its role is built; stacks validate without it
         from bench.models.providers.offline.standins import RulesUpdateStandin
 
         return RulesUpdateStandin(self.gateway, self._rules_decider())
 
     def answerer(self, model: str) -> Any:
         self._require(model, "answerer", "the answerer")
+        # local import: the stand-in loads the gateway when its role is built; stacks validate without it
         from bench.models.judge import ExtractiveAnswerer
 
         return ExtractiveAnswerer(self.gateway, self.embedder())
 
     def judge(self, model: str, prompt: str) -> Any:
         self._require(model, "judge", "the judge")
+        # local import: the stand-in loads the gateway when its role is built; stacks validate without it
         from bench.models.judge import LexicalJudge, check_standin_judge_prompt
 
         check_standin_judge_prompt(prompt)
@@ -91,6 +93,7 @@ class OfflineProvider(Provider):
 
     def token_counter(self, model: str) -> Any:
         self._require(model, "token_counter", "the token counter")
+        # local import: the stand-in loads the gateway when its role is built; stacks validate without it
         from bench.models.tokens import LocalTokenCounter
 
         return LocalTokenCounter(self.gateway)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bench.models.clients.wrappers import OfflineLLM
+from engram.deciders import RulesUpdateLLM
 
 if TYPE_CHECKING:
     from engram import DecisionBackend
@@ -19,8 +20,6 @@ class RulesUpdateStandin(OfflineLLM):
 
     def __init__(self, gateway: Any, decider: DecisionBackend) -> None:
         super().__init__(gateway)
-        from engram.deciders import RulesUpdateLLM
-
         self.inner = RulesUpdateLLM(decider)
         self.model = decider.model
 

@@ -57,12 +57,14 @@ class OpenAIProvider(Provider):
                 f"{where}.base_url: expected the server's base URL (e.g. http://127.0.0.1:8000/v1) in the stack "
                 f"file or ${BASE_URL_ENV}, found neither"
             )
+        # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
         from bench.models.providers.openai.client import server_identity
 
         server_identity(base_url, f"{where}.base_url (or ${BASE_URL_ENV})")
 
     def chat(self, model: str) -> LLM:
         if self._llm is None:
+            # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
             from bench.models.providers.openai.client import OpenAIChat
 
             base_url = base_url_for(self.settings)
@@ -81,6 +83,7 @@ class OpenAIProvider(Provider):
         """`decide = "openai/<model>"`: the logprob decider, the one way an OpenAI-compatible endpoint answers typed
         questions (each option's probability read from the endpoint's log-probabilities). Built with one probe
         question, so an endpoint without log-probabilities stops the run before anything else is sent or cached."""
+        # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
         from bench.models.providers.openai.client import OpenAIChat
         from bench.models.providers.openai.logprob import LogprobDecider
 
@@ -91,6 +94,7 @@ class OpenAIProvider(Provider):
         return decider
 
     def token_counter(self, model: str) -> Any:
+        # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
         from bench.models.tokens import counter_for_model
 
         return counter_for_model(self.gateway, model)
