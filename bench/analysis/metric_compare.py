@@ -10,13 +10,11 @@ refuses a file that lacks the metric, naming the file and field.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.inter_rater import cohens_kappa
 
 from bench.analysis.compare import ComparisonSide, stack_warnings
 from bench.analysis.pairing import GradedComparison, Pairing
@@ -181,10 +179,7 @@ def judge_agreement(a: ComparisonSide, b: ComparisonSide, include_unscored: bool
     table = np.array([[np.sum(la & lb), np.sum(la & ~lb)], [np.sum(~la & lb), np.sum(~la & ~lb)]])
     agree = int(table[0, 0] + table[1, 1])
     both_constant = len(set(la.tolist())) == 1 and set(la.tolist()) == set(lb.tolist())
-    # statsmodels also computes a z value, which divides by 0 when one judge is constant: that warning is noise here
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        kappa = None if both_constant else float(cohens_kappa(table).kappa)
+    kappa = None if both_constant else cohens_kappa(table)
     return JudgeAgreement(
         judge_a=_judge_names(a),
         judge_b=_judge_names(b),
@@ -209,3 +204,14 @@ def render_agreement(agreement: JudgeAgreement) -> str:
             f"A WRONG / B CORRECT {agreement.correct_b_only}",
         ]
     )
+
+
+def cohens_kappa(table: np.ndarray) -> float:
+    """Cohen's kappa of a square agreement table: (observed − chance agreement) / (1 − chance agreement), chance
+    agreement being Σ_i (row share of i)·(column share of i), the agreement two judges would reach labelling
+    independently at their own rates."""
+    counts = np.asarray(table, dtype=float)
+    n = counts.sum()
+    observed = np.diag(counts).sum() / n
+    chance = float(np.sum(counts.sum(1) / n * (counts.sum(0) / n)))
+    return float((observed - chance) / (1 - chance))

@@ -1,12 +1,16 @@
 """Intervals for single accuracies, and what a paired table of n questions could have detected.
 
-Wilson intervals (statsmodels `proportion_confint(method="wilson")`) behave well near 0 and 1, where the normal
-interval does not, so single accuracies such as 30/35 get honest bounds.
+Wilson intervals behave well near 0 and 1, where the normal interval does not, so single accuracies such as 30/35
+get honest bounds. The score interval inverts the normal test of p: with z = Φ⁻¹(1 − α/2) and p̂ = correct/n,
+
+    centre = (p̂ + z²/2n) / (1 + z²/n),   half-width = z·√(p̂(1 − p̂)/n + z²/4n²) / (1 + z²/n).
 
 Minimum detectable effect (MDE): the smallest true mean paired difference a two-sided test at level α detects with
 the given power. Assumption, stated here because a reader must know it: the paired test is treated as a one-sample
-t-test on d_i (statsmodels `TTestPower`), with the standard deviation of d either observed in the table or stated
-by the caller. McNemar on 0/1 answers is close to this test at the sample sizes of these tables; the MDE is a
+t-test on d_i, with the standard deviation of d either observed in the table or stated by the caller. The power of
+that test at standardised effect δ (df = n − 1, noncentrality δ√n, c = the t quantile at 1 − α/2) is
+P(T' > c) + P(T' < −c) for T' noncentral t; the MDE is the δ whose power is the target, found by root finding,
+times the sd. McNemar on 0/1 answers is close to this test at the sample sizes of these tables; the MDE is a
 planning figure ("this table could not have seen an effect smaller than …"), not a property of the observed data.
 """
 
@@ -14,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.power import TTestPower
-from statsmodels.stats.proportion import proportion_confint
+from scipy import optimize, special, stats
 
 from bench.analysis.stats.paired import Interval
 from bench.errors import ResultError
@@ -37,8 +40,14 @@ def wilson_interval(correct: int, n: int, level: float = 0.95) -> Interval:
     """Accuracy correct/n with its Wilson score interval (fractions)."""
     if n <= 0 or not 0 <= correct <= n:
         raise ResultError(f"wilson interval: expected 0 <= correct <= n and n > 0, found {correct}/{n}")
-    low, high = proportion_confint(correct, n, alpha=1 - level, method="wilson")
-    return Interval(correct / n, float(low), float(high))
+    z = float(stats.norm.isf((1 - level) / 2))
+    share = correct / n
+    shrink = 1 + z**2 / n
+    centre = (share + z**2 / (2 * n)) / shrink
+    half_width = z * np.sqrt(share * (1.0 - share) / n + z**2 / (4.0 * n**2)) / shrink
+    # the bounds lie in [0, 1] exactly; rounding can put one a hair outside (e.g. -1e-17 at 0 correct)
+    low, high = (float(np.clip(bound, 0.0, 1.0)) for bound in (centre - half_width, centre + half_width))
+    return Interval(share, low, high)
 
 
 def minimum_detectable_effect(n: int, sd: float, power: float = 0.80, alpha: float = 0.05) -> float:
@@ -48,8 +57,32 @@ def minimum_detectable_effect(n: int, sd: float, power: float = 0.80, alpha: flo
         raise ResultError(f"minimum detectable effect: expected at least 2 paired questions, found {n}")
     if not sd > 0:
         raise ResultError(f"minimum detectable effect: expected a positive sd of the differences, found {sd}")
-    effect_size = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
-    return float(np.asarray(effect_size).item()) * sd
+    return _standardised_mde(n, power, alpha) * sd
+
+
+def paired_t_power(effect_size: float, n: int, alpha: float = 0.05) -> float:
+    """The power of the two-sided one-sample t-test at level `alpha` over n values whose true mean is `effect_size`
+    standard deviations from 0: the chance that the noncentral t statistic lands beyond either critical value."""
+    df, shift = n - 1, effect_size * np.sqrt(n)
+    critical = float(stats.t.isf(alpha / 2, df))
+    above = 1.0 - special.nctdtr(df, shift, critical)
+    below = special.nctdtr(df, shift, -critical)
+    # For a positive effect the lower tail is tiny; where it underflows (one degree of freedom, shift past ~8) scipy
+    # answers NaN instead of ~0, and the power is the upper tail alone.
+    return float(above + (0.0 if np.isnan(below) else below))
+
+
+def _standardised_mde(n: int, power: float, alpha: float) -> float:
+    """The effect size (in sd units) at which `paired_t_power` reaches `power`. Power rises with the effect from α
+    at 0; the normal approximation (z_{1−α/2} + z_power)/√n sits just below the root, so twice it (doubled again
+    while short) brackets it, and the noncentral t is only evaluated where scipy computes it well."""
+    if not alpha < power < 1:
+        raise ResultError(f"minimum detectable effect: expected alpha < power < 1, found power {power}, alpha {alpha}")
+    short = lambda effect: paired_t_power(effect, n, alpha) - power  # noqa: E731
+    upper = 2 * float(stats.norm.isf(alpha / 2) + stats.norm.ppf(power)) / np.sqrt(n)
+    while short(upper) < 0:
+        upper *= 2
+    return float(optimize.brentq(short, 0.0, upper, xtol=1e-14, rtol=1e-14))
 
 
 def observed_mde(d: pd.Series | np.ndarray, power: float = 0.80, alpha: float = 0.05) -> float:
