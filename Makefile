@@ -19,7 +19,7 @@ export HF_DATASETS_OFFLINE := 1
 export MEM0_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env adapters lint test reproduce-dev paper paper-check bench heldout-tags clean-env
+.PHONY: env analysis-env adapters lint test reproduce-dev paper paper-check bench heldout-tags clean-env
 
 env: $(STAMP)
 
@@ -37,6 +37,18 @@ $(STAMP): pyproject.toml requirements.lock
 	  echo "make env: WARNING: torch $$($(BIN)/python -c 'import torch; print(torch.__version__)') is a CUDA build (several GB); this project needs only the CPU build (see README, Install)"
 	$(PIP) -e '.[test,run,hf,ray,mcp]'
 	@touch $(STAMP)
+
+# The analysis-only install (compare, view, show, rescore, the importers, paper build/check; no run layer) in
+# .venv-analysis: the base dependencies only, no pip inside (the interpreter's own pip, 22.3 or later, installs into
+# it) and no bytecode compiled ahead of use. scripts/measure_analysis_venv.py measures it against pip's default.
+ANALYSIS_VENV := .venv-analysis
+analysis-env: $(ANALYSIS_VENV)/.installed
+
+$(ANALYSIS_VENV)/.installed: pyproject.toml requirements.lock
+	@test -x $(ANALYSIS_VENV)/bin/python || $(PYTHON) -m venv --without-pip $(ANALYSIS_VENV)
+	$(PYTHON) -m pip --python $(ANALYSIS_VENV)/bin/python install --quiet --disable-pip-version-check --no-compile \
+	  -c requirements.lock -e .
+	@touch $@
 
 # The shipped third-party adapters' own environments (.venvs/NAME/ from systems/NAME/requirements.txt; A-MEM's about
 # 2.1 GB with torch's CPU build, LangMem's about 260 MB), rebuilt when their pins change. With them, `make test` runs
