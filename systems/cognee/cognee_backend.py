@@ -1,0 +1,130 @@
+"""The cognee memory backend (imported by server.py once cognee's settings are in the environment)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import sys
+import threading
+from collections.abc import Coroutine
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+
+import cognee
+from cognee import SearchType
+from protocol_server import MemoryBackend, approx_tokens
+
+Result = TypeVar("Result")
+
+
+class LoopThread:
+    """One event loop for the server's life: cognee caches async engines (SQLAlchemy, LanceDB) bound to the loop
+    that first used them, so every call runs on the same loop, from whichever request thread asks."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="cognee-loop", daemon=True).start()
+
+    def run(self, work: Coroutine[Any, Any, Result]) -> Result:
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
+
+
+def document_name(text: str) -> str:
+    """The name cognee gives a text added as a string: `text_` and the md5 of its content."""
+    return "text_" + hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
+def chunks_of(found: list[Any]) -> list[dict[str, Any]]:
+    """The chunks of a search answer. With access control on (see server.py) cognee answers one entry per dataset
+    searched, `{"dataset_name", "search_result": [chunks], "error"?}`; a dataset's error is raised, not dropped."""
+    chunks: list[dict[str, Any]] = []
+    for entry in found:
+        if isinstance(entry, dict) and "dataset_name" in entry:
+            if entry.get("error"):
+                raise RuntimeError(f"cognee search of dataset {entry['dataset_name']}: {entry['error']}")
+            chunks.extend(entry.get("search_result") or [])
+        elif isinstance(entry, dict):
+            chunks.append(entry)
+    return chunks
+
+
+class CogneeBackend(MemoryBackend):
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.loop = LoopThread()
+        self.generation: dict[str, int] = {}
+        self.sources: dict[str, dict[str, list[str]]] = {}  # namespace -> document name -> message ids
+        self.failed: dict[str, int] = {}
+        self.stored: dict[str, int] = {}
+        self.loop.run(self._fresh_store())
+
+    async def _fresh_store(self) -> None:
+        # the data dir is the run's own: anything there is a previous run's, which this one must not see
+        await cognee.prune.prune_data()
+        await cognee.prune.prune_system(metadata=True)
+
+    def _dataset(self, namespace: str) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_]", "_", namespace)
+        return f"{safe}_{self.generation.get(namespace, 0)}"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": "cognee",
+            "library": "cognee",
+            "version": metadata.version("cognee"),
+            "store": f"cognee's embedded defaults: SQLite, LanceDB {metadata.version('lancedb')}, its graph store; "
+            "one dataset per namespace",
+            "config": {
+                "llm": "litellm + instructor json_schema_mode, engram-bench/extract at the gateway endpoint",
+                "embeddings": "engram-bench/embed (384 dims) at the gateway endpoint",
+                "retrieval": "SearchType.CHUNKS over the namespace's dataset, top k",
+            },
+        }
+
+    def reset(self, namespace: str) -> None:
+        if namespace in self.generation or namespace in self.sources:
+            self.generation[namespace] = self.generation.get(namespace, 0) + 1
+        self.sources[namespace] = {}
+        self.failed[namespace] = 0
+        self.stored[namespace] = 0
+
+    def write(self, namespace: str, message: dict[str, Any]) -> dict[str, Any]:
+        text = f"[{message['date']}] {message['speaker']}: {message['text']}"
+        dataset = self._dataset(namespace)
+        self.sources.setdefault(namespace, {}).setdefault(document_name(text), []).append(message["id"])
+        self.loop.run(cognee.add(text, dataset_name=dataset))
+        try:
+            self.loop.run(cognee.cognify(datasets=[dataset]))
+        except Exception as exc:  # a reply that failed cognee's validation after its retries: counted, run goes on
+            self.failed[namespace] = self.failed.get(namespace, 0) + 1
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            print(f"cognee: cognify of message {message['id']} failed: {reason}", file=sys.stderr, flush=True)
+            return {"usage": {"calls": None}, "stored": 0}
+        self.stored[namespace] = self.stored.get(namespace, 0) + 1
+        return {"usage": {"calls": None}, "stored": 1}
+
+    def retrieve(self, namespace: str, question: str, k: int | None, as_of: dict[str, Any]) -> dict[str, Any]:
+        if not self.stored.get(namespace) and not self.sources.get(namespace):
+            return {"lines": [], "retrieved_tokens": 0, "usage": {"calls": 0}}
+        found = self.loop.run(
+            cognee.search(
+                query_text=question, query_type=SearchType.CHUNKS, datasets=[self._dataset(namespace)], top_k=k or 10
+            )
+        )
+        known = self.sources.get(namespace, {})
+        lines = []
+        for chunk in chunks_of(found)[: k or 10]:
+            text = str(chunk.get("text", "")).strip()
+            sources = known.get(str(chunk.get("document_name", "")), [])
+            if text:
+                lines.append({"text": text, "sources": sources, "score": chunk.get("score")})
+        return {"lines": lines, "retrieved_tokens": approx_tokens([line["text"] for line in lines]), "usage": {"calls": 1}}
+
+    def stats(self, namespace: str) -> dict[str, Any]:
+        return {
+            "stored": self.stored.get(namespace, 0),
+            "unit": "document",
+            "health": {"failed_writes": self.failed.get(namespace, 0)},
+        }
