@@ -145,3 +145,25 @@ def test_langmem_records_against_a_schema_valid_fake_server_and_replays_every_ca
     assert first["store"]["stored"] == MESSAGES and first["store"]["health"]["empty_writes"] == 0
     sources = {s for a in first["answers"] for line in a["sources"] for s in line}
     assert sources and sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
+
+
+def test_cognee_records_against_a_schema_valid_fake_server_and_replays_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cognee's whole pipeline (chunking, graph extraction, summaries, embeddings, chunk search) run twice, the second
+    time from the cache alone: every prompt it builds must be the same on a second run for that to hold."""
+    adapter_ready("cognee", server=False)
+    sandbox(tmp_path, monkeypatch)
+    with FakeModelServer(schema_valid_responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        run_cli(the_run("cognee", "record", tmp_path / "rec"), monkeypatch, capsys)
+        sent = server.count()
+        run_cli(the_run("cognee", "replay", tmp_path / "rep"), monkeypatch, capsys)
+    first, again = (result_of(tmp_path / side) for side in ("rec", "rep"))
+    assert again["calls"]["misses"] == 0 and server.count() == sent > 0
+    assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
+    # each message is one document, cognified whole: every retrieved line is a stored message, sourced to it
+    assert first["store"]["stored"] == MESSAGES and first["store"]["health"]["failed_writes"] == 0
+    sources = {s for a in first["answers"] for line in a["sources"] for s in line}
+    assert sources and sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
+    assert first["extras"]["system"]["model_endpoint"]["calls"]["embed"]["local"] > 0
