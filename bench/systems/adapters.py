@@ -8,6 +8,7 @@ point elsewhere (tests, or a researcher's own adapters).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -27,9 +28,10 @@ SYSTEMS_DIR_ENV = settings.SYSTEMS
 VENVS_DIR_ENV = settings.VENVS
 MANIFEST = "adapter.toml"
 ENVIRONMENTS = ("venv", "project")
-KEYS = ("description", "library", "store", "environment", "command", "requirements", "roles", "config")
+KEYS = ("description", "library", "store", "environment", "command", "requirements", "python", "roles", "config")
 REQUIRED = ("description", "library", "store", "environment", "command")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_VERSION = re.compile(r"3\.[0-9]{1,2}")
 INSTALL_TIMEOUT_S = 1800
 PYPI_INDEX = "https://pypi.org/simple"  # beside the torch index, for torch's own dependencies (as in the Makefile)
 
@@ -54,6 +56,7 @@ class Adapter:
     environment: str
     command: tuple[str, ...]
     requirements: str | None
+    python_version: str | None = None  # `python = "3.12"`: the venv is built with that interpreter, not the harness's
     roles: tuple[str, ...] = ()
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -127,6 +130,7 @@ def load_adapter(name: str, root: Path | None = None) -> Adapter:
                 f"{path}: requirements: expected the name of a requirements file in {folder} "
                 f"(environment = 'venv'), found {requirements!r}"
             )
+    python_version = _python_version(path, data, texts["environment"])
     roles = data.get("roles", [])
     if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
         raise ConfigError(f"{path}: roles: expected a list of role names, found {roles!r}")
@@ -138,6 +142,7 @@ def load_adapter(name: str, root: Path | None = None) -> Adapter:
         folder=folder,
         command=tuple(command_words(data["command"], f"{path}: command")),
         requirements=requirements if isinstance(requirements, str) else None,
+        python_version=python_version,
         roles=tuple(roles),
         config=config,
         **texts,
@@ -151,12 +156,64 @@ def _text(path: Path, data: dict[str, Any], key: str) -> str:
     return value
 
 
+def _python_version(path: Path, data: dict[str, Any], environment: str) -> str | None:
+    """The manifest's `python` ("3.12"), for a library that needs another Python than the harness's own."""
+    value = data.get("python")
+    if value is None:
+        return None
+    if environment != "venv":
+        raise ConfigError(f"{path}: python: only an adapter with environment = 'venv' can choose its interpreter")
+    if not isinstance(value, str) or not _VERSION.fullmatch(value):
+        raise ConfigError(f'{path}: python: expected a Python version such as "3.12", found {value!r}')
+    return value
+
+
+def find_interpreter(version: str) -> str:
+    """A working `python<version>`: the harness's own when it is that version, else one on PATH, else pyenv's newest
+    matching build ($PYENV_ROOT, default ~/.pyenv). Each candidate is asked its version, because a pyenv shim on PATH
+    exists whether or not it can run that version. SystemFailed in one line when none is found."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    builds = sorted(pyenv.glob(f"{version}.*/bin/python{version}"), key=_build_order, reverse=True)
+    on_path = shutil.which(f"python{version}")
+    for candidate in [*([on_path] if on_path else []), *map(str, builds)]:
+        real = _runs_as(candidate, version)
+        if real is not None:
+            return real
+    raise SystemFailed(
+        f"python: the adapter needs Python {version}, found no working python{version} on PATH nor under {pyenv}; "
+        f"install one (e.g. `pyenv install {version}`)"
+    )
+
+
+def _build_order(path: Path) -> tuple[int, ...]:
+    """3.12.10 after 3.12.9 (a plain string sort puts it first)."""
+    return tuple(int(part) if part.isdigit() else -1 for part in path.parent.parent.name.split("."))
+
+
+def _runs_as(candidate: str, version: str) -> str | None:
+    """The real interpreter behind `candidate` if it runs and is `version` (None otherwise)."""
+    code = "import sys; print(f'{sys.version_info.major}.{sys.version_info.minor}', sys.executable)"
+    try:
+        done = subprocess.run([candidate, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    except OSError:
+        return None
+    said = done.stdout.split(maxsplit=1) if done.returncode == 0 else []
+    return said[1].strip() if len(said) == 2 and said[0] == version else None
+
+
 def install(adapter: Adapter, *, python: str | None = None) -> Path:
     """Build `.venvs/<name>/` from the adapter's requirements file; the venv is built beside its final place and
     renamed into it only when pip succeeded, so a failed install leaves no half-built environment behind."""
     if adapter.environment == "project":
         return Path(sys.executable)
     assert adapter.requirements is not None
+    if python is None and adapter.python_version is not None:
+        try:  # before anything is built: a missing interpreter leaves everything as it was
+            python = find_interpreter(adapter.python_version)
+        except SystemFailed as exc:
+            raise SystemFailed(f"adapter {adapter.name!r}: {adapter.folder / MANIFEST}: {exc}") from None
     target = adapter.venv
     building = target.with_name(f".{target.name}.building")
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -167,3 +167,25 @@ def test_cognee_records_against_a_schema_valid_fake_server_and_replays_every_cal
     sources = {s for a in first["answers"] for line in a["sources"] for s in line}
     assert sources and sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
     assert first["extras"]["system"]["model_endpoint"]["calls"]["embed"]["local"] > 0
+
+
+def test_graphiti_records_against_a_schema_valid_fake_server_and_replays_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Graphiti on embedded FalkorDB, run twice, the second time from the cache alone: its uuids (seeded by the
+    adapter) and one-call-at-a-time writes keep every prompt the same on a second run."""
+    adapter_ready("graphiti", server=False)
+    sandbox(tmp_path, monkeypatch)
+    with FakeModelServer(schema_valid_responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        run_cli(the_run("graphiti", "record", tmp_path / "rec"), monkeypatch, capsys)
+        sent = server.count()
+        run_cli(the_run("graphiti", "replay", tmp_path / "rep"), monkeypatch, capsys)
+    first, again = (result_of(tmp_path / side) for side in ("rec", "rep"))
+    assert again["calls"]["misses"] == 0 and server.count() == sent > 0
+    assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
+    health = first["store"]["health"]
+    assert health["failed_writes"] == 0  # a schema-valid model: every episode was added
+    sources = {s for a in first["answers"] for line in a["sources"] for s in line}
+    assert sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
+    assert first["extras"]["system"]["model_endpoint"]["calls"]["embed"]["local"] > 0

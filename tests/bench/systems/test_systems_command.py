@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fakeservers import CHAT_COMPLETIONS, FakeModelServer, schema_valid_responder
 
+from bench.errors import ConfigError
 from bench.systems.adapters import adapter_names, load_adapter
 from tests.cli_main import exit_code_of
 
@@ -91,6 +92,80 @@ def test_a_cpu_torch_pin_that_no_index_holds_is_named_with_what_to_set(
     assert "torch==2.13.0+cpu (the CPU build its requirements pin) is neither at http://127.0.0.1:9/whl/cpu" in err
     assert "ENGRAM_TORCH_INDEX" in err
     assert not (tmp_path / "venvs" / "tensorpad").exists() and not list((tmp_path / "venvs").glob(".tensorpad*"))
+
+
+def _interpreter(path: Path, version: str, *, works: bool, log: Path | None = None) -> None:
+    """A `python<version>` stand-in: the harness's own interpreter behind a script that answers the version probe
+    with `version` (and logs every other use), or, with works=False, a pyenv shim that cannot run it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if works:
+        body = (
+            f'case "$2" in *version_info*) echo "{version} $0"; exit 0;; esac\n'
+            f'echo "$@" >> {log}\nexec {sys.executable} "$@"\n'
+        )
+    else:
+        body = f'echo "pyenv: python{version}: command not found" >&2\nexit 127\n'
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def test_an_adapter_asking_for_another_python_gets_its_environment_built_with_that_interpreter(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The manifest says `python = "3.97"`: a shim on PATH that cannot run it is passed over, pyenv's build is
+    asked its version and builds the venv."""
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    monkeypatch.setenv("ENGRAM_VENVS_DIR", str(tmp_path / "venvs"))
+    used = tmp_path / "used.log"
+    _interpreter(tmp_path / "shims" / "python3.97", "3.97", works=False)
+    _interpreter(tmp_path / "pyenv" / "versions" / "3.97.2" / "bin" / "python3.97", "3.97", works=True, log=used)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'shims'}:/usr/bin:/bin")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    _venv_adapter(tmp_path / "systems", "futurelog", "# no third-party packages\n")
+    manifest = tmp_path / "systems" / "futurelog" / "adapter.toml"
+    manifest.write_text(manifest.read_text() + 'python = "3.97"\n')
+    assert load_adapter("futurelog").python_version == "3.97"
+
+    code, out, err = _cli(["systems", "install", "futurelog"], monkeypatch, capsys)
+    assert code == 0, err
+    assert used.read_text().startswith(f"-m venv {tmp_path / 'venvs' / '.futurelog.building'}")
+    assert (tmp_path / "venvs" / "futurelog" / "bin" / "python").exists()
+
+
+def test_an_adapter_whose_python_is_nowhere_is_refused_in_one_line_before_anything_is_built(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    monkeypatch.setenv("ENGRAM_VENVS_DIR", str(tmp_path / "venvs"))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    _venv_adapter(tmp_path / "systems", "oldtimer", "# no third-party packages\n")
+    manifest = tmp_path / "systems" / "oldtimer" / "adapter.toml"
+    manifest.write_text(manifest.read_text() + 'python = "3.98"\n')
+    code, _, err = _cli(["systems", "install", "oldtimer"], monkeypatch, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"adapter 'oldtimer': {manifest}: python: the adapter needs Python 3.98" in err
+    assert "pyenv install 3.98" in err
+    assert not (tmp_path / "venvs").exists() or not any((tmp_path / "venvs").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("environment", "line", "said"),
+    [
+        ("venv", 'python = "three-twelve"', "python: expected a Python version such as \"3.12\", found 'three-twelve'"),
+        ("venv", "python = 3.12", 'python: expected a Python version such as "3.12", found 3.12'),
+        ("project", 'python = "3.12"', "python: only an adapter with environment = 'venv' can choose its interpreter"),
+    ],
+)
+def test_a_python_the_manifest_cannot_mean_is_refused_naming_the_field(
+    environment: str, line: str, said: str, tmp_path: Path
+) -> None:
+    _venv_adapter(tmp_path, "oddball", "# no third-party packages\n")
+    manifest = tmp_path / "oddball" / "adapter.toml"
+    manifest.write_text(manifest.read_text().replace('"venv"', f'"{environment}"') + line + "\n")
+    with pytest.raises(ConfigError, match="oddball") as refused:
+        load_adapter("oddball", tmp_path)
+    assert str(refused.value) == f"{manifest}: {said}"
 
 
 def test_a_malformed_manifest_is_refused_naming_its_field(
