@@ -103,8 +103,10 @@ def test_a_crash_mid_run_stops_it_and_the_rerun_replays_what_the_first_one_cache
     result = json.loads(written.read_text())
     needed = set(written.with_suffix(".calls.txt").read_text().split())
     assert recorded <= needed  # the rerun needed every call the first run made...
-    # ...and made none of them again: the cache grew by exactly the rerun's misses, each a call not made before.
-    assert len(_cached_keys(tmp_path / "cache")) == len(recorded) + result["calls"]["misses"]
+    # ...and made none of them again: every one was a hit, and the cache grew only by calls not made before (at most
+    # one key per miss: two identical requests in flight at once both miss and share one key)
+    grown = len(_cached_keys(tmp_path / "cache")) - len(recorded)
+    assert 0 < grown <= result["calls"]["misses"]
     assert result["calls"]["hits"] >= len(recorded)
 
 
