@@ -93,6 +93,27 @@ def result_of(folder: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text()))
 
 
+def replayed_on_a_fake_server(
+    adapter: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[dict[str, Any], set[str]]:
+    """The run recorded against a server whose every reply is JSON valid under the schema asked for, then replayed
+    with that server still up: the replay must miss nothing, send it nothing and retrieve the same lines. Returns
+    the recorded result and the message ids its lines name."""
+    adapter_ready(adapter, server=False)
+    sandbox(tmp_path, monkeypatch)
+    with FakeModelServer(schema_valid_responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        run_cli(the_run(adapter, "record", tmp_path / "rec"), monkeypatch, capsys)
+        sent = server.count()
+        run_cli(the_run(adapter, "replay", tmp_path / "rep"), monkeypatch, capsys)
+    first, again = (result_of(tmp_path / side) for side in ("rec", "rep"))
+    assert again["calls"]["misses"] == 0 and server.count() == sent > 0
+    assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
+    sources = {s for a in first["answers"] for line in a["sources"] for s in line}
+    assert sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
+    return first, sources
+
+
 @pytest.mark.local_server
 def test_a_mem_records_on_smollm2_through_the_endpoint_and_replays_with_the_server_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -131,20 +152,10 @@ def test_langmem_records_against_a_schema_valid_fake_server_and_replays_every_ca
 ) -> None:
     """The same run twice, the second from the cache alone: LangMem's random memory ids would reach its prompts and
     miss the cache, so the adapter draws them from a seeded generator."""
-    adapter_ready("langmem", server=False)
-    sandbox(tmp_path, monkeypatch)
-    with FakeModelServer(schema_valid_responder) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        run_cli(the_run("langmem", "record", tmp_path / "rec"), monkeypatch, capsys)
-        run_cli(the_run("langmem", "replay", tmp_path / "rep"), monkeypatch, capsys)
-        sent = server.count()
-    first, again = (result_of(tmp_path / side) for side in ("rec", "rep"))
-    assert again["calls"]["misses"] == 0 and server.count() == sent
-    assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
+    first, sources = replayed_on_a_fake_server("langmem", tmp_path, monkeypatch, capsys)
     # a model that always calls the insert tool with what was said: one memory per message, each sourced to it
     assert first["store"]["stored"] == MESSAGES and first["store"]["health"]["empty_writes"] == 0
-    sources = {s for a in first["answers"] for line in a["sources"] for s in line}
-    assert sources and sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
+    assert sources
 
 
 def test_cognee_records_against_a_schema_valid_fake_server_and_replays_every_call(
@@ -152,20 +163,10 @@ def test_cognee_records_against_a_schema_valid_fake_server_and_replays_every_cal
 ) -> None:
     """cognee's whole pipeline (chunking, graph extraction, summaries, embeddings, chunk search) run twice, the second
     time from the cache alone: every prompt it builds must be the same on a second run for that to hold."""
-    adapter_ready("cognee", server=False)
-    sandbox(tmp_path, monkeypatch)
-    with FakeModelServer(schema_valid_responder) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        run_cli(the_run("cognee", "record", tmp_path / "rec"), monkeypatch, capsys)
-        sent = server.count()
-        run_cli(the_run("cognee", "replay", tmp_path / "rep"), monkeypatch, capsys)
-    first, again = (result_of(tmp_path / side) for side in ("rec", "rep"))
-    assert again["calls"]["misses"] == 0 and server.count() == sent > 0
-    assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
+    first, sources = replayed_on_a_fake_server("cognee", tmp_path, monkeypatch, capsys)
     # each message is one document, cognified whole: every retrieved line is a stored message, sourced to it
     assert first["store"]["stored"] == MESSAGES and first["store"]["health"]["failed_writes"] == 0
-    sources = {s for a in first["answers"] for line in a["sources"] for s in line}
-    assert sources and sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
+    assert sources
     assert first["extras"]["system"]["model_endpoint"]["calls"]["embed"]["local"] > 0
 
 
@@ -174,18 +175,6 @@ def test_graphiti_records_against_a_schema_valid_fake_server_and_replays_every_c
 ) -> None:
     """Graphiti on embedded FalkorDB, run twice, the second time from the cache alone: its uuids (seeded by the
     adapter) and one-call-at-a-time writes keep every prompt the same on a second run."""
-    adapter_ready("graphiti", server=False)
-    sandbox(tmp_path, monkeypatch)
-    with FakeModelServer(schema_valid_responder) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        run_cli(the_run("graphiti", "record", tmp_path / "rec"), monkeypatch, capsys)
-        sent = server.count()
-        run_cli(the_run("graphiti", "replay", tmp_path / "rep"), monkeypatch, capsys)
-    first, again = (result_of(tmp_path / side) for side in ("rec", "rep"))
-    assert again["calls"]["misses"] == 0 and server.count() == sent > 0
-    assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
-    health = first["store"]["health"]
-    assert health["failed_writes"] == 0  # a schema-valid model: every episode was added
-    sources = {s for a in first["answers"] for line in a["sources"] for s in line}
-    assert sources <= {f"D1:{i}" for i in range(1, MESSAGES + 1)}
+    first, _ = replayed_on_a_fake_server("graphiti", tmp_path, monkeypatch, capsys)
+    assert first["store"]["health"]["failed_writes"] == 0  # a schema-valid model: every episode was added
     assert first["extras"]["system"]["model_endpoint"]["calls"]["embed"]["local"] > 0
