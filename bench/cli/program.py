@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import signal
 import sqlite3
 import sys
 from dataclasses import replace
+from types import FrameType
 from typing import Any
 
 import typer
@@ -89,20 +91,66 @@ _register_commands()
 
 
 INTERRUPTED = 130  # the shell's code for a SIGINT ending (and typer's for Ctrl-C)
+TERMINATED = 128 + signal.SIGTERM  # the shell's code for a SIGTERM ending
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a plain `kill`, a job scheduler's timeout), raised in the main thread so the command stops the way
+    Ctrl-C stops it: finally blocks and exit handlers run, so every server the run started (a memory system's
+    adapter and its workers, the gateway endpoint) is stopped with it instead of outliving it. Python's default for
+    SIGTERM ends the process at once and runs none of them."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # The servers go first: a worker thread waiting on one's reply is freed at once (the connection closes), where
+    # waiting for it to answer before the exit handlers run could take the server's whole time limit.
+    process = sys.modules.get("bench.systems.process")  # loaded only by a run that started a server
+    if process is not None:
+        process.stop_all_servers()
+    raise Terminated()
+
+
+def _raised_by_sigterm(exc: BaseException) -> bool:
+    """Whether Terminated is in the chain an exception was raised from (typer wraps it in click's Exit(130))."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, Terminated):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def main() -> None:
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        _main()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main() -> None:
     try:
         app()
     except BenchError as exc:
         print(f"engram-bench: {redact(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except Terminated:
+        print(f"engram-bench: stopped by SIGTERM; {kept_summary()}", file=sys.stderr)
+        sys.exit(TERMINATED)
     except KeyboardInterrupt:
         print(f"engram-bench: interrupted; {kept_summary()}", file=sys.stderr)
         sys.exit(INTERRUPTED)
     except SystemExit as exc:
-        if exc.code == INTERRUPTED:  # typer turns Ctrl-C into a silent exit 130: say what was kept
-            print(f"engram-bench: interrupted; {kept_summary()}", file=sys.stderr)
+        if exc.code == INTERRUPTED:  # typer turns Ctrl-C (and Terminated) into a silent exit 130: say what was kept
+            terminated = _raised_by_sigterm(exc)
+            print(
+                f"engram-bench: {'stopped by SIGTERM' if terminated else 'interrupted'}; {kept_summary()}",
+                file=sys.stderr,
+            )
+            if terminated:
+                sys.exit(TERMINATED)
         raise
     except OSError as exc:
         # A full disk deep inside a library (engram's store, a lock file) has no BenchError of its own.

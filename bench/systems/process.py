@@ -141,8 +141,9 @@ class ServerProcess:
 
 
 @atexit.register
-def _stop_all() -> None:
-    """A run that dies of an unexpected exception still stops every server it started."""
+def stop_all_servers() -> None:
+    """A run that dies of an unexpected exception still stops every server it started; so does one stopped by
+    SIGTERM (bench.cli.program calls this first, so a worker thread waiting on a server's reply is freed)."""
     for server in list(_RUNNING):
         with contextlib.suppress(Exception):
             server.stop()

@@ -4,6 +4,8 @@ file; every way it can misbehave stops the run with one line naming it, and noth
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -210,3 +212,42 @@ def test_an_adapter_result_records_the_installed_library_version(
     described = json.loads(written.read_text())["extras"]["system"]
     assert described["memory_system"]["version"] == metadata.version("httpx")
     assert described["adapter"] == {"name": "wordbag", "environment": "project", "roles": [], "config": {}}
+
+
+def test_a_run_killed_with_sigterm_stops_the_service_it_started_and_writes_nothing(tmp_path: Path) -> None:
+    """A plain `kill` (or a scheduler's time limit) on the harness: the memory service it started goes with it, the
+    way it does on Ctrl-C, instead of being left running with nobody to stop it."""
+    marker = str(tmp_path / "requests.count")  # on the service's command line: tells it from any other test's
+    _arm(tmp_path, "stalled", _command("--slow-retrieve", "120", "--count-file", marker))
+    env = {
+        **os.environ,
+        "ENGRAM_CACHE_DIR": str(tmp_path / "cache"),
+        "ENGRAM_RUNS_DIR": str(tmp_path / "runs"),
+        "ENGRAM_LEDGER": str(tmp_path / "ledger.jsonl"),
+    }
+    argv = ["run", "stalled", "--slice", "dev", "--arms-dir", str(tmp_path / "arms"), "--out", str(tmp_path / "out")]
+    harness = subprocess.Popen(
+        [sys.executable, "-m", "bench", *argv, "--quiet"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        service = _pids_of(marker, within_s=60)
+        assert service, "the harness never started the service"
+        time.sleep(1.0)  # into the stalled retrieve
+        harness.send_signal(signal.SIGTERM)
+        _, err = harness.communicate(timeout=30)
+    finally:
+        harness.kill()
+    assert harness.returncode == 143
+    assert err.strip().splitlines()[-1].startswith("engram-bench: stopped by SIGTERM;")
+    assert _pids_of(marker, within_s=0) == []
+    assert _no_results(tmp_path)
+
+
+def _pids_of(command_part: str, within_s: float) -> list[str]:
+    """The pids of processes whose command line holds `command_part`, waiting up to `within_s` for one."""
+    deadline = time.monotonic() + within_s
+    while True:
+        running = subprocess.run(["pgrep", "-f", command_part], capture_output=True, text=True).stdout.split()
+        if running or time.monotonic() >= deadline:
+            return running
+        time.sleep(0.1)
