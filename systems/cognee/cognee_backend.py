@@ -14,9 +14,23 @@ from typing import Any, TypeVar
 
 import cognee
 from cognee import SearchType
+from cognee.infrastructure.llm import retry_config
 from protocol_server import MemoryBackend, approx_tokens
+from tenacity import stop_after_attempt
 
 Result = TypeVar("Result")
+
+# cognee's model adapters are imported on the first model call, and their retry decorators read this stop condition
+# then. cognee 1.6.5 retries a failed structured call for at least 240 s with exponential back-off; through the
+# harness a retry is the same request, answered from the call cache with the same reply, so it could only fail again
+# after minutes of sleep (in a replay too). One attempt: the failure reaches the write, which counts it in
+# health.failed_writes. instructor's own re-asks (a different request carrying the validation error) still run.
+LLM_ADAPTER_MODULE = (
+    "cognee.infrastructure.llm.structured_output_framework.litellm_instructor.llm.generic_llm_api.adapter"
+)
+if LLM_ADAPTER_MODULE in sys.modules:
+    raise SystemExit(f"cognee adapter: {LLM_ADAPTER_MODULE} was imported with cognee, so its retry cannot be set")
+retry_config.llm_retry_stop_condition = stop_after_attempt(1)
 
 
 class LoopThread:
@@ -97,7 +111,7 @@ class CogneeBackend(MemoryBackend):
         self.loop.run(cognee.add(text, dataset_name=dataset))
         try:
             self.loop.run(cognee.cognify(datasets=[dataset]))
-        except Exception as exc:  # a reply that failed cognee's validation after its retries: counted, run goes on
+        except Exception as exc:  # a reply failing cognee's validation (one attempt, see the top): counted, run goes on
             self.failed[namespace] = self.failed.get(namespace, 0) + 1
             reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             print(f"cognee: cognify of message {message['id']} failed: {reason}", file=sys.stderr, flush=True)
@@ -106,7 +120,7 @@ class CogneeBackend(MemoryBackend):
         return {"usage": {"calls": None}, "stored": 1}
 
     def retrieve(self, namespace: str, question: str, k: int | None, as_of: dict[str, Any]) -> dict[str, Any]:
-        if not self.stored.get(namespace) and not self.sources.get(namespace):
+        if not self.stored.get(namespace):  # nothing cognified (or every cognify failed): cognee's search would raise
             return {"lines": [], "retrieved_tokens": 0, "usage": {"calls": 0}}
         found = self.loop.run(
             cognee.search(
