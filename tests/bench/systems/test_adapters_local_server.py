@@ -222,6 +222,11 @@ def test_graphiti_builds_its_graph_from_smollm2_through_the_endpoint_and_replays
 
 
 @pytest.mark.local_server
+@pytest.mark.xfail(
+    strict=False,
+    reason="when SmolLM2 fails a cognify, cognee cancels sibling tasks at timing-dependent points, so the replay can "
+    "reach a call the record never made (seen once in CI, 2026-12-05); replays exactly when no cognify fails",
+)
 def test_cognee_cognifies_with_smollm2_through_the_endpoint_and_replays_with_the_server_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
