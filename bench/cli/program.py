@@ -122,6 +122,13 @@ def _raised_by_sigterm(exc: BaseException) -> bool:
     return False
 
 
+def _stopped(*, by_sigterm: bool) -> None:
+    """One line on what a stopped command kept, and the shell's exit code for how it was stopped."""
+    how = "stopped by SIGTERM" if by_sigterm else "interrupted"
+    print(f"engram-bench: {how}; {kept_summary()}", file=sys.stderr)
+    sys.exit(TERMINATED if by_sigterm else INTERRUPTED)
+
+
 def main() -> None:
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -136,21 +143,11 @@ def _main() -> None:
     except BenchError as exc:
         print(f"engram-bench: {redact(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except Terminated:
-        print(f"engram-bench: stopped by SIGTERM; {kept_summary()}", file=sys.stderr)
-        sys.exit(TERMINATED)
-    except KeyboardInterrupt:
-        print(f"engram-bench: interrupted; {kept_summary()}", file=sys.stderr)
-        sys.exit(INTERRUPTED)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
+        _stopped(by_sigterm=_raised_by_sigterm(exc))
     except SystemExit as exc:
         if exc.code == INTERRUPTED:  # typer turns Ctrl-C (and Terminated) into a silent exit 130: say what was kept
-            terminated = _raised_by_sigterm(exc)
-            print(
-                f"engram-bench: {'stopped by SIGTERM' if terminated else 'interrupted'}; {kept_summary()}",
-                file=sys.stderr,
-            )
-            if terminated:
-                sys.exit(TERMINATED)
+            _stopped(by_sigterm=_raised_by_sigterm(exc))
         raise
     except OSError as exc:
         # A full disk deep inside a library (engram's store, a lock file) has no BenchError of its own.
