@@ -33,6 +33,13 @@ if LLM_ADAPTER_MODULE in sys.modules:
 retry_config.llm_retry_stop_condition = stop_after_attempt(1)
 
 
+# Not cognee's default ("llm": a summary per chunk, asked of the model at the same time as the chunk's graph). Each
+# chunk's summary is built from its extracted graph instead, so a cognify's model calls come one after another: when a
+# concurrent graph extraction failed, cognee cancelled the summary call at a point that depended on timing, and a
+# strict replay could then ask for a reply the record never got. The retrieval here (CHUNKS) never reads summaries.
+SUMMARY_METHOD = "from_extraction"
+
+
 class LoopThread:
     """One event loop for the server's life: cognee caches async engines (SQLAlchemy, LanceDB) bound to the loop
     that first used them, so every call runs on the same loop, from whichever request thread asks."""
@@ -92,6 +99,8 @@ class CogneeBackend(MemoryBackend):
             "one dataset per namespace",
             "config": {
                 "llm": "litellm + instructor json_schema_mode, engram-bench/extract at the gateway endpoint",
+                "summary_method": SUMMARY_METHOD,
+                "failed_cognify": "the message's document is deleted (not retried with the next message)",
                 "embeddings": "engram-bench/embed (384 dims) at the gateway endpoint",
                 "retrieval": "SearchType.CHUNKS over the namespace's dataset, top k",
             },
@@ -107,17 +116,35 @@ class CogneeBackend(MemoryBackend):
     def write(self, namespace: str, message: dict[str, Any]) -> dict[str, Any]:
         text = f"[{message['date']}] {message['speaker']}: {message['text']}"
         dataset = self._dataset(namespace)
-        self.sources.setdefault(namespace, {}).setdefault(document_name(text), []).append(message["id"])
+        name = document_name(text)
+        known = self.sources.setdefault(namespace, {})
+        new_document = name not in known
+        known.setdefault(name, []).append(message["id"])
         self.loop.run(cognee.add(text, dataset_name=dataset))
         try:
-            self.loop.run(cognee.cognify(datasets=[dataset]))
+            self.loop.run(cognee.cognify(datasets=[dataset], summary_method=SUMMARY_METHOD))
         except Exception as exc:  # a reply failing cognee's validation (one attempt, see the top): counted, run goes on
             self.failed[namespace] = self.failed.get(namespace, 0) + 1
             reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             print(f"cognee: cognify of message {message['id']} failed: {reason}", file=sys.stderr, flush=True)
+            if new_document:
+                self.loop.run(self._drop_document(dataset, name))
+                del known[name]
             return {"usage": {"calls": None}, "stored": 0}
         self.stored[namespace] = self.stored.get(namespace, 0) + 1
         return {"usage": {"calls": None}, "stored": 1}
+
+    async def _drop_document(self, dataset_name: str, name: str) -> None:
+        """Delete a document whose cognify failed. cognee keeps it pending and cognifies it again with the next
+        message's; that retry would count as the next write's, and whether it succeeds depends on what ran first."""
+        for dataset in await cognee.datasets.list_datasets():
+            if dataset.name != dataset_name:
+                continue
+            for data in await cognee.datasets.list_data(dataset.id):
+                if data.name == name:
+                    await cognee.datasets.delete_data(dataset_id=dataset.id, data_id=data.id)
+                    return
+        raise RuntimeError(f"cognee: failed document {name} is not in dataset {dataset_name}, so it cannot be dropped")
 
     def retrieve(self, namespace: str, question: str, k: int | None, as_of: dict[str, Any]) -> dict[str, Any]:
         if not self.stored.get(namespace):  # nothing cognified (or every cognify failed): cognee's search would raise
