@@ -52,10 +52,11 @@ $(ANALYSIS_VENV)/.installed: pyproject.toml requirements.lock
 
 # The shipped third-party adapters' own environments (.venvs/NAME/ from systems/NAME/requirements.txt; A-MEM's about
 # 2.1 GB with torch's CPU build, LangMem's about 260 MB, cognee's about 1.6 GB, Graphiti's about 260 MB on Python
-# 3.12), rebuilt when their pins change. With them, `make test` runs the adapters' tests (the contract against a
-# schema-valid fake server, the shipped SmolLM2 replay, and with the `local` extra a record on the real server
-# replayed with it stopped) instead of skipping them. .ci/run builds them.
-ADAPTERS := a-mem langmem cognee graphiti
+# 3.12, Letta's client about 46 MB), rebuilt when their pins change. With them, `make test` runs the adapters' tests
+# (the contract against a schema-valid fake server, or for Letta a fake Letta server; the shipped SmolLM2 replay; and
+# with the `local` extra a record on the real server replayed with it stopped) instead of skipping them. .ci/run
+# builds them.
+ADAPTERS := a-mem langmem cognee graphiti letta
 adapters: export ENGRAM_TORCH_INDEX := $(TORCH_INDEX)
 adapters: $(foreach a,$(ADAPTERS),.venvs/$(a)/.installed)
 
