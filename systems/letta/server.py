@@ -46,7 +46,7 @@ class LettaBackend(MemoryBackend):
         from letta_client import APIConnectionError, Letta  # imported here: a missing variable is named first
 
         self.unreachable = APIConnectionError
-        self.base_url = required_env("LETTA_BASE_URL", "the address of a running Letta server, e.g. http://127.0.0.1:8283")
+        self.base_url = required_env("LETTA_BASE_URL", "a running Letta server's address, e.g. http://127.0.0.1:8283")
         self.endpoint = required_env("OPENAI_BASE_URL", "the gateway endpoint the harness passes to every adapter")
         self.client = Letta(base_url=self.base_url, api_key=os.environ.get("LETTA_API_KEY") or "engram-bench")
         self.agents: dict[str, str] = {}  # namespace -> the agent holding its passages

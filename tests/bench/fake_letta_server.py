@@ -15,7 +15,6 @@ import urllib.request
 import uuid
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -33,13 +32,19 @@ class FakeLettaServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> FakeLettaServer:
+    def start(self) -> FakeLettaServer:
         self._thread.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def __enter__(self) -> FakeLettaServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def passages_of(self, agent_name_prefix: str) -> list[dict[str, Any]]:
         """Every live passage of the agents whose name starts with the prefix."""

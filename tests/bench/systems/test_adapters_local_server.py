@@ -74,10 +74,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def record_then_replay(
-    adapter: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    adapter: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Record on the real server, stop it, replay: the replay makes the same calls, every one from the cache."""
     sandbox(tmp_path, monkeypatch)
@@ -94,8 +91,7 @@ def record_then_replay(
     assert again["calls"]["misses"] == 0 and first["calls"]["misses"] > 0
     endpoint, replayed_endpoint = (r["extras"]["system"]["model_endpoint"] for r in (first, again))
     # every call the library made is answered from the cache: those sent, and any it repeated word for word
-    assert set(replayed_endpoint["calls"]["extract"]) == {"cached"}
-    assert replayed_endpoint["calls"]["extract"]["cached"] == sum(endpoint["calls"]["extract"].values())
+    assert replayed_endpoint["calls"]["extract"] == {"cached": sum(endpoint["calls"]["extract"].values())}
     assert [a["lines"] for a in again["answers"]] == [a["lines"] for a in first["answers"]]
     assert [a["answer"] for a in again["answers"]] == [a["answer"] for a in first["answers"]]
     assert again["store"] == first["store"]

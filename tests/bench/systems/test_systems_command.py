@@ -190,8 +190,8 @@ def test_every_shipped_adapter_passes_the_contract(
     if loaded.not_runnable_reason() is not None:
         pytest.skip(f"{adapter}: {loaded.not_runnable_reason()}")
     if adapter == "letta":  # it talks to a Letta server, which does not install here: the fake one stands in
-        letta = FakeLettaServer().__enter__()
-        request.addfinalizer(lambda: letta.__exit__(None, None, None))
+        letta = FakeLettaServer().start()
+        request.addfinalizer(letta.stop)
         monkeypatch.setenv("LETTA_BASE_URL", letta.url)
     if loaded.environment == "venv" and "extract" in loaded.roles:
         # Its library asks a chat model for every write, which the offline stack does not have: the local stack,
