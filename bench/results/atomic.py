@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from bench.results.writable import disk_refused
+from bench.errors import PathError
+from bench.results.writable import disk_refused, not_a_regular_file
 
 _UMASK_LOCK = threading.Lock()
 
@@ -56,6 +57,9 @@ written: list[Path] = []
 
 
 def _write_bytes(target: Path, data: bytes) -> Path:
+    found = not_a_regular_file(target)
+    if found is not None:  # renaming over a device as root would replace it with an ordinary file
+        raise PathError(f"{target}: expected a regular file to replace, found {found}; nothing was written")
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(target.stat().st_mode)

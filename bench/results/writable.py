@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import stat
 import tempfile
 from pathlib import Path
 
@@ -51,11 +52,36 @@ def check_folder(path: str | os.PathLike[str], what: str) -> Path:
     return folder
 
 
+def not_a_regular_file(path: Path) -> str | None:
+    """What `path` is when it exists and is not a regular file (a device, a FIFO, a socket, a folder), else None.
+    An atomic write renames a new file over its target: done over /dev/null as root, that replaces the device with
+    an ordinary file, so such a target is refused instead. A symlink is followed: a link to a regular file is fine."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a symlink loop (ELOOP), a name too long...
+        return f"a path that cannot be followed ({exc.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "something that is not a regular file"
+
+
 def check_file(path: str | os.PathLike[str], what: str) -> Path:
-    """`path` can be written as a file: not a folder, in a folder this process can write (or create)."""
+    """`path` can be written as a file: not a folder or device, in a folder this process can write (or create)."""
     target = Path(path)
-    if target.is_dir():
-        raise PathError(f"{what} {target}: expected a file to write, found a folder")
+    found = not_a_regular_file(target)
+    if found is not None:
+        raise PathError(f"{what} {target}: expected a regular file to write, found {found}")
     try:
         check_folder(target.parent, what)
     except PathError as exc:

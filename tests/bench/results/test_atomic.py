@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.errors import PathError
 from bench.results import atomic
 from bench.results.atomic import current_umask, write_json, write_text
+from bench.results.writable import check_file
 
 
 @pytest.fixture(params=[0o022, 0o002, 0o077])
@@ -58,3 +60,34 @@ def test_no_temporary_file_is_left_behind_when_a_write_fails(tmp_path: Path) -> 
     with pytest.raises(TypeError):
         write_json(tmp_path / "bad.json", {"not json": object()})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_device_named_as_the_output_is_refused_and_survives(tmp_path: Path) -> None:
+    # A device node of our own making (never the real /dev/null): as root, renaming a file over it would replace the
+    # device with an ordinary file, which is what `schema --out /dev/null` once did to the machine running the suite.
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    device = tmp_path / "null"
+    os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    with pytest.raises(PathError, match="expected a regular file to replace, found a character device"):
+        write_text(device, "schema")
+    assert stat.S_ISCHR(device.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["null"]  # no temporary left beside it
+
+
+def test_a_fifo_named_as_the_output_is_refused_before_any_work(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(PathError, match="found a FIFO"):
+        check_file(fifo, "schema --out")
+    with pytest.raises(PathError, match="found a FIFO"):
+        write_json(fifo, {"a": 1})
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_symlink_to_a_regular_file_is_accepted_as_the_output(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert check_file(link, "view --out") == link

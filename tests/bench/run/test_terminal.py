@@ -43,7 +43,7 @@ def test_quiet_shows_no_spinner(monkeypatch: pytest.MonkeyPatch) -> None:
     assert screen.getvalue() == ""
 
 
-def test_quiet_silences_qdrant_warnings_and_transformers_logging() -> None:
+def test_quiet_silences_qdrant_warnings_and_transformers_logging(tmp_path: Path) -> None:
     # In a fresh process: --quiet changes the process's environment and warning filters.
     script = (
         "import sys, warnings\n"
@@ -58,12 +58,17 @@ def test_quiet_silences_qdrant_warnings_and_transformers_logging() -> None:
     )
     env = {k: v for k, v in os.environ.items() if k != QUIET_ENV}
     done = subprocess.run(
-        [sys.executable, "-c", script, os.devnull], capture_output=True, text=True, cwd=REPO_ROOT, env=env, check=True
+        [sys.executable, "-c", script, str(tmp_path / "schema.json")],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
     )
     assert "Payload indexes" not in done.stderr
     assert done.stdout.split()[-3:] == ["error", "1", str(40)]
     loud = subprocess.run(
-        [sys.executable, "-W", "always", "-c", script.replace("'--quiet', ", ""), os.devnull],
+        [sys.executable, "-W", "always", "-c", script.replace("'--quiet', ", ""), str(tmp_path / "loud.json")],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
