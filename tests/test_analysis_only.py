@@ -1,5 +1,5 @@
 """The analysis-only install: with none of the run layer's packages importable (torch, transformers, spaCy, mem0,
-qdrant, Ray, the model SDKs, the Hugging Face datasets library), nor statsmodels, every analysis command still works
+qdrant, Ray, the model SDKs, the Hugging Face datasets library), every analysis command still works
 on the committed results: compare, show, rescore, view, both importers, paper check of both papers and paper build of v3.
 
 The packages are refused by a meta-path finder in a fresh interpreter, as if `pip install -e .` had installed the base
@@ -35,10 +35,6 @@ RUN_LAYER = (
     "datasets",
     "pyarrow",
     "huggingface_hub",
-    # not the run layer but not the base install either: statsmodels is in the test extra only (the tests cross-check
-    # bench.analysis.stats against it), so no analysis command may need it
-    "statsmodels",
-    "patsy",
 )
 
 # Runs each command in one interpreter (the imports are paid once), then prints which refused packages were asked

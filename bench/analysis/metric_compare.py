@@ -10,11 +10,13 @@ refuses a file that lacks the metric, naming the file and field.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_kappa
 
 from bench.analysis.compare import ComparisonSide, stack_warnings
 from bench.analysis.pairing import GradedComparison, Pairing
@@ -207,11 +209,9 @@ def render_agreement(agreement: JudgeAgreement) -> str:
 
 
 def cohens_kappa(table: np.ndarray) -> float:
-    """Cohen's kappa of a square agreement table: (observed − chance agreement) / (1 − chance agreement), chance
-    agreement being Σ_i (row share of i)·(column share of i), the agreement two judges would reach labelling
-    independently at their own rates."""
-    counts = np.asarray(table, dtype=float)
-    n = counts.sum()
-    observed = np.diag(counts).sum() / n
-    chance = float(np.sum(counts.sum(1) / n * (counts.sum(0) / n)))
-    return float((observed - chance) / (1 - chance))
+    """Cohen's kappa of a square agreement table (statsmodels): (observed − chance agreement) / (1 − chance
+    agreement), chance agreement being the agreement two judges would reach labelling independently at their rates."""
+    # statsmodels also computes a z value, which divides by 0 when one judge is constant: that warning is noise here
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(statsmodels_kappa(table).kappa)

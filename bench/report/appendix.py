@@ -34,7 +34,7 @@ def list_entries(appendix_dir: Path = APPENDIX_DIR) -> list[dict[str, Any]]:
 
 def run_entry(entry: str, out_dir: Path | None = None) -> list[Path]:
     """Re-execute one appendix entry (the command its index line shows) and return the files it wrote."""
-    # local import: the report layer (matplotlib, pandas: ~1 s); `--help` loads this module
+    # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s); `--help` loads this module
     from bench.report.build import build
 
     return build(out_dir=out_dir or PAPER_DIR, only=entry).written

@@ -61,7 +61,7 @@ def side_of(path: Path, result: Result) -> Side:
 
 def require_same_questions(a: Side, b: Side) -> None:
     """Two sides pair only over one question set; one line naming a question found on one side only."""
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s); `--help` loads this module
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s); `--help` loads this module
     import pandas as pd
 
     from bench.analysis.pairing import Pairing  # pandas loads only for paired reports
@@ -124,7 +124,7 @@ def _mean(values: Sequence[float | int | None]) -> float | None:
 def _wilson(correct: int, n: int) -> tuple[float | None, float | None, float | None]:
     if n == 0:
         return None, None, None
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s); `--help` loads this module
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s); `--help` loads this module
     from bench.analysis.stats import wilson_interval
 
     w = wilson_interval(correct, n).points()
@@ -180,7 +180,7 @@ class Paired:
 def paired(a: Side, b: Side) -> Paired | None:
     """A − B over the questions both sides score, with the per-question 95% interval and exact McNemar p (the same
     functions as ``engram-bench compare``); None when no question is scored on both."""
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s); `--help` loads this module
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s); `--help` loads this module
     import pandas as pd
 
     from bench.analysis.pairing import Pairing  # pandas and the statistics load only for a paired report

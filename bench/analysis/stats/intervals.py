@@ -1,16 +1,16 @@
 """Intervals for single accuracies, and what a paired table of n questions could have detected.
 
-Wilson intervals behave well near 0 and 1, where the normal interval does not, so single accuracies such as 30/35
-get honest bounds. The score interval inverts the normal test of p: with z = Φ⁻¹(1 − α/2) and p̂ = correct/n,
-
-    centre = (p̂ + z²/2n) / (1 + z²/n),   half-width = z·√(p̂(1 − p̂)/n + z²/4n²) / (1 + z²/n).
+Wilson intervals (statsmodels `proportion_confint(method="wilson")`) behave well near 0 and 1, where the normal
+interval does not, so single accuracies such as 30/35 get honest bounds.
 
 Minimum detectable effect (MDE): the smallest true mean paired difference a two-sided test at level α detects with
 the given power. Assumption, stated here because a reader must know it: the paired test is treated as a one-sample
 t-test on d_i, with the standard deviation of d either observed in the table or stated by the caller. The power of
 that test at standardised effect δ (df = n − 1, noncentrality δ√n, c = the t quantile at 1 − α/2) is
 P(T' > c) + P(T' < −c) for T' noncentral t; the MDE is the δ whose power is the target, found by root finding,
-times the sd. McNemar on 0/1 answers is close to this test at the sample sizes of these tables; the MDE is a
+times the sd. This solver is our own because statsmodels' `TTestPower.solve_power` is wrong here: at n = 1540 it
+returns the mirror-image negative root, and elsewhere it stops ~1e-6 short of the root (tests/bench/analysis/
+test_stats_library.py shows both). McNemar on 0/1 answers is close to this test at the sample sizes of these tables; the MDE is a
 planning figure ("this table could not have seen an effect smaller than …"), not a property of the observed data.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
+from statsmodels.stats.proportion import proportion_confint
 
 from bench.analysis.stats.paired import Interval
 from bench.errors import ResultError
@@ -40,14 +41,8 @@ def wilson_interval(correct: int, n: int, level: float = 0.95) -> Interval:
     """Accuracy correct/n with its Wilson score interval (fractions)."""
     if n <= 0 or not 0 <= correct <= n:
         raise ResultError(f"wilson interval: expected 0 <= correct <= n and n > 0, found {correct}/{n}")
-    z = float(stats.norm.isf((1 - level) / 2))
-    share = correct / n
-    shrink = 1 + z**2 / n
-    centre = (share + z**2 / (2 * n)) / shrink
-    half_width = z * np.sqrt(share * (1.0 - share) / n + z**2 / (4.0 * n**2)) / shrink
-    # the bounds lie in [0, 1] exactly; rounding can put one a hair outside (e.g. -1e-17 at 0 correct)
-    low, high = (float(np.clip(bound, 0.0, 1.0)) for bound in (centre - half_width, centre + half_width))
-    return Interval(share, low, high)
+    low, high = proportion_confint(correct, n, alpha=1 - level, method="wilson")
+    return Interval(correct / n, float(low), float(high))
 
 
 def minimum_detectable_effect(n: int, sd: float, power: float = 0.80, alpha: float = 0.05) -> float:

@@ -1,9 +1,9 @@
 """Exact McNemar test on the discordant questions of a paired comparison.
 
 Only questions where exactly one side is correct carry information: under the null, each is equally likely to favour
-either side, so the count favouring A is Binomial(b + c, 1/2). The two-sided exact p-value doubles the tail of the
-smaller count, min(1, 2·P(X ≤ min(b, c))) = min(1, 2·Σ_{i ≤ min(b,c)} C(b+c, i) / 2^(b+c)), the original's formula;
-it is 1.0 when there are no discordant questions. The tests cross-check it with `scipy.stats.binomtest`.
+either side, so the count favouring A is Binomial(b + c, 1/2). statsmodels computes the two-sided exact p-value,
+min(1, 2·P(X ≤ min(b, c))) = min(1, 2·Σ_{i ≤ min(b,c)} C(b+c, i) / 2^(b+c)), the original's formula; it is 1.0 when
+there are no discordant questions.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
 
 from bench.analysis.stats.paired import require_same_questions
 
@@ -31,7 +31,7 @@ class Discordance:
         return self.both + self.only_a + self.only_b + self.neither
 
     def table(self) -> np.ndarray:
-        """Rows: A correct / wrong; columns: B correct / wrong."""
+        """Rows: A correct / wrong; columns: B correct / wrong (statsmodels' layout)."""
         return np.array([[self.both, self.only_a], [self.only_b, self.neither]])
 
 
@@ -54,5 +54,5 @@ def mcnemar_exact_p(only_a: int, only_b: int) -> float:
         raise ValueError(f"discordant counts must be non-negative, got {only_a} and {only_b}")
     if only_a + only_b == 0:
         return 1.0
-    tail = stats.binom.cdf(min(only_a, only_b), only_a + only_b, 0.5)
-    return float(min(1.0, tail * 2))
+    result = mcnemar(np.array([[0, only_a], [only_b, 0]]), exact=True)
+    return float(min(1.0, result.pvalue))

@@ -2,9 +2,9 @@
 
 A family is a fixed, ordered list of test ids (the paper's S1-S7). Adjusting over whatever tests happen to be at hand
 would let the family shrink after the fact, so the adjustment refuses a p-value set that is not exactly the declared
-family. Holm's arithmetic: sort the m p-values ascending, multiply the i-th smallest by (m − i + 1), carry the
-running maximum upward and cap at 1. Rejection steps down: the i-th smallest is rejected while every p-value up to it
-is at most α/(m − i + 1); the first that is not stops the rejections, for it and all larger ones.
+family. The arithmetic is statsmodels' ``multipletests(method="holm")``: sort the m p-values ascending, multiply the
+i-th smallest by (m − i + 1), carry the running maximum upward and cap at 1. Rejection steps down: the i-th smallest
+is rejected while every p-value up to it is at most α/(m − i + 1); the first that is not stops the rejections.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from statsmodels.stats.multitest import multipletests
 
 from bench.errors import ResultError
 
@@ -61,22 +62,8 @@ def _checked(family: DeclaredFamily, p_values: Mapping[str, float]) -> np.ndarra
 def holm(family: DeclaredFamily, p_values: Mapping[str, float], alpha: float = 0.05) -> dict[str, Adjusted]:
     """Holm-adjusted p-values for every member of ``family``, in the family's order."""
     values = _checked(family, p_values)
-    rejected, adjusted = _holm_step_down(values, alpha)
+    rejected, adjusted, _, _ = multipletests(values, alpha=alpha, method="holm")
     return {
         member: Adjusted(p=float(p), adjusted=float(adj), rejected=bool(rej))
         for member, p, adj, rej in zip(family.members, values, adjusted, rejected, strict=True)
     }
-
-
-def _holm_step_down(values: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """(rejected, adjusted) for p-values in their given order."""
-    order = np.argsort(values, kind="stable")
-    ascending = values[order]
-    multipliers = np.arange(values.size, 0, -1)  # m, m - 1, ..., 1
-    adjusted_sorted = np.minimum(np.maximum.accumulate(ascending * multipliers), 1.0)
-    passes = ascending <= alpha / multipliers
-    first_failure = int(np.argmin(passes)) if not passes.all() else values.size
-    rejected_sorted = np.arange(values.size) < first_failure
-    adjusted, rejected = np.empty_like(adjusted_sorted), np.empty_like(rejected_sorted)
-    adjusted[order], rejected[order] = adjusted_sorted, rejected_sorted
-    return rejected, adjusted

@@ -55,7 +55,7 @@ def compare(
     ),
 ) -> None:
     """Paired comparison: Δ in points, per-question CI, conversation-cluster bootstrap, McNemar, per-group rows."""
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.compare import (
         comparison_report,
         discordant_questions,
@@ -68,7 +68,7 @@ def compare(
         raise ResultError(f"compare: expected at least two result sets (A B [C ...]), found {len(sets)}")
     if draws < 1:
         raise ResultError(f"compare --draws: expected a positive number of draws, found {draws}")
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.sides import gold_table, load_sides, parse_golds
 
     choice = metric_choice(metric)
@@ -86,7 +86,7 @@ def compare(
         return
     reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
 
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.metric_compare import judge_agreement, render_agreement
 
     # two judgings of the same answers (a file and its `rejudge`): how far the judges agree
@@ -121,7 +121,7 @@ def compare(
 
 def _judge_rates(loaded: list[ComparisonSide]) -> str:
     """How lenient each side's judge measured on planted wrong answers (bench.analysis.judge_probe), one line per judge."""
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.judge_probe import rate_line
 
     metrics = dict.fromkeys(judge_entry(side.first) for side in loaded)
@@ -159,7 +159,7 @@ def _compare_graded(
     as_json: bool,
     listed: bool,
 ) -> None:
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.metric_compare import metric_report, metric_report_json, render_metric_report
 
     if listed:

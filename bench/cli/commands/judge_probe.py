@@ -34,7 +34,7 @@ def judge_probe(
     yes: bool = typer.Option(False, "--yes", help="Allow paid judge calls (a judge on a paid stack)."),
 ) -> None:
     """Grade planted wrong answers and print the share the judge accepted, overall and per kind and category."""
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.judge_probe import (
         AUDIT_PROBE_FILE,
         AUDIT_SOURCE,

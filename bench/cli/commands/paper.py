@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         categories: str = typer.Option(None, "--categories", help="Keep these LoCoMo categories (codes or names)."),
     ) -> None:
         """Write numbers.json, tables, figures, article.md, the appendix index and gold.md (gold and ceilings)."""
-        # local import: the report layer (matplotlib, pandas: ~1 s) stays out of `engram-bench --help`
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.build import compute, write
 
         started = time.perf_counter()
@@ -109,7 +109,7 @@ def register(app: typer.Typer) -> None:
         kept: Any,
         started: float,
     ) -> None:
-        # local import: the report layer (matplotlib, pandas: ~1 s) stays out of `engram-bench --help`
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.build import compute_paper, write
 
         spec = PAPERS.get(name)
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
         )
 
     def _article_renders(paper: Any, gold: str, categories: str | None) -> None:
-        # local import: the report layer (matplotlib, pandas: ~1 s) stays out of `engram-bench --help`
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.article import render_article
 
         try:
@@ -142,7 +142,7 @@ def register(app: typer.Typer) -> None:
         results: Path = typer.Option(RESULTS_DIR, help="the results root"),
     ) -> None:
         """Build registered tables alone (built-in, or from a package's `engram_bench.tables` entry point)."""
-        # local import: the report layer (matplotlib, pandas: ~1 s) stays out of `engram-bench --help`
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.build import compute_tables, write
 
         if not names:
@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
         paper_name: str = typer.Option(None, "--paper", help=PAPER_HELP),
     ) -> None:
         """Recompute every number; fail naming the id if one differs from numbers.json or the article."""
-        # local import: the report layer (matplotlib, pandas: ~1 s) stays out of `engram-bench --help`
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.check import check
 
         name = _paper_name(paper_name)
@@ -189,7 +189,7 @@ def register(app: typer.Typer) -> None:
         )
 
     def _check_named(name: str, results: Path) -> None:
-        # local import: the report layer (matplotlib, pandas: ~1 s) stays out of `engram-bench --help`
+        # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s) stays out of `engram-bench --help`
         from bench.report.check import check_paper
 
         spec = PAPERS.get(name)

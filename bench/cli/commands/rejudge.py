@@ -42,7 +42,7 @@ def rejudge(
             f"against the {gold} gold"
         )
     if written:
-        # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+        # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
         from bench.analysis.judge_probe import rate_line
 
         typer.echo(rate_line(judge_entry(written[0][1])))

@@ -62,7 +62,7 @@ def _under_golds(
     """Each file's LLM-free metrics under the official gold and under each named one, over the kept categories;
     the views go to --out."""
     kept = parse_categories(categories)
-    # local import: the stats stack (pandas, scipy.stats: ~0.6 s) stays out of `engram-bench --help`
+    # local import: the stats stack (pandas, scipy.stats, statsmodels: ~0.6 s) stays out of `engram-bench --help`
     from bench.analysis.sides import parse_golds
 
     golds = [g for g in parse_golds(gold) if g != OFFICIAL]
