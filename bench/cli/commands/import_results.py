@@ -1,4 +1,4 @@
-"""`engram-bench import-results FILE... --format eval-results [--name ARM] [--out DIR]`: peers' per-question LoCoMo
+"""`engram-bench import-results FILE... [--format FORMAT] [--name ARM] [--out DIR]`: peers' per-question LoCoMo
 results as result files on the `imported` stack (the logic lives in bench.exchange.import_results)."""
 
 from __future__ import annotations
@@ -7,14 +7,17 @@ from pathlib import Path
 
 import typer
 
-from bench.exchange.import_results import import_files
+from bench.exchange.import_results import NOT_STATED, import_files
 from bench.vocab import RUNS_DIR
 
 
 def import_results(
     files: list[Path] = typer.Argument(..., help="Published per-question result files."),
     fmt: str = typer.Option(
-        ..., "--format", help="eval-results (EverMemOS/MemOS) | mem0 (evals.py) | locomo (task_eval output)."
+        None,
+        "--format",
+        help="eval-results (EverMemOS/MemOS) | mem0 (evals.py) | zep-grades | omb (Open Memory Benchmark) | locomo "
+        "(task_eval output); detected from the file when left out.",
     ),
     name: str = typer.Option("imported", "--name", help="The arm name the imported files carry."),
     out: Path = typer.Option(None, "--out", help="Root of the new files (default runs/imported/<name>/)."),
@@ -24,7 +27,8 @@ def import_results(
 ) -> None:
     """Import, check the file's own aggregates against its rows, and write one result per conversation (and per
     judgment run); then `compare` pairs it with any arm on the questions both hold."""
-    written = import_files(files, fmt, name, out or RUNS_DIR / "imported" / name, judge or "not stated by the file")
+    target = out or RUNS_DIR / "imported" / name
+    written = import_files(files, fmt, name, target, judge or NOT_STATED, say=typer.echo)
     for path in written:
         typer.echo(f"wrote {path}")
     typer.echo(f"import-results: {len(written)} file(s) from {len(files)} source file(s)")
