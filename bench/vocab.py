@@ -95,6 +95,15 @@ def locomo_conversation_of(slice_name: str) -> str:
     return slice_name.removeprefix(LOCOMO_PREFIX)
 
 
+def ingested_data(slice_name: str) -> str:
+    """What a slice ingests, whatever it is called: `heldout:conv-44` and `locomo:conv-44` are both conversation
+    conv-44 whole (bench.data.slices builds both with the same rule; only the name and its tuning note differ), so
+    both are "locomo:conv-44". Any other slice is its own data."""
+    if is_heldout(slice_name):
+        return locomo_slice(heldout_conversation(slice_name))
+    return slice_name
+
+
 # ----------------------------------------------------------------------------------------------------- metrics
 # (added by the benchmarks engineer, issue #11; definitions and versions in bench.analysis.scoring, docs/metrics.md)
 

@@ -28,6 +28,7 @@ from bench.analysis.stats import (
 from bench.data.audit import OFFICIAL, Errata
 from bench.errors import ResultError
 from bench.results.schema import Result, read_result, result_files
+from bench.vocab import ingested_data
 
 # The first line of every text report: which way round the difference is, and its unit.
 SIGN_CONVENTION = "Δ = A − B, in percentage points (positive: A answered more of the paired questions correctly)"
@@ -215,7 +216,7 @@ def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
         warnings.append(
             f"STAND-INS DIFFER: A {sorted(a.first.standins) or 'none'}, B {sorted(b.first.standins) or 'none'}"
         )
-    if a.slices != b.slices:
+    if {ingested_data(s) for s in a.slices} != {ingested_data(s) for s in b.slices}:
         warnings.append(
             f"DATA DIFFERS: A ingested {', '.join(a.slices)}, B ingested {', '.join(b.slices)}; the same question "
             "was answered from different conversations, so the difference mixes the systems with their inputs"

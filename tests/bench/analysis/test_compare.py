@@ -152,6 +152,17 @@ def test_sides_that_ingested_different_slices_are_warned_about(tmp_path, capsys,
     assert "DATA DIFFERS" not in same
 
 
+def test_one_conversation_under_its_heldout_and_its_locomo_name_is_the_same_data(tmp_path, capsys, monkeypatch) -> None:
+    labels = {"conv-44:0": True, "conv-44:1": False}
+    ours = write_set(tmp_path / "ours.json", "engram", labels, slice_name="heldout:conv-44")
+    peer = write_set(tmp_path / "peer.json", "imported", labels, slice_name="locomo:conv-44")
+    code, out, _ = run_cli(["compare", str(ours), str(peer), "--draws", "100"], capsys, monkeypatch)
+    assert code == 0 and "DATA DIFFERS" not in out
+    other = write_set(tmp_path / "other.json", "engram", labels, slice_name="heldout:conv-43")
+    _, out, _ = run_cli(["compare", str(other), str(peer), "--draws", "100"], capsys, monkeypatch)
+    assert "DATA DIFFERS: A ingested heldout:conv-43, B ingested locomo:conv-44" in out
+
+
 def test_small_categories_get_clipped_intervals_and_a_flag(tmp_path, capsys, monkeypatch) -> None:
     # 12 single-hop questions, A right on all, B on one: Δ = +91.7, whose normal interval would reach +108.7;
     # two open-domain questions both sides got right
