@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from bench.analysis.categories import CATEGORY_NUMBERING, keep_categories
+from bench.analysis.coverage import partial_note
 from bench.analysis.gold import gold_line, under_gold
 from bench.analysis.pairing import Pairing
 from bench.analysis.parity import budget_lines, context_lines
@@ -243,7 +244,7 @@ def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[
         f"{name}: {side.label}  ({len(side.files)} file{'s' if len(side.files) != 1 else ''}; "
         f"slices {', '.join(side.slices)})",
         f"   accuracy {int(correct.sum())}/{correct.size} = {interval.estimate:.1f}% "
-        f"({ACCURACY_INTERVAL_NAME} [{interval.low:.1f}, {interval.high:.1f}]){token_text}",
+        f"({ACCURACY_INTERVAL_NAME} [{interval.low:.1f}, {interval.high:.1f}]){token_text}{partial_note(side.results)}",
         f"   stack {first.stack}; system {first.system}; models {models}; offline stand-ins: {standins}",
     ]
 

@@ -37,11 +37,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.analysis.coverage import coverage_phrase
 from bench.analysis.scoring.locomo import locomo_f1
 from bench.data.audit import our_question_id
 from bench.errors import DataError
 from bench.exchange.peer_readers import detect, omb_rows, zep_grades_rows, zep_responses_rows
-from bench.exchange.peer_rows import Reading, Row, coverage, coverage_phrase, in_order, locomo, make_row, naming_of
+from bench.exchange.peer_rows import Reading, Row, coverage, in_order, locomo, make_row, naming_of
 from bench.models.stacks import IMPORTED_STACK
 from bench.results.schema import LOCOMO_CATEGORY_NAMES, Answer, Provenance, Result, Source, write_result
 

@@ -172,16 +172,11 @@ def in_order(
 
 def coverage(rows: Sequence[Row], known: Locomo) -> dict[str, Any]:
     """How much of LoCoMo's scored questions a run answers: {questions, of, missing conversations, partial}."""
-    have = {r.question_id for r in rows if r.code != 5}
-    missing = [c for c in known.order if not have & set(known.scored(c))]
+    return coverage_of({r.question_id for r in rows if r.code != 5}, known)
+
+
+def coverage_of(question_ids: set[str], known: Locomo) -> dict[str, Any]:
+    """The same from the scored question ids a run holds."""
+    missing = [c for c in known.order if not question_ids & set(known.scored(c))]
     total = sum(len(known.scored(c)) for c in known.order)
-    return {"questions": len(have), "of": total, "missing": missing, "partial": len(have) < total}
-
-
-def coverage_phrase(cov: dict[str, Any]) -> str:
-    """'1,388 of 1,540: conv-26 missing' (or 'all 1,540')."""
-    if not cov.get("partial"):
-        return f"all {cov['of']:,}"
-    missing = cov.get("missing") or []
-    tail = f": {', '.join(missing)} missing" if missing else ": some questions missing"
-    return f"{cov['questions']:,} of {cov['of']:,}{tail}"
+    return {"questions": len(question_ids), "of": total, "missing": missing, "partial": len(question_ids) < total}

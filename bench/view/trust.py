@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.analysis.categories import NUMBERING_LINE, describe_filter, keep_categories, with_and_without_5
+from bench.analysis.coverage import partial_note
 from bench.analysis.gold import gold_line, under_gold
 from bench.data.audit import OFFICIAL, Errata, load_errata
 from bench.errors import DataError
@@ -76,7 +77,7 @@ def trust_lines(sides: Sequence[Side]) -> list[str]:
         tokens = [a.retrieved_tokens for a in side.result.answers if a.retrieved_tokens is not None]
         budget = f"{sum(tokens) / len(tokens):,.0f} retrieved tokens/question" if tokens else "tokens not recorded"
         k = side.result.k if side.result.k is not None else "none"
-        lines.append(f"{name}: {with_and_without_5(side.result.answers)}; k={k}, {budget}")
+        lines.append(f"{name}: {with_and_without_5(side.result.answers)}; k={k}, {budget}{partial_note([side.result])}")
     errata = _shipped_errata()
     if isinstance(errata, str):
         lines.append(f"audited questions are not marked: {errata}")

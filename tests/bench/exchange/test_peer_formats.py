@@ -211,3 +211,26 @@ def test_a_file_of_no_known_format_names_the_closest_and_its_first_misfit(tmp_pa
     code, _, err, out = _import(tmp_path, _write(tmp_path, "odd.json", odd), capsys, monkeypatch)
     assert code == 2 and not out.exists() and len(err.strip().splitlines()) == 1
     assert "closest omb" in err and "results[0].query_id" in err
+
+
+def test_a_partial_run_is_marked_partial_wherever_compare_and_view_print_its_accuracy(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    from bench.view.trust import side_under, trust_lines
+
+    source = _write(tmp_path, "locomo10.json.gz", _omb(9), zipped=True)
+    code, _, err, out = _import(tmp_path, source, capsys, monkeypatch, "--name", "omb-small")
+    assert code == 0, err
+    peer = out / "locomo" / "conv-26" / "omb-small.json"
+    full = _write(tmp_path, "full.json", _eval_results([[True]] * 9, 9))
+    code, _, err, whole = _import(tmp_path / "w", full, capsys, monkeypatch, "--name", "whole")
+    assert code == 0, err
+    code, text, err = run_cli(
+        ["compare", str(peer), str(whole / "locomo" / "conv-26" / "whole.json"), "--draws", "50"], capsys, monkeypatch
+    )
+    assert code == 0, err
+    marked = [line for line in text.splitlines() if "PARTIAL run" in line]
+    assert len(marked) == 2 and all("9 of 1,540: conv-30, conv-41" in line for line in marked)
+    assert any("accuracy" in line for line in marked)
+    lines = trust_lines([side_under(peer)])
+    assert any("PARTIAL run: 9 of 1,540" in line for line in lines)
