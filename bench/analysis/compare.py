@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.analysis import longmemeval
 from bench.analysis.categories import CATEGORY_NUMBERING, keep_categories
 from bench.analysis.coverage import partial_note
 from bench.analysis.gold import gold_line, under_gold
@@ -303,7 +304,7 @@ def comparison_report(
         "by_conversation": pairing.judged_by(a.answers["conversation"]),
         "warnings": stack_warnings(a, b) + budget_warnings,
         "include_unscored": include_unscored,
-        "context": context_lines(a, b, gold) + budget,
+        "context": context_lines(a, b, gold) + budget + longmemeval.compare_lines([("A", a.results), ("B", b.results)]),
     }
 
 

@@ -35,6 +35,8 @@ V3_MANIFEST = f"{V3_DIR}/MANIFEST.tsv"
 V3_ARTICLE_NUMBERS = f"{V3_DIR}/article_numbers_v3.tsv"
 V3_LONGMEMEVAL = f"{V3_DIR}/longmemeval_tests.json"
 V3_WRITE_COSTS = f"{V3_DIR}/supplement/write_costs.json"
+# LongMemEval's oracle split (bench.data.longmemeval); its s and m splits are the user's.
+LONGMEMEVAL_DIR = "longmemeval"
 
 _SOURCES_ROW = re.compile(r"^\|\s*`(?P<file>[^`]+)`\s*\|.*\|\s*`(?P<sha>[0-9a-f]{64})`\s*\|\s*$")
 

@@ -86,6 +86,8 @@ class SliceQuestion:
     tier: str | None = None
     expected: str | None = None
     type: str | None = None
+    # When the question is asked, as the data writes it (LongMemEval's question_date); None: after the last message.
+    asked_on: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -405,8 +407,8 @@ def slice_names() -> tuple[str, ...]:
     """Every slice `slices` lists: the article's, one `locomo:<conv>` per conversation and the pooled `locomo`.
     (`heldout:<conv>` is accepted for every conversation in `heldout_conversations()`; only the article's four are
     listed, since the others hold the same content as their `locomo:<conv>` slice.) Then every other slice a
-    registered dataset declares by name (an installed package's), after these; families (`longmemeval:<file>`) are
-    not listed."""
+    registered dataset declares by name (an installed package's), after these; families (`longmemeval:<split>[/<subset>]`)
+    are not listed."""
     listed = SLICE_NAMES + tuple(locomo_slice(c) for c in locomo_conversations()) + (LOCOMO_POOLED,)
     others = tuple(p for p in slice_patterns() if FAMILY_MARK not in p and p not in listed)
     return listed + others

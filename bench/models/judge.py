@@ -34,7 +34,7 @@ import json
 import math
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -213,16 +213,29 @@ class LLMJudge:
         self.metric = judge_metric(model, judge_prompt_id(prompt))
 
     def judge(self, question: str, gold: Any, answer: str) -> Judgement:
-        reply = self.llm.complete(
+        reply = self._ask(render_judge_prompt(question, gold, answer, self.prompt), JUDGE_MAX_TOKENS)
+        return Judgement(
+            parse_label(reply.text), reply.model, reply.text, reply.cost_usd, reply.latency_ms, reply.cached
+        )
+
+    def judge_rendered(
+        self, prompt: str, correct: Callable[[str], bool], max_tokens: int = JUDGE_MAX_TOKENS
+    ) -> Judgement:
+        """Judge with a prompt rendered by a benchmark's own protocol (LongMemEval: bench.models.longmemeval_judge)
+        and its own rule for reading the reply."""
+        reply = self._ask(prompt, max_tokens)
+        label = CORRECT if correct(reply.text) else WRONG
+        return Judgement(label, reply.model, reply.text, reply.cost_usd, reply.latency_ms, reply.cached)
+
+    def _ask(self, prompt: str, max_tokens: int) -> Any:
+        """One judge call: the prompt as the only user message, at temperature 0."""
+        return self.llm.complete(
             role="judge",
             model=self.model,
             system=None,
-            messages=[{"role": "user", "content": render_judge_prompt(question, gold, answer, self.prompt)}],
-            max_tokens=JUDGE_MAX_TOKENS,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=max_tokens,
             temperature=TEMPERATURE,
-        )
-        return Judgement(
-            parse_label(reply.text), reply.model, reply.text, reply.cost_usd, reply.latency_ms, reply.cached
         )
 
 

@@ -67,6 +67,7 @@ TABLE_MODULES = (
     "bench.report.updates",
     "bench.report.calibration",
     "bench.report.v3.tables",
+    "bench.report.longmemeval",
     "bench.report.figure_sets",
 )
 

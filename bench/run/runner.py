@@ -42,11 +42,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bench import settings
 from bench.analysis import metrics, scoring
+from bench.analysis.longmemeval import retrieval_scores
 from bench.analysis.stats.tokens import TokenMatch, pooled_mean_tokens, token_matched_k
 from bench.data import files as data
 from bench.data.slices import Slice, SliceQuestion, first_messages_of
 from bench.errors import ConfigError, ResultError, RunLocked
-from bench.models import judge, tokens
+from bench.models import judge, longmemeval_judge, tokens
 from bench.models.budget import Ledger, RunLabels, limits_from_env
 from bench.models.cache import read_keys_file, write_keys_file
 from bench.models.embeddings import shared_minilm
@@ -630,7 +631,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     extras: dict[str, Any] = {
         "stack_label": stack.label,
         "system": description,
-        "prompt_protocol": judge.prompt_protocol(),
+        "prompt_protocol": judge.prompt_protocol() | longmemeval_protocol(the_slice),
         "slice": the_slice.summary(),
         "messages": len(usages),
         "facts_produced": sum(u.facts for u in usages),
@@ -837,9 +838,13 @@ def _answer_one(
     gold = _gold(question)
     line_speakers = [speaker_of.get(sources[0]) if sources else None for sources in shown.sources]
     reply = answerer.answer(question.question, list(shown.lines), the_slice.speakers, line_speakers)
-    verdict = judge_model.judge(question.question, gold, reply.text)
+    # LongMemEval's questions get its own judge templates and session recall (smallest hook; rules live there)
+    verdict = longmemeval_judge.judge(
+        judge_model, question.category_name, question.id, question.question, gold, reply.text
+    )
     evidence = [e for e in question.evidence if e in message_ids]  # set-2 evidence is prose, not message ids
     f1, scores = scoring.llm_free_scores(reply.text, gold, question.category_name)
+    scores = {**(scores or {}), **retrieval_scores(question.extra, shown.sources)} or scores
     return Answer(
         question_id=question.id,
         conversation=question.conversation,
@@ -864,6 +869,13 @@ def _answer_one(
         expected=question.expected,
         type=question.type,
     )
+
+
+def longmemeval_protocol(the_slice: Slice) -> dict[str, str]:
+    """A LongMemEval slice's result records its judge templates' hash and rule beside the default prompts."""
+    if any(q.category_name in longmemeval_judge.TEMPLATE_FOR_TYPE for q in the_slice.questions):
+        return longmemeval_judge.protocol()
+    return {}
 
 
 def result_metrics(stack: Stack, k: int | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from bench.analysis import longmemeval
 from bench.data.audit import OFFICIAL
 from bench.errors import ResultError
 from bench.results.atomic import write_text
@@ -244,6 +245,8 @@ def _side_header(side: Side) -> dict[str, Any]:
         "headline": headline(r),
         "standins": list(r.standins),
         "trace_note": trace_missing_reason(side),
+        # LongMemEval's own report (task-averaged, abstention, session recall); its stand-in judge named in it
+        "longmemeval": longmemeval.summary_lines(r) if longmemeval.is_longmemeval(r) else [],
     }
 
 

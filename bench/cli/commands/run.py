@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from bench.analysis import longmemeval
 from bench.models.cache import LocalStore
 from bench.models.gateway import default_cache_dir
 from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, stack_label
@@ -116,7 +117,10 @@ def summary_line(path: Path) -> str:
     if result.standins and result.stack != DEFAULT_STACK:  # a mixed stack names the roles stand-ins served
         label += f"; stand-ins for {', '.join(result.standins)}"
     parts.append(f"[{result.stack}: {label}]")
-    return ", ".join(parts[:-1]) + "  " + parts[-1]
+    line = ", ".join(parts[:-1]) + "  " + parts[-1]
+    if longmemeval.is_longmemeval(result):  # its own report: per type, task-averaged, abstention, recall
+        return "\n".join([line, *longmemeval.summary_lines(result)])
+    return line
 
 
 def register(app: typer.Typer) -> None:

@@ -1,17 +1,18 @@
-"""LongMemEval (Wu et al., 2024): one question per entry, each with its own history; read from
-`$ENGRAM_LONGMEMEVAL_DIR` (not shipped), so a slice is built again on every load. Categories are its question
-types, all scored; abstention questions are marked in each question's `extra`."""
+"""LongMemEval (Wu et al., ICLR 2025): one question per entry, each with its own history. Its oracle split ships in
+`data/longmemeval/`; its `s` and `m` splits are read from `$ENGRAM_LONGMEMEVAL_DIR` (checked against their published
+sha256), so a slice is built again on every load. Categories are its question types, all scored; abstention
+questions are marked in each question's `extra`."""
 
 from __future__ import annotations
 
 from bench.data.datasets import Category, Dataset, register_dataset
 
-PREFIX = "longmemeval:"  # `longmemeval:<file>`: `<file>.json` in the LongMemEval folder
+PREFIX = "longmemeval:"  # `longmemeval:<split>[/<subset>]` (bench.data.longmemeval)
 LONGMEMEVAL = register_dataset(
     Dataset(
         name="longmemeval",
         description="LongMemEval: one question per entry, each with its own haystack of sessions",
-        source="$ENGRAM_LONGMEMEVAL_DIR/<file>.json (github.com/xiaowu0162/LongMemEval)",
+        source="data/longmemeval/longmemeval_oracle.json; s and m from $ENGRAM_LONGMEMEVAL_DIR (github.com/xiaowu0162/LongMemEval, MIT)",
         # Its `question_type` field: the category of each question.
         categories=(
             Category("single-session-user", description="a fact the user said in one session"),
@@ -21,7 +22,7 @@ LONGMEMEVAL = register_dataset(
             Category("temporal-reasoning", description="when, or in which order"),
             Category("knowledge-update", description="the latest of changing values"),
         ),
-        slices=(f"{PREFIX}<file>",),
+        slices=(f"{PREFIX}oracle", f"{PREFIX}<split>[/<subset>]"),
         build="bench.data.longmemeval:load_longmemeval",
         reread=True,
     )

@@ -43,7 +43,7 @@ def test_every_listed_slice_belongs_to_exactly_one_dataset_and_asks_only_declare
         assert asked <= allowed, f"{name} asks {sorted(asked - allowed)}, undeclared by {owner.name}"
     assert dataset_for_slice("dev_updates").name == "update-set-1"
     assert dataset_for_slice("dev_updates2").name == "update-set-2"
-    assert dataset_for_slice("longmemeval:longmemeval_s").name == "longmemeval"
+    assert dataset_for_slice("longmemeval:s").name == "longmemeval"
 
 
 def test_an_unknown_slice_lists_every_declared_one() -> None:
@@ -51,7 +51,7 @@ def test_an_unknown_slice_lists_every_declared_one() -> None:
         load_slice("dev-but-bigger")
     assert str(caught.value) == (
         "slice 'dev-but-bigger': expected one of dev, stress, heldout:<conv>, locomo:<conv>, locomo, "
-        "longmemeval:<file>, dev_updates, dev_updates2"
+        "longmemeval:oracle, longmemeval:<split>[/<subset>], dev_updates, dev_updates2"
     )
 
 

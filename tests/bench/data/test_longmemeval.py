@@ -1,16 +1,21 @@
-"""A researcher points the harness at LongMemEval's published files (`--slice longmemeval:<file>`, the folder in
-$ENGRAM_LONGMEMEVAL_DIR). The data cannot be downloaded here, so these tests write a small file in its layout."""
+"""A researcher runs LongMemEval: the oracle split ships (`--slice longmemeval:oracle`, subsets by question type,
+abstention and a small sample), and the `s`/`m` splits are brought in $ENGRAM_LONGMEMEVAL_DIR and accepted only with
+their published bytes. The user-file tests write a small file in LongMemEval's layout and declare its hash the
+published one, since the real `s` and `m` files are not here."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.cli.program import main
+from bench.data import longmemeval
 from bench.data.slices import load_slice
 from bench.errors import DataError
 from bench.results.schema import read_result
@@ -65,17 +70,77 @@ ENTRIES = [
 ]
 
 
+def publish(folder: Path, entries: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
+    """Write `entries` as the `s` split's file and declare its bytes the published ones."""
+    path = folder / name
+    path.write_text(json.dumps(entries))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    monkeypatch.setitem(longmemeval.PUBLISHED, "s", {name: digest})
+    return path
+
+
 @pytest.fixture
 def lme_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "longmemeval"
     folder.mkdir()
-    (folder / "longmemeval_s.json").write_text(json.dumps(ENTRIES))
+    publish(folder, ENTRIES, monkeypatch, "longmemeval_s_cleaned.json")
     monkeypatch.setenv("ENGRAM_LONGMEMEVAL_DIR", str(folder))
     return folder
 
 
+def test_the_shipped_oracle_split_has_its_500_questions_by_type_with_their_evidence() -> None:
+    oracle = load_slice("longmemeval:oracle")
+    questions = [part.questions[0] for part in oracle.parts]
+    assert len(oracle.parts) == 500 and len(oracle.messages) == 10_960
+    assert Counter(q.category_name for q in questions) == {
+        "temporal-reasoning": 133,
+        "multi-session": 133,
+        "knowledge-update": 78,
+        "single-session-user": 70,
+        "single-session-assistant": 56,
+        "single-session-preference": 30,
+    }
+    assert sum(q.extra["abstention"] for q in questions) == 30
+    assert all(q.extra["answer_session_ids"] for q in questions)
+    # the evidence turns are the has_answer ones, each in its question's own haystack
+    by_part = {part.conversation: {m.id for m in part.messages} for part in oracle.parts}
+    assert all(set(q.evidence) <= by_part[q.conversation] for q in questions)
+    assert sum(len(q.evidence) for q in questions) > 500
+    assert oracle.sources == ("longmemeval/longmemeval_oracle.json",)
+
+
+def test_an_oracle_question_is_asked_as_of_its_date_after_sessions_timed_at_their_dates() -> None:
+    part = load_slice("longmemeval:oracle").parts[0]
+    [q] = part.questions
+    assert q.asked_on == q.extra["question_date"] and q.asked_on
+    for message in part.messages:
+        assert message.timestamp.strftime("%Y/%m/%d") == message.session_date[:10]
+    assert max(m.timestamp for m in part.messages) <= longmemeval._Fields(Path("x")).date(q.asked_on, "x")
+
+
+@pytest.mark.parametrize(
+    ("subset", "questions"),
+    [("temporal-reasoning", 133), ("single-session-preference", 30), ("abstention", 30), ("sample", 12)],
+)
+def test_a_subset_of_the_oracle_keeps_only_its_questions(subset: str, questions: int) -> None:
+    chosen = load_slice(f"longmemeval:oracle/{subset}")
+    assert len(chosen.parts) == len(chosen.questions) == questions
+    if subset == "abstention":
+        assert all(q.id.endswith("_abs") for q in chosen.questions)
+    elif subset == "sample":
+        assert set(Counter(q.category_name for q in chosen.questions).values()) == {2}
+    else:
+        assert {q.category_name for q in chosen.questions} == {subset}
+
+
+@pytest.mark.parametrize("name", ["longmemeval:xl", "longmemeval:oracle/open-domain", "longmemeval:", "longmemeval:s/"])
+def test_an_unknown_split_or_subset_is_one_line_listing_the_accepted_ones(name: str) -> None:
+    with pytest.raises(DataError, match=r"expected longmemeval:<split>\[/<subset>\] with split one of oracle, s, m"):
+        load_slice(name)
+
+
 def test_each_question_is_a_part_with_its_own_haystack_types_and_evidence(lme_dir: Path) -> None:
-    the_slice = load_slice("longmemeval:longmemeval_s")
+    the_slice = load_slice("longmemeval:s")
     assert [p.conversation for p in the_slice.parts] == ["q-car", "q-move_abs", "q-days"]
     car, move, days = the_slice.parts
     assert [m.id for m in car.messages] == ["q-car_s0:0", "q-car_s0:1", "q-car_s1:0", "q-car_s1:1"]
@@ -92,25 +157,33 @@ def test_each_question_is_a_part_with_its_own_haystack_types_and_evidence(lme_di
     assert len(the_slice.dataset_sha256) == 64
 
 
-def test_an_arm_runs_on_it_offline_with_longmemeval_categories_and_evidence_recall(
-    lme_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_an_arm_runs_on_it_offline_and_reports_types_task_average_abstention_and_session_recall(
+    lme_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     monkeypatch.setenv("ENGRAM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("ENGRAM_RUNS_DIR", str(tmp_path / "runs"))
     out = tmp_path / "out"
     monkeypatch.setattr(
-        sys, "argv", ["engram-bench", "run", "full-context", "--slice", "longmemeval:longmemeval_s", "--out", str(out)]
+        sys, "argv", ["engram-bench", "run", "full-context", "--slice", "longmemeval:s", "--out", str(out)]
     )
     with pytest.raises(SystemExit) as exited:
         main()
     assert exited.value.code in (0, None)
     result = read_result(out / "full-context.json")
-    assert result.slice == "longmemeval:longmemeval_s" and result.stack == "offline"
+    assert result.slice == "longmemeval:s" and result.stack == "offline"
     by_id = {a.question_id: a for a in result.answers}
     assert by_id["q-car"].category == "single-session-user" and by_id["q-car"].evidence_recall == 1.0
     assert by_id["q-move_abs"].evidence_recall is None  # an abstention question has no evidence turn
     assert set(result.accuracy_by_category) == {"single-session-user", "knowledge-update", "temporal-reasoning"}
     assert by_id["q-days"].f1 is not None  # LLM-free metrics are computed as for any non-LoCoMo question
+    # full-context shows every turn, so each evidence session is reached; the abstention question names none
+    assert by_id["q-car"].scores and by_id["q-car"].scores["session-recall"] == 1.0
+    assert by_id["q-move_abs"].scores and "session-recall" not in by_id["q-move_abs"].scores
+    assert result.extras["prompt_protocol"]["judge_rule"] == "correct when the reply contains 'yes'"
+    printed = capsys.readouterr().out
+    assert "LongMemEval (judged by the offline stand-in" in printed and "task-averaged" in printed
+    assert "abstention 0/1" in printed or "abstention 1/1" in printed
+    assert "  temporal-reasoning: " in printed
 
 
 @pytest.mark.parametrize(
@@ -129,22 +202,95 @@ def test_a_file_with_a_missing_or_bad_field_is_one_line_and_runs_nothing(
 ) -> None:
     broken = json.loads(json.dumps(ENTRIES))
     damage(broken)
-    (lme_dir / "broken.json").write_text(json.dumps(broken))
+    publish(lme_dir, broken, monkeypatch, "longmemeval_s_cleaned.json")
     with pytest.raises(DataError, match=field):
-        load_slice("longmemeval:broken")
+        load_slice("longmemeval:s")
     out = tmp_path / "out"
     monkeypatch.setattr(
-        sys, "argv", ["engram-bench", "run", "raw-turn-rag", "--slice", "longmemeval:broken", "--out", str(out)]
+        sys, "argv", ["engram-bench", "run", "raw-turn-rag", "--slice", "longmemeval:s", "--out", str(out)]
     )
     with pytest.raises(SystemExit) as exited:
         main()
     err = capsys.readouterr().err
-    assert exited.value.code == 2 and len(err.strip().splitlines()) == 1 and "broken.json" in err, err
+    assert exited.value.code == 2 and len(err.strip().splitlines()) == 1 and "longmemeval_s_cleaned.json" in err, err
     assert not out.exists()
 
 
-def test_a_missing_file_names_the_folder_to_set(lme_dir: Path) -> None:
+def test_a_missing_split_file_names_the_file_and_the_folder_to_set(lme_dir: Path) -> None:
     with pytest.raises(
-        DataError, match=r"longmemeval_oracle\.json: expected a LongMemEval file .*\$ENGRAM_LONGMEMEVAL_DIR"
+        DataError,
+        match=r"longmemeval_m_cleaned\.json: expected LongMemEval's m split, found no such file.*\$ENGRAM_LONGMEMEVAL_DIR",
     ):
-        load_slice("longmemeval:longmemeval_oracle")
+        load_slice("longmemeval:m")
+
+
+def test_an_s_file_that_is_not_the_published_one_is_refused_in_one_line_before_anything_runs(
+    lme_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    edited = json.loads(json.dumps(ENTRIES))
+    edited[0]["answer"] = "blue"  # one changed answer: not the benchmark any more
+    (lme_dir / "longmemeval_s_cleaned.json").write_text(json.dumps(edited))
+    out = tmp_path / "out"
+    monkeypatch.setattr(
+        sys, "argv", ["engram-bench", "run", "full-context", "--slice", "longmemeval:s", "--out", str(out)]
+    )
+    with pytest.raises(SystemExit) as exited:
+        main()
+    err = capsys.readouterr().err.strip()
+    assert exited.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "expected the published LongMemEval s split (sha256" in err and "longmemeval_s_cleaned.json" in err
+    assert not out.exists()
+
+
+def _run(arm: str, out: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(sys, "argv", ["engram-bench", "run", arm, "--slice", "longmemeval:s", "--out", str(out)])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code in (0, None)
+    return out
+
+
+def _cli(monkeypatch: pytest.MonkeyPatch, capsys: Any, *args: str) -> str:
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code in (0, None)
+    return str(capsys.readouterr().out)
+
+
+def test_compare_view_and_the_paper_table_show_the_longmemeval_numbers(
+    lme_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.setenv("ENGRAM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ENGRAM_RUNS_DIR", str(tmp_path / "runs"))
+    folder = tmp_path / "results" / "offline" / "longmemeval" / "s"
+    _run("full-context", folder, monkeypatch)
+    _run("raw-turn-rag", folder, monkeypatch)
+    full, rag = folder / "full-context.json", folder / "raw-turn-rag__k20.json"
+
+    compared = _cli(monkeypatch, capsys, "compare", str(full), str(rag))
+    assert "A LongMemEval (judged by the offline stand-in" in compared and "B LongMemEval" in compared
+    assert "session recall@all 1.000" in compared  # full-context shows every turn of every session
+
+    page = tmp_path / "report.html"
+    _cli(monkeypatch, capsys, "view", str(full), "--out", str(page))
+    assert "task-averaged" in page.read_text() and "not LongMemEval&#39;s judge" in page.read_text()
+
+    tables = tmp_path / "paper"
+    _cli(
+        monkeypatch,
+        capsys,
+        "paper",
+        "table",
+        "longmemeval",
+        "--stack",
+        "offline",
+        "--results",
+        str(tmp_path / "results"),
+        "--out",
+        str(tables),
+    )
+    markdown = (tables / "tables" / "longmemeval.md").read_text()
+    assert "longmemeval:s" in markdown and "full-context" in markdown and "raw-turn-rag" in markdown
+    assert "offline stand-in" in markdown and "task-avg" in markdown
