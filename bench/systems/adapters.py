@@ -2,12 +2,15 @@
 
 Each lives in `systems/<name>/` (docs/memory-protocol.md, "Adapters"): `adapter.toml` (the manifest read here), the
 server, and for `environment = "venv"` a requirements file that `engram-bench systems install NAME` turns into
-`.venvs/<name>/`, so the library's pins never meet the project's. `$ENGRAM_SYSTEMS_DIR` and `$ENGRAM_VENVS_DIR`
-point elsewhere (tests, or a researcher's own adapters).
+`.venvs/<name>/`, so the library's pins never meet the project's (`environment = "npm"`: a package.json and its
+package-lock.json, installed there by `npm ci`). An adapter with `protocol = "mcp"` is a third-party MCP server:
+its folder only builds the environment, and the arm `arms/<name>.toml` (`system = "mcp"`) runs it from there.
+`$ENGRAM_SYSTEMS_DIR` and `$ENGRAM_VENVS_DIR` point elsewhere (tests, or a researcher's own adapters).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -22,14 +25,29 @@ from typing import Any
 
 from bench import settings
 from bench.errors import ConfigError, SystemFailed
-from bench.systems.process import command_words
+from bench.systems.process import command_words, expand, project_python
 
 SYSTEMS_DIR_ENV = settings.SYSTEMS
 VENVS_DIR_ENV = settings.VENVS
 MANIFEST = "adapter.toml"
-ENVIRONMENTS = ("venv", "project")
-KEYS = ("description", "library", "store", "environment", "command", "requirements", "python", "roles", "config")
-REQUIRED = ("description", "library", "store", "environment", "command")
+ENVIRONMENTS = ("venv", "project", "npm")
+PROTOCOLS = ("memory", "mcp")  # memory: the adapter serves docs/memory-protocol.md; mcp: arms/<name>.toml runs it
+KEYS = (
+    "description",
+    "library",
+    "store",
+    "environment",
+    "protocol",
+    "command",
+    "requirements",
+    "python",
+    "python_check",
+    "setup",
+    "roles",
+    "config",
+)
+REQUIRED = ("description", "library", "store", "environment")
+NPM_LOCK = "package-lock.json"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _VERSION = re.compile(r"3\.[0-9]{1,2}")
 INSTALL_TIMEOUT_S = 1800
@@ -57,6 +75,9 @@ class Adapter:
     command: tuple[str, ...]
     requirements: str | None
     python_version: str | None = None  # `python = "3.12"`: the venv is built with that interpreter, not the harness's
+    python_check: str | None = None  # code the interpreter must run without error (e.g. a feature it needs)
+    protocol: str = "memory"
+    setup: tuple[str, ...] = ()  # a command run in the new environment once its packages are in
     roles: tuple[str, ...] = ()
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -72,6 +93,8 @@ class Adapter:
         return self.venv / "bin" / "python"
 
     def installed(self) -> bool:
+        if self.environment == "npm":
+            return (self.venv / "node_modules").is_dir()
         return self.environment == "project" or self.python.exists()
 
     def installed_version(self) -> str | None:
@@ -82,6 +105,8 @@ class Adapter:
                 return metadata.version(self.library)
             except metadata.PackageNotFoundError:
                 return None
+        if self.environment == "npm":
+            return _npm_version(self.venv / "node_modules" / self.library / "package.json")
         code = f"import importlib.metadata as m; print(m.version({self.library!r}))"
         done = subprocess.run([str(self.python), "-c", code], capture_output=True, text=True, timeout=120, check=False)
         return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
@@ -117,20 +142,27 @@ def load_adapter(name: str, root: Path | None = None) -> Adapter:
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
         raise ConfigError(f"{path}: {unknown[0]}: unknown key; expected keys among {list(KEYS)}")
-    missing = [key for key in REQUIRED if key not in data]
+    protocol = data.get("protocol", "memory")
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"{path}: protocol: expected one of {list(PROTOCOLS)}, found {protocol!r}")
+    missing = [key for key in (*REQUIRED, *(("command",) if protocol == "memory" else ())) if key not in data]
     if missing:
         raise ConfigError(f"{path}: {missing[0]}: expected a value, found none")
+    if protocol == "mcp" and "command" in data:
+        raise ConfigError(f"{path}: command: an adapter with protocol = 'mcp' is started by its arm, arms/{name}.toml")
     texts = {key: _text(path, data, key) for key in ("description", "library", "store", "environment")}
     if texts["environment"] not in ENVIRONMENTS:
         raise ConfigError(f"{path}: environment: expected one of {list(ENVIRONMENTS)}, found {texts['environment']!r}")
-    requirements = data.get("requirements")
-    if texts["environment"] == "venv":
-        if not isinstance(requirements, str) or not (folder / requirements).is_file():
-            raise ConfigError(
-                f"{path}: requirements: expected the name of a requirements file in {folder} "
-                f"(environment = 'venv'), found {requirements!r}"
-            )
+    requirements = _requirements(path, folder, data, texts["environment"])
     python_version = _python_version(path, data, texts["environment"])
+    python_check = data.get("python_check")
+    if python_check is not None and (python_version is None or not isinstance(python_check, str)):
+        raise ConfigError(
+            f"{path}: python_check: expected Python code (a string) beside python, found {python_check!r}"
+        )
+    setup = data.get("setup")
+    if setup is not None and texts["environment"] == "project":
+        raise ConfigError(f"{path}: setup: an adapter with environment = 'project' has no environment to set up")
     roles = data.get("roles", [])
     if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
         raise ConfigError(f"{path}: roles: expected a list of role names, found {roles!r}")
@@ -140,9 +172,12 @@ def load_adapter(name: str, root: Path | None = None) -> Adapter:
     return Adapter(
         name=name,
         folder=folder,
-        command=tuple(command_words(data["command"], f"{path}: command")),
-        requirements=requirements if isinstance(requirements, str) else None,
+        command=tuple(command_words(data["command"], f"{path}: command")) if "command" in data else (),
+        requirements=requirements,
         python_version=python_version,
+        python_check=python_check,
+        protocol=protocol,
+        setup=tuple(command_words(setup, f"{path}: setup")) if setup is not None else (),
         roles=tuple(roles),
         config=config,
         **texts,
@@ -154,6 +189,34 @@ def _text(path: Path, data: dict[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{path}: {key}: expected a non-empty string, found {value!r}")
     return value
+
+
+def _requirements(path: Path, folder: Path, data: dict[str, Any], environment: str) -> str | None:
+    """The file `systems install` builds from: a requirements file (venv), or a package.json with its
+    package-lock.json beside it (npm: `npm ci` installs exactly the lock's versions)."""
+    requirements = data.get("requirements")
+    if environment == "project":
+        return requirements if isinstance(requirements, str) else None
+    if not isinstance(requirements, str) or not (folder / requirements).is_file():
+        kind = "a requirements file" if environment == "venv" else "a package.json"
+        raise ConfigError(
+            f"{path}: requirements: expected the name of {kind} in {folder} (environment = '{environment}'), "
+            f"found {requirements!r}"
+        )
+    if environment == "npm" and not (folder / NPM_LOCK).is_file():
+        raise ConfigError(
+            f"{path}: requirements: expected {NPM_LOCK} beside {requirements} in {folder} (npm ci installs exactly "
+            "its versions), found none: run `npm install --package-lock-only` there"
+        )
+    return requirements
+
+
+def _npm_version(package_json: Path) -> str | None:
+    try:
+        version = json.loads(package_json.read_text(encoding="utf-8")).get("version")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return version if isinstance(version, str) else None
 
 
 def _python_version(path: Path, data: dict[str, Any], environment: str) -> str | None:
@@ -168,22 +231,25 @@ def _python_version(path: Path, data: dict[str, Any], environment: str) -> str |
     return value
 
 
-def find_interpreter(version: str) -> str:
-    """A working `python<version>`: the harness's own when it is that version, else one on PATH, else pyenv's newest
-    matching build ($PYENV_ROOT, default ~/.pyenv). Each candidate is asked its version, because a pyenv shim on PATH
-    exists whether or not it can run that version. SystemFailed in one line when none is found."""
-    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
-        return sys.executable
+def find_interpreter(version: str, check: str | None = None) -> str:
+    """A working `python<version>`: the harness's own when it is that version, else one on PATH, else the system's
+    (/usr/bin, /usr/local/bin), else pyenv's newest matching build ($PYENV_ROOT, default ~/.pyenv). Each candidate is
+    asked its version, because a pyenv shim on PATH exists whether or not it can run that version, and must run
+    `check` (the manifest's python_check) when given: pyenv's builds, for one, cannot load SQLite extensions.
+    SystemFailed in one line when none is found."""
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
     builds = sorted(pyenv.glob(f"{version}.*/bin/python{version}"), key=_build_order, reverse=True)
     on_path = shutil.which(f"python{version}")
-    for candidate in [*([on_path] if on_path else []), *map(str, builds)]:
-        real = _runs_as(candidate, version)
+    own = [sys.executable] if f"{sys.version_info.major}.{sys.version_info.minor}" == version else []
+    system = [f"{folder}/python{version}" for folder in ("/usr/bin", "/usr/local/bin")]
+    for candidate in [*own, *([on_path] if on_path else []), *system, *map(str, builds)]:
+        real = _runs_as(candidate, version, check)
         if real is not None:
             return real
+    also = f" that runs its python_check ({check})" if check else ""
     raise SystemFailed(
-        f"python: the adapter needs Python {version}, found no working python{version} on PATH nor under {pyenv}; "
-        f"install one (e.g. `pyenv install {version}`)"
+        f"python: the adapter needs Python {version}{also}, found none on PATH, in /usr/bin, /usr/local/bin nor under "
+        f"{pyenv}; install one (e.g. `pyenv install {version}`, or the system's python{version})"
     )
 
 
@@ -192,9 +258,11 @@ def _build_order(path: Path) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else -1 for part in path.parent.parent.name.split("."))
 
 
-def _runs_as(candidate: str, version: str) -> str | None:
-    """The real interpreter behind `candidate` if it runs and is `version` (None otherwise)."""
+def _runs_as(candidate: str, version: str, check: str | None = None) -> str | None:
+    """The real interpreter behind `candidate` if it runs, is `version` and runs `check` (None otherwise)."""
     code = "import sys; print(f'{sys.version_info.major}.{sys.version_info.minor}', sys.executable)"
+    if check:
+        code = f"{check}\n{code}"
     try:
         done = subprocess.run([candidate, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     except OSError:
@@ -204,20 +272,58 @@ def _runs_as(candidate: str, version: str) -> str | None:
 
 
 def install(adapter: Adapter, *, python: str | None = None) -> Path:
-    """Build `.venvs/<name>/` from the adapter's requirements file; the venv is built beside its final place and
-    renamed into it only when pip succeeded, so a failed install leaves no half-built environment behind."""
+    """Build `.venvs/<name>/` from the adapter's requirements file (or package.json); the environment is built beside
+    its final place and renamed into it only when every step succeeded, so a failed install leaves no half-built
+    environment behind."""
     if adapter.environment == "project":
         return Path(sys.executable)
     assert adapter.requirements is not None
     if python is None and adapter.python_version is not None:
         try:  # before anything is built: a missing interpreter leaves everything as it was
-            python = find_interpreter(adapter.python_version)
+            python = find_interpreter(adapter.python_version, adapter.python_check)
         except SystemFailed as exc:
             raise SystemFailed(f"adapter {adapter.name!r}: {adapter.folder / MANIFEST}: {exc}") from None
     target = adapter.venv
     building = target.with_name(f".{target.name}.building")
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove(building)
+    if adapter.environment == "npm":
+        _install_npm(adapter, building)
+    else:
+        _install_venv(adapter, building, python)
+    if adapter.setup:
+        # {python}: the new environment's interpreter (the harness's for npm); {project_python}: the harness's, which
+        # can read the project's own packages (the shipped MiniLM); {venv}: where the environment is being built
+        own = building / "bin" / "python" if adapter.environment == "venv" else Path(project_python())
+        values = {
+            "python": str(own),
+            "project_python": project_python(),
+            "dir": str(adapter.folder),
+            "venv": str(building),
+        }
+        _step(adapter, building, expand(adapter.setup, values, f"{adapter.folder / MANIFEST}: setup"))
+    _remove(target)
+    building.rename(target)
+    _repoint_scripts(building, target)
+    return target
+
+
+def _repoint_scripts(building: Path, target: Path) -> None:
+    """A venv's console scripts name their interpreter by absolute path (`#!<building>/bin/python`); after the
+    rename they point at the final place again, so an MCP server's arm can start `{venvs}/NAME/bin/its-command` as
+    a user would. bin/python itself is a symlink to the base interpreter and needs nothing."""
+    old, new = f"#!{building}/".encode(), f"#!{target}/".encode()
+    for script in (target / "bin").glob("*") if (target / "bin").is_dir() else ():
+        if script.is_symlink() or not script.is_file():
+            continue
+        with script.open("rb") as handle:
+            if handle.read(len(old)) != old:
+                continue
+        script.write_bytes(new + script.read_bytes()[len(old) :])
+
+
+def _install_venv(adapter: Adapter, building: Path, python: str | None) -> None:
+    assert adapter.requirements is not None
     requirements = adapter.folder / adapter.requirements
     pip = [str(building / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     _step(adapter, building, [python or sys.executable, "-m", "venv", str(building)])
@@ -225,11 +331,21 @@ def install(adapter: Adapter, *, python: str | None = None) -> Path:
     if torch is not None:
         _install_cpu_torch(adapter, building, pip, torch)
     _step(adapter, building, [*pip, "-r", str(requirements)])
-    _remove(target)
-    building.rename(target)
-    # A venv records its own absolute path in its scripts; the rename leaves bin/python (a symlink) working, and
-    # the adapter is always started as `{python} server.py`, never through a console script.
-    return target
+
+
+def _install_npm(adapter: Adapter, building: Path) -> None:
+    """`npm ci` in the building folder from the adapter's package.json and package-lock.json: exactly the locked
+    versions, from the registry npm is configured with."""
+    assert adapter.requirements is not None
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemFailed(
+            f"adapter {adapter.name!r}: environment = 'npm' needs npm (and node) on PATH, found none; install Node.js"
+        )
+    building.mkdir(parents=True)
+    shutil.copyfile(adapter.folder / adapter.requirements, building / "package.json")
+    shutil.copyfile(adapter.folder / NPM_LOCK, building / NPM_LOCK)
+    _step(adapter, building, [npm, "ci", "--prefix", str(building), "--no-audit", "--no-fund", "--omit=dev"])
 
 
 def cpu_torch_pin(requirements: Path) -> str | None:

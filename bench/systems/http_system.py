@@ -249,6 +249,8 @@ class HttpSystem(System):
     def _command(self) -> list[str]:
         if self.adapter is not None:
             reason = self.adapter.not_runnable_reason()
+            if self.adapter.protocol == "mcp":
+                reason = f"it is an MCP server: run it with its arm, arms/{self.adapter.name}.toml (system = 'mcp')"
             if reason is not None:
                 raise ConfigError(f"settings.adapter: {self.adapter.name!r} cannot run here: {reason}")
             return list(self.adapter.command)

@@ -49,7 +49,7 @@ def listing() -> list[dict[str, Any]]:
         except ConfigError as exc:
             rows.append(_row(name, "adapter", str(exc), "(unreadable adapter.toml)", ""))
             continue
-        arm = f'system = "http", adapter = "{name}"'
+        arm = f'system = "http", adapter = "{name}"' if adapter.protocol == "memory" else f"arms/{name}.toml"
         row = _row(name, "adapter", adapter.not_runnable_reason(), adapter.description, arm)
         row.update(library=adapter.library, store=adapter.store, environment=adapter.environment)
         rows.append(row)
@@ -143,6 +143,13 @@ def _resolve(name: str | None, arm: str | None, in_process: bool = False) -> tup
         return loaded.system, dict(loaded.settings), f"arm {loaded.name!r}"
     assert name is not None
     if name in adapter_names() and not in_process:
+        adapter = load_adapter(name)
+        if adapter.protocol == "mcp":  # a third-party MCP server: its arm says how to start and call it
+            reason = adapter.not_runnable_reason()
+            if reason is not None:
+                raise ConfigError(f"systems check: adapter {name!r} cannot run here: {reason}")
+            loaded = load_arm(name, ARMS_DIR)
+            return loaded.system, dict(loaded.settings), f"adapter {name!r}"
         return "http", {"adapter": name}, f"adapter {name!r}"
     if name in GENERIC:
         raise ConfigError(f"systems check: {name!r} needs a server to check: pass an arm with --arm")

@@ -179,7 +179,7 @@ def test_a_malformed_manifest_is_refused_naming_its_field(
         'description = "x"\nlibrary = "x"\nstore = "x"\nenvironment = "conda"\ncommand = "x"\n'
     )
     code, _, err = _cli(["systems", "install", "halfdone"], monkeypatch, capsys)
-    assert code == 2 and "adapter.toml: environment: expected one of ['venv', 'project'], found 'conda'" in err
+    assert code == 2 and "adapter.toml: environment: expected one of ['venv', 'project', 'npm'], found 'conda'" in err
 
 
 @pytest.mark.parametrize("adapter", adapter_names())
