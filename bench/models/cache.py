@@ -97,6 +97,12 @@ class CallRequest:
         return material
 
     def key(self) -> str:
+        return self._key
+
+    @functools.cached_property
+    def _key(self) -> str:
+        # Computed once per request: the tap, the lookup and the recording each ask for it, and a full-context
+        # prompt is a whole transcript to serialise and hash. A request is frozen, so its key cannot change.
         try:
             return sha256_hex(canonical_json(self.key_material()))
         except (TypeError, ValueError) as exc:

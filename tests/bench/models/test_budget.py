@@ -117,3 +117,22 @@ def test_a_reservation_counts_for_other_budgets_on_the_same_ledger_until_settled
         second.reserve(request, 0.6)
     first.settle(held, request, 0.1, request.key())
     second.release(second.reserve(request, 0.6))  # $0.10 spent + $0.60 held fits under $1
+
+
+def test_spend_is_flushed_to_disk_before_settling_and_a_free_servers_zero_lines_are_only_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), real_fsync(fd))[1])
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    budget = Budget(ledger, RunLabels("run-free-and-paid"))
+    local = CallRequest(provider="openai", endpoint="chat.completions", model="llama", body={"n": 1}, purpose="answer")
+    paid = CallRequest(provider="anthropic", endpoint="messages", model="claude-sonnet-4-6", body={}, purpose="judge")
+    budget.settle(None, local, 0.0, local.key())
+    zero_flushes = len(flushed)
+    budget.settle(None, paid, CALL_USD, paid.key())
+    assert [r["usd"] for r in ledger.records()] == [0.0, CALL_USD]
+    assert ledger.total_usd() == pytest.approx(CALL_USD)
+    # the first line created the file, so its folder was flushed; the $0 line itself was not, the paid one was
+    assert zero_flushes == 1 and len(flushed) == 2

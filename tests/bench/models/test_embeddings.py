@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
 from bench.vocab import DEV_CACHE_SUBSET
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 class Counting:
@@ -42,3 +46,13 @@ def test_the_shipped_dev_vectors_are_what_minilm_computes() -> None:
     fresh = np.stack([shared_minilm().embed([t])[0] for t in texts])  # one text at a time, as the runs embedded
     assert replay.name == shared_minilm().name and recorded.shape == (3, 384)
     assert np.allclose(recorded, fresh, atol=1e-6)
+
+
+def test_asking_for_the_shared_embedder_loads_no_torch_until_a_text_is_embedded() -> None:
+    probe = (
+        "import sys; from bench.models.embeddings import shared_minilm; e = shared_minilm(); "
+        "print('torch' in sys.modules, e.dim)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "384"]

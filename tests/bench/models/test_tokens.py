@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from bench.errors import CacheMiss
 from bench.models.gateway import Gateway
 from bench.models.tokens import (
     EMPTY_BLOCK,
+    CountOnce,
     LocalTokenCounter,
     lines_block,
     retrieved_tokens,
@@ -63,3 +66,30 @@ def test_local_counts_go_through_the_gateway_and_replay_strictly(gateway: Gatewa
     assert retrieved_tokens(LocalTokenCounter(strict), ["Melanie ran a charity race"]) == first
     with pytest.raises(CacheMiss, match="count_tokens"):
         LocalTokenCounter(strict).count("never counted before")
+
+
+def test_answer_threads_asking_for_the_same_blocks_count_each_one_once() -> None:
+    computed: list[str] = []
+    release = threading.Event()
+
+    def slow_count(text: str) -> int:
+        computed.append(text)
+        release.wait(5)
+        return len(text)
+
+    count = CountOnce(slow_count)
+    transcript = lines_block([f"[8 May, 2023] Caroline: turn {i}" for i in range(200)])
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        asked = [pool.submit(count, transcript) for _ in range(8)] + [pool.submit(count, EMPTY_BLOCK)]
+        release.set()
+        counts = [future.result() for future in asked]
+    assert counts == [len(transcript)] * 8 + [len(EMPTY_BLOCK)]
+    assert sorted(computed, key=len) == [EMPTY_BLOCK, transcript]
+
+
+def test_a_shared_count_still_goes_through_the_gateway_for_every_question(gateway: Gateway) -> None:
+    counter = LocalTokenCounter(gateway)
+    block = lines_block(["Melanie paints sunsets", "Caroline went to a support group"])
+    first, again = counter.count(block), counter.count(block)
+    assert first == again == wordpiece_count(block)
+    assert gateway.counts()["offline"].misses == 1 and gateway.counts()["offline"].hits == 1
