@@ -15,6 +15,8 @@ Formats (`--format` may be left out: the format is detected from the file's shap
   answer, response, category, llm_score (0/1)}]}` (category 5 skipped, as mem0 does): rows are matched by position
   among the conversation's scored questions and checked by text; the file carries no aggregates to check.
 - `zep-grades`, `zep-responses`, `omb`: bench.exchange.peer_readers.
+- `longmemeval`, `longmemeval-hypotheses`: LongMemEval's judged log and hypothesis file (JSON lines),
+  bench.exchange.longmemeval_results; one result on slice `longmemeval:<file>`.
 - `locomo`: LoCoMo's own evaluation output (`locomo10.json`'s samples with `<model>_prediction` and `<model>_f1` on
   each qa item): ids by position, each stated F1 checked against LoCoMo's F1 rule recomputed here; it has no judge,
   so the label is a stand-in (F1 >= 0.5), said in every file, and `compare --metric f1` compares the F1 itself.
@@ -41,6 +43,7 @@ from bench.analysis.coverage import coverage_phrase
 from bench.analysis.scoring.locomo import locomo_f1
 from bench.data.audit import our_question_id
 from bench.errors import DataError
+from bench.exchange.longmemeval_results import hypotheses_answers, judged_log_answers
 from bench.exchange.peer_readers import detect, omb_rows, zep_grades_rows, zep_responses_rows
 from bench.exchange.peer_rows import Reading, Row, coverage, in_order, locomo, make_row, naming_of
 from bench.models.stacks import IMPORTED_STACK
@@ -51,6 +54,7 @@ LABEL_IS = {
     "mem0": "mem0's llm_score (one judgment)",
     "zep-grades": "Zep's published grade (one judgment)",
     "omb": "the Open Memory Benchmark's judge (one judgment)",
+    "longmemeval": "LongMemEval's autoeval_label (one judgment)",
     "locomo": "a stand-in: LoCoMo's output has no judge; CORRECT when its F1 is at least 0.5 (compare --metric f1)",
 }
 ORIGIN = "import-results"
@@ -190,16 +194,28 @@ def read_rows(path: Path, fmt: str | None = None) -> Reading:
 
 
 def _document(path: Path) -> Any:
-    """The file's JSON, gunzipped first when it is gzip (as the Open Memory Benchmark publishes)."""
+    """The file's JSON, gunzipped first when it is gzip (as the Open Memory Benchmark publishes); a file of one JSON
+    object a line (LongMemEval's logs) is the list of its lines."""
     try:
         raw = path.read_bytes()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
-        return json.loads(raw)
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise DataError(f"{path}: expected a readable results file, found {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError, EOFError) as exc:
-        raise DataError(f"{path}: expected JSON, found a parse error: {exc}") from exc
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        raise DataError(f"{path}: expected JSON, found {exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as whole:
+        lines = [line for line in text.splitlines() if line.strip()]
+        try:
+            parsed = [json.loads(line) for line in lines]
+        except json.JSONDecodeError:
+            raise DataError(f"{path}: expected JSON, found a parse error: {whole}") from whole
+        if len(parsed) < 2 or not all(isinstance(p, dict) for p in parsed):
+            raise DataError(f"{path}: expected JSON, found a parse error: {whole}") from whole
+        return parsed
 
 
 # LoCoMo's output grades by F1 and has no judge: a row counts as correct at this F1 or above (a stand-in label,
@@ -294,6 +310,8 @@ READERS.update(
         "zep-grades": zep_grades_rows,
         "zep-responses": zep_responses_rows,
         "omb": omb_rows,
+        "longmemeval": judged_log_answers,
+        "longmemeval-hypotheses": hypotheses_answers,
         "locomo": lambda document, where: Reading(locomo_rows(document, where), {"label": "F1 >= 0.5 (a stand-in)"}),
     }
 )
@@ -371,10 +389,16 @@ def import_files(
     planned: dict[Path, Result] = {}
     for path in paths:
         reading = read_rows(path, fmt)
-        if not reading.rows:
-            raise DataError(f"{path}: expected at least one question, found none")
         sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         name = arm if len(paths) == 1 else f"{arm}-{path.stem}"
+        if reading.answers is not None:
+            result = answers_result(reading, name, path, judge, sha256)
+            planned[out / "longmemeval" / f"{name}.json"] = result
+            if say is not None:
+                say(_summary(path, result))
+            continue
+        if not reading.rows:
+            raise DataError(f"{path}: expected at least one question, found none")
         results = results_of(reading, name, path, reading.format, judge, sha256)
         first = next(iter(results.values()))
         if say is not None:
@@ -385,9 +409,40 @@ def import_files(
     return [write_result(target, result) for target, result in planned.items()]
 
 
+def answers_result(reading: Reading, arm: str, source: Path, judge: str, sha256: str) -> Result:
+    """One result of a benchmark other than LoCoMo, its answers as the reader built them, on the slice it names."""
+    stated_judge = reading.stated.get("judge_model", judge)
+    return Result.build(
+        answers=reading.answers or [],
+        arm=arm,
+        system="imported",
+        stack=IMPORTED_STACK,
+        slice=reading.stated["slice"],
+        k=None,
+        arm_hash=None,
+        settings={},
+        models={"judge": stated_judge},
+        standins=[],
+        provenance=Provenance(origin=f"{ORIGIN} {reading.format}", sources=[Source(str(source), sha256, LICENSE)]),
+        extras={
+            "imported": {
+                "format": reading.format,
+                "source": str(source),
+                "sha256": sha256,
+                "judge": stated_judge,
+                "judgment_run": 1,
+                "label_is": LABEL_IS[reading.format],
+                "stated": dict(reading.stated),
+            }
+        },
+    )
+
+
 def _summary(path: Path, result: Result) -> str:
     imported = result.extras["imported"]
     stated = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in imported["stated"].items())
-    cov = imported["coverage"]
+    cov = imported.get("coverage")
+    if cov is None:
+        return f"{path}: format {imported['format']}; {stated}"
     flag = " (PARTIAL)" if cov["partial"] else ""
     return f"{path}: format {imported['format']}; {stated}; questions: {coverage_phrase(cov)}{flag}"

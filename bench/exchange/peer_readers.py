@@ -157,6 +157,16 @@ SHAPES: dict[str, tuple[Check, ...]] = {
         ("lists of records", lambda d: all(isinstance(v, list) for v in d.values())),
         ("llm_score", lambda d: "llm_score" in _first_record(d)),
     ),
+    "longmemeval": (
+        ("(a list of lines)", lambda d: isinstance(d, list) and bool(d)),
+        ("question_id", lambda d: "question_id" in d[0]),
+        ("autoeval_label", lambda d: "autoeval_label" in d[0]),
+    ),
+    "longmemeval-hypotheses": (
+        ("(a list of lines)", lambda d: isinstance(d, list) and bool(d)),
+        ("question_id", lambda d: "question_id" in d[0]),
+        ("hypothesis", lambda d: "hypothesis" in d[0]),
+    ),
     "locomo": (
         ("(a list of samples)", lambda d: isinstance(d, list)),
         ("qa", lambda d: bool(d) and isinstance(d[0], dict) and isinstance(d[0].get("qa"), list)),

@@ -17,7 +17,7 @@ from typing import Any
 from bench.data import files as data
 from bench.data.datasets.locomo import LOCOMO
 from bench.errors import DataError
-from bench.results.schema import LOCOMO_CATEGORY_NAMES
+from bench.results.schema import LOCOMO_CATEGORY_NAMES, Answer
 
 # Naming conventions a file's category names may follow: LoCoMo's own names, then each numbering LoCoMo declares.
 NAMINGS: dict[str, dict[int, str]] = {
@@ -51,6 +51,7 @@ class Reading:
     rows: list[Row]
     stated: dict[str, str] = field(default_factory=dict)
     format: str = ""  # the reader's name, set by whoever chose the reader
+    answers: list[Answer] | None = None  # a benchmark other than LoCoMo: the answers themselves (rows stay empty)
 
 
 @dataclass(frozen=True)
