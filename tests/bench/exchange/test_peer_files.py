@@ -75,3 +75,23 @@ def test_the_manifest_names_every_file_fully() -> None:
     for entry in ENTRIES:
         assert len(entry["commit"]) == 40 and len(entry["sha256"]) == 64 and entry["licence"]
         assert isinstance(entry["shippable"], bool) and entry["stated"]
+
+
+def test_the_field_table_shows_the_published_files_at_their_stated_accuracy(tmp_path, capsys, monkeypatch) -> None:
+    wanted = {e["system"]: e for e in ENTRIES if "refused" not in e["stated"]}
+    for entry in wanted.values():
+        _real_file(entry)
+    code, table, err = run_cli(["field", "--as", "markdown"], capsys, monkeypatch)
+    assert code == 0, err
+    rows = {
+        cells[2]: cells
+        for line in table.splitlines()
+        if line.startswith("|") and "@" in line
+        for cells in [[c.strip() for c in line.strip("|").split("|")]]
+    }
+    for system, entry in wanted.items():
+        stated = entry["stated"]
+        accuracy = stated.get("accuracy", stated.get("correct", 0) / stated["questions"])
+        shown = float(rows[system][7].split(" ")[0])  # one decimal; the manifest states four digits of a fraction
+        assert abs(shown - 100 * accuracy) <= 0.051, (system, rows[system][7])
+        assert ("PARTIAL" in rows[system][6]) == ("partial" in stated)

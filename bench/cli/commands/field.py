@@ -1,0 +1,49 @@
+"""`engram-bench field [RESULTS...] [--reference TEXT] [--as terminal|markdown|html] [--out FILE]`: the field's
+published LoCoMo runs and ours side by side under one scoring (the logic lives in bench.report.field)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from bench.errors import DataError
+from bench.results.atomic import write_text
+from bench.vocab import REPO_ROOT
+
+
+def field(
+    specs: list[str] = typer.Argument(None, help="More result files (e.g. runs/imported/<name>/), one run per arm."),
+    reference: str = typer.Option(
+        None,
+        "--reference",
+        help="Pair every run with the one whose system or source holds this text (default: the first).",
+    ),
+    kind: str = typer.Option("terminal", "--as", help="terminal | markdown | html."),
+    out: Path = typer.Option(None, "--out", help="Write the table here instead of printing it."),
+    peer_files: Path = typer.Option(
+        None,
+        "--peer-files",
+        help="Where the real files of data/peer-files.toml are (default $ENGRAM_PEER_FILES or /work/peer-files).",
+    ),
+) -> None:
+    """Every imported run, the shipped audit file, the real published files present and our results/v1 and
+    results/v3 runs: coverage, accuracy under the official and audited-exclude gold with Wilson intervals, per
+    category, the audited-ceiling flag and exact McNemar against a reference; each row names its source."""
+    # local import: pandas/statsmodels and every reader load only when the table is asked for
+    from bench.report.field import RENDERERS, choose_reference, gather, score_runs
+
+    if kind not in RENDERERS:
+        raise DataError(f"--as: expected one of {', '.join(RENDERERS)}, found {kind!r}")
+    runs, notes = gather(REPO_ROOT, specs or [], peer_files)
+    rows = score_runs(runs, choose_reference(runs, reference))
+    text = RENDERERS[kind](rows, notes)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        write_text(out, text)
+        typer.echo(f"wrote {out} ({len(rows)} runs)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("field")(field)

@@ -1,0 +1,366 @@
+"""The field's table (`engram-bench field`): every LoCoMo run this repository can read, published by others or run
+here, side by side under one scoring.
+
+Runs come from four places, each row naming its source:
+- the LoCoMo audit's file shipped in data/locomo-audit/ (read by the `eval-results` reader);
+- our committed results, results/v1 and results/v3 (whole LoCoMo conversations only: `heldout:<conv>` and
+  `locomo:<conv>` slices, one run per arm, k and stack);
+- the real published files of data/peer-files.toml found under $ENGRAM_PEER_FILES (the sha256 checked first; the
+  files are not in the repository, see the manifest);
+- result files named on the command line (e.g. `runs/imported/<name>/`, written by `import-results`).
+
+Per run: producer, system, answer and judge model as stated, judgment runs, coverage of LoCoMo's 1,540 scored
+questions (partial runs marked), accuracy under the official and the audited-exclude gold with Wilson 95% intervals,
+accuracy per category in LoCoMo's codes, a flag where the official score exceeds the audited ceiling of the
+questions the run covers (the share whose official gold is not score-corrupting: a higher score means matching
+wrong gold), and the paired difference against a reference run on the questions both hold with the exact McNemar
+p-value. Accuracy is the mean over the run's judgment runs (what producers state); the interval and the pairing use
+the first judgment run (as `compare` does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import tomllib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bench.analysis.categories import code_of
+from bench.analysis.coverage import coverage_phrase
+from bench.analysis.stats import accuracy_interval, mcnemar_exact_p
+from bench.data.audit import Errata, load_errata
+from bench.data.files import data_dir
+from bench.errors import DataError
+from bench.exchange.import_results import NOT_STATED, read_rows, results_of
+from bench.exchange.peer_rows import coverage_of, locomo
+from bench.results.schema import Result, iter_results, read_result, result_files_of
+from bench.vocab import LOCOMO_PREFIX, ingested_data
+
+SHIPPED_AUDIT_FILE = Path("locomo-audit") / "ap-baseline-v2" / "ap_eval_results_scored.json"
+PEER_MANIFEST = "peer-files.toml"
+OUR_RESULTS = ("results/v1", "results/v3")
+SCORED_CODES = (1, 2, 3, 4)
+
+
+@dataclass(frozen=True)
+class FieldRun:
+    """One run: where it comes from, what it states, and per judgment run the label of each scored question."""
+
+    source: str
+    producer: str
+    system: str
+    answer_model: str
+    judge_model: str
+    labels: list[dict[str, bool]]  # one {question id: correct} per judgment run, scored questions only
+    codes: dict[str, int]  # question id -> LoCoMo's category code
+    sha256: str | None = None  # the source file's, when the run was read from one file
+
+
+@dataclass(frozen=True)
+class Score:
+    """Accuracy as the mean over judgment runs, and the first run's Wilson 95% interval (fractions)."""
+
+    n: int
+    accuracy: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    run: FieldRun
+    coverage: dict[str, Any]
+    official: Score | None
+    audited: Score | None
+    by_code: dict[int, float | None]
+    ceiling: float | None
+    above_ceiling: bool
+    paired: dict[str, Any] | None  # {n, delta, a_only, b_only, p} against the reference; None for the reference
+
+
+# ------------------------------------------------------------------------------------------------------- reading
+
+
+def run_of(results: Sequence[Result], source: str, producer: str, system: str) -> FieldRun:
+    """A run from its result files: replicate files (extras.replicate) are its further judgment runs."""
+    by_run: dict[int, dict[str, bool]] = defaultdict(dict)
+    codes: dict[str, int] = {}
+    for result in results:
+        replicate = int(result.extras.get("replicate", 0))
+        for answer in result.answers:
+            code = code_of(answer.category)
+            if answer.scored and code in SCORED_CODES:
+                by_run[replicate][answer.question_id] = answer.correct
+                codes[answer.question_id] = code
+    first = results[0]
+    return FieldRun(
+        source=source,
+        producer=producer,
+        system=system,
+        answer_model=first.models.get("answer", NOT_STATED),
+        judge_model=first.models.get("judge", NOT_STATED),
+        labels=[by_run[r] for r in sorted(by_run)],
+        codes=codes,
+    )
+
+
+def _read_file(path: Path, fmt: str | None, source: str, producer: str, system: str) -> FieldRun:
+    reading = read_rows(path, fmt)
+    sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+    results = results_of(reading, system, path, reading.format, NOT_STATED, sha256)
+    return replace(run_of(list(results.values()), source, producer, system), sha256=sha256)
+
+
+def shipped_runs(root: Path) -> list[FieldRun]:
+    path = root / SHIPPED_AUDIT_FILE
+    source = f"data/{SHIPPED_AUDIT_FILE.as_posix()} (shipped)"
+    return [_read_file(path, "eval-results", source, "dial481/locomo-audit", "adversarial probe v2 (vague answers)")]
+
+
+def our_runs(repo: Path, folders: Iterable[str] = OUR_RESULTS) -> list[FieldRun]:
+    """Our committed runs on whole LoCoMo conversations, one per (arm, k, stack) in each folder."""
+    runs = []
+    for folder in folders:
+        groups: dict[tuple[str, int | None, str], list[Result]] = defaultdict(list)
+        for _, result in iter_results(repo / folder):
+            if ingested_data(result.slice).startswith(LOCOMO_PREFIX):
+                groups[(result.arm, result.k, result.stack)].append(result)
+        for (arm, k, stack), results in groups.items():
+            name = f"{arm}__k{k}" if k is not None else arm
+            system = f"{arm} k={k}" if k is not None else arm
+            runs.append(run_of(results, f"{folder}/*/*/{name}.json", f"engram-bench ({stack} stack)", system))
+    return runs
+
+
+def peer_runs(manifest: Path, peer_root: Path) -> tuple[list[FieldRun], list[str]]:
+    """The manifest's real files present under peer_root (refused ones left out); and a note per file absent."""
+    if not manifest.is_file():
+        return [], [f"no {manifest}: no published files beyond the shipped one"]
+    entries = tomllib.loads(manifest.read_text(encoding="utf-8"))["file"]
+    runs, notes = [], []
+    for entry in entries:
+        if "refused" in entry["stated"]:
+            continue
+        path = peer_root / entry["repo"] / entry["path"]
+        if not path.is_file():
+            notes.append(f"absent: {entry['repo']}/{entry['path']} (data/{PEER_MANIFEST}; put it under {peer_root})")
+            continue
+        if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+            notes.append(f"left out: {path} is not the file data/{PEER_MANIFEST} names (sha256 differs)")
+            continue
+        source = f"{entry['repo']}@{entry['commit'][:10]}:{entry['path']}"
+        runs.append(_read_file(path, entry["format"], source, entry["repo"], entry["system"]))
+    return runs, notes
+
+
+def spec_runs(specs: Sequence[str]) -> list[FieldRun]:
+    """Result files named on the command line, one run per arm."""
+    groups: dict[str, list[Result]] = defaultdict(list)
+    for path in result_files_of(specs):
+        result = read_result(path)
+        groups[result.arm].append(result)
+    runs = []
+    for arm, results in groups.items():
+        imported = results[0].extras.get("imported") or {}
+        source = str(imported.get("source") or f"{arm} ({len(results)} result files)")
+        producer = f"imported ({imported['format']})" if "format" in imported else f"{results[0].stack} stack"
+        runs.append(run_of(results, source, producer, arm))
+    return runs
+
+
+def gather(repo: Path, specs: Sequence[str] = (), peer_root: Path | None = None) -> tuple[list[FieldRun], list[str]]:
+    """Every run the table shows, and notes on what was left out: the published files first (the shipped audit file
+    only when the same file is not among the real files present), then ours, then the ones named."""
+    root = data_dir()
+    peers, notes = peer_runs(root / PEER_MANIFEST, peer_root or default_peer_root())
+    present = {run.sha256 for run in peers}
+    shipped = [run for run in shipped_runs(root) if run.sha256 not in present]
+    return [*peers, *shipped, *our_runs(repo), *spec_runs(specs)], notes
+
+
+def default_peer_root() -> Path:
+    return Path(os.environ.get("ENGRAM_PEER_FILES", "/work/peer-files"))
+
+
+# ----------------------------------------------------------------------------------------------------- scoring
+
+
+def _score(run: FieldRun, keep: frozenset[str] | None) -> Score | None:
+    runs = [{q: v for q, v in labels.items() if keep is None or q in keep} for labels in run.labels]
+    if not runs or not runs[0]:
+        return None
+    accuracy = sum(sum(r.values()) / len(r) for r in runs) / len(runs)
+    interval = accuracy_interval(sum(runs[0].values()), len(runs[0]))
+    return Score(len(runs[0]), accuracy, interval.low, interval.high)
+
+
+def _by_code(run: FieldRun) -> dict[int, float | None]:
+    out: dict[int, float | None] = {}
+    for code in SCORED_CODES:
+        mine = [{q: v for q, v in labels.items() if run.codes[q] == code} for labels in run.labels]
+        out[code] = sum(sum(r.values()) / len(r) for r in mine) / len(mine) if mine and mine[0] else None
+    return out
+
+
+def _paired(run: FieldRun, reference: FieldRun) -> dict[str, Any]:
+    a, b = run.labels[0], reference.labels[0]
+    shared = sorted(set(a) & set(b))
+    a_only = sum(1 for q in shared if a[q] and not b[q])
+    b_only = sum(1 for q in shared if b[q] and not a[q])
+    delta = (a_only - b_only) / len(shared) if shared else None
+    p = mcnemar_exact_p(a_only, b_only) if shared else None
+    return {"n": len(shared), "delta": delta, "a_only": a_only, "b_only": b_only, "p": p}
+
+
+def score_runs(runs: Sequence[FieldRun], reference: int, errata: Errata | None = None) -> list[FieldRow]:
+    """Each run scored; `reference` is the index of the run the others are paired with."""
+    errata = errata or load_errata()
+    known = locomo()
+    kept = frozenset(q for run in runs for q in run.codes if q not in errata.corrupting)
+    rows = []
+    for i, run in enumerate(runs):
+        covered = set(run.codes)
+        official = _score(run, None)
+        ceiling = 1 - len(covered & errata.corrupting) / len(covered) if covered else None
+        rows.append(
+            FieldRow(
+                run=run,
+                coverage=coverage_of(covered, known),
+                official=official,
+                audited=_score(run, kept),
+                by_code=_by_code(run),
+                ceiling=ceiling,
+                above_ceiling=official is not None and ceiling is not None and official.accuracy > ceiling,
+                paired=None if i == reference else _paired(run, runs[reference]),
+            )
+        )
+    return rows
+
+
+def choose_reference(runs: Sequence[FieldRun], wanted: str | None) -> int:
+    """The run whose system or source contains `wanted`; by default the first run."""
+    if not runs:
+        raise DataError("field: expected at least one run to show, found none")
+    if wanted is None:
+        return 0
+    for i, run in enumerate(runs):
+        if wanted in run.system or wanted in run.source:
+            return i
+    raise DataError(f"--reference: expected text in one run's system or source, found {wanted!r} in none")
+
+
+# --------------------------------------------------------------------------------------------------- rendering
+
+HEADERS = (
+    "source",
+    "producer",
+    "system",
+    "answer model",
+    "judge model",
+    "judgments",
+    "questions",
+    "official % [95%]",
+    "audited-exclude % [95%]",
+    "1 multi-hop",
+    "2 temporal",
+    "3 open-domain",
+    "4 single-hop",
+    "flag",
+    "Δ vs reference (shared n, exact McNemar p)",
+)
+
+
+def _pct(score: Score | None, partial: bool) -> str:
+    if score is None:
+        return "-"
+    mark = " PARTIAL" if partial else ""
+    return f"{100 * score.accuracy:.1f} [{100 * score.low:.1f}, {100 * score.high:.1f}]{mark}"
+
+
+def _delta(paired: dict[str, Any] | None) -> str:
+    if paired is None:
+        return "reference"
+    if paired["delta"] is None:
+        return "no shared questions"
+    return f"{100 * paired['delta']:+.1f} pts (n {paired['n']:,}, p {paired['p']:.2g})"
+
+
+def cells(row: FieldRow) -> list[str]:
+    partial = bool(row.coverage["partial"])
+    flag = f"ABOVE AUDITED CEILING {100 * row.ceiling:.1f}" if row.above_ceiling and row.ceiling is not None else ""
+    return [
+        row.run.source,
+        row.run.producer,
+        row.run.system,
+        row.run.answer_model,
+        row.run.judge_model,
+        str(len(row.run.labels)),
+        coverage_phrase(row.coverage) + (" (PARTIAL)" if partial else ""),
+        _pct(row.official, partial),
+        _pct(row.audited, partial),
+        *("-" if row.by_code[c] is None else f"{100 * row.by_code[c]:.1f}" for c in SCORED_CODES),  # type: ignore[operator]
+        flag,
+        _delta(row.paired),
+    ]
+
+
+NOTE = (
+    "Accuracy: mean over a run's judgment runs, over the LoCoMo questions (categories 1-4, LoCoMo's codes) it covers; "
+    "interval: Wilson 95% on the first judgment run; audited-exclude drops the audit's score-corrupting questions; "
+    "the flag marks an official score above the share of the covered questions whose official gold is not "
+    "score-corrupting; Δ and McNemar pair the first judgment runs on the questions both runs hold."
+)
+
+
+def render_markdown(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
+    lines = ["# The field on LoCoMo, under one scoring", "", NOTE, ""]
+    lines.append("| " + " | ".join(HEADERS) + " |")
+    lines.append("|" + "---|" * len(HEADERS))
+    for row in rows:
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(row)) + " |")
+    lines.extend(["", *(f"- {n}" for n in notes)])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_html(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    body = "\n".join(
+        f'<tr class="{"partial" if row.coverage["partial"] else "full"}">'
+        + "".join(f"<td>{html.escape(c)}</td>" for c in cells(row))
+        + "</tr>"
+        for row in rows
+    )
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>The field on LoCoMo</title>'
+        "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;font-size:13px}"
+        "tr.partial td{background:#fff4e0}</style></head><body>\n<h1>The field on LoCoMo, under one scoring</h1>\n"
+        f"<p>{html.escape(NOTE)}</p>\n<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>\n"
+        f"<ul>{items}</ul>\n</body></html>\n"
+    )
+
+
+def render_terminal(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
+    lines = [NOTE, ""]
+    for i, row in enumerate(rows, 1):
+        c = dict(zip(HEADERS, cells(row), strict=True))
+        lines.append(f"[{i}] {c['system']} ({c['producer']})")
+        lines.append(f"    source: {c['source']}")
+        lines.append(
+            f"    answer {c['answer model']}; judge {c['judge model']}; {c['judgments']} judgment run(s); "
+            f"questions: {c['questions']}"
+        )
+        lines.append(f"    official {c['official % [95%]']}; audited-exclude {c['audited-exclude % [95%]']}")
+        lines.append("    by category: " + "; ".join(f"{h} {c[h]}" for h in HEADERS[9:13]))
+        flag = f"; {c['flag']}" if c["flag"] else ""
+        lines.append(f"    vs reference: {c['Δ vs reference (shared n, exact McNemar p)']}{flag}")
+    lines.extend(["", *notes])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+RENDERERS = {"terminal": render_terminal, "markdown": render_markdown, "html": render_html}
