@@ -236,23 +236,7 @@ def test_a_partial_run_is_marked_partial_wherever_compare_and_view_print_its_acc
     assert any("PARTIAL run: 9 of 1,540" in line for line in lines)
 
 
-def _longmemeval(tmp_path: Path, monkeypatch) -> list[dict[str, Any]]:
-    """A LongMemEval questions file of our own three questions, in its published structure, as the oracle file."""
-    folder = tmp_path / "lme"
-    folder.mkdir()
-    entries = [
-        {"question_id": "q-coffee", "question_type": "single-session-user", "question": "What coffee do I brew?",
-         "answer": "a pour-over", "question_date": "2023/05/30 (Tue) 23:40", "haystack_session_ids": ["s1"],
-         "haystack_dates": ["2023/05/01 (Mon) 10:00"], "answer_session_ids": ["s1"],
-         "haystack_sessions": [[{"role": "user", "content": "I brew a pour-over", "has_answer": True}]]},
-        {**{"question_id": "q-moved_abs", "question_type": "knowledge-update", "question": "Where did I move?",
-            "answer": "You did not say"}},
-        {"question_id": "q-when", "question_type": "temporal-reasoning", "question": "When did I start running?",
-         "answer": "March"},
-    ]  # fmt: skip
-    (folder / "longmemeval_oracle.json").write_text(json.dumps(entries), encoding="utf-8")
-    monkeypatch.setenv("ENGRAM_LONGMEMEVAL_DIR", str(folder))
-    return entries
+ORACLE = json.loads((REPO_ROOT / "data" / "longmemeval" / "longmemeval_oracle.json").read_text(encoding="utf-8"))
 
 
 def _jsonl(tmp_path: Path, name: str, lines: list[dict[str, Any]]) -> Path:
@@ -262,30 +246,38 @@ def _jsonl(tmp_path: Path, name: str, lines: list[dict[str, Any]]) -> Path:
 
 
 def test_a_longmemeval_judged_log_lands_on_the_longmemeval_questions(tmp_path, capsys, monkeypatch) -> None:
-    _longmemeval(tmp_path, monkeypatch)
+    second, first = ORACLE[7], ORACLE[0]
     log = [
-        {"question_id": "q-when", "hypothesis": "In March.", "autoeval_label": {"model": "judge-x", "label": True}},
-        {"question_id": "q-coffee", "hypothesis": "Espresso", "autoeval_label": {"model": "judge-x", "label": False}},
+        {
+            "question_id": second["question_id"],
+            "hypothesis": "a guess",
+            "autoeval_label": {"model": "judge-x", "label": True},
+        },
+        {
+            "question_id": first["question_id"],
+            "hypothesis": "another",
+            "autoeval_label": {"model": "judge-x", "label": False},
+        },
     ]
     code, text, err, out = _import(tmp_path, _jsonl(tmp_path, "log.jsonl", log), capsys, monkeypatch)
     assert code == 0, err
     result = read_result(out / "longmemeval" / "imported.json")
-    assert result.slice == "longmemeval:longmemeval_oracle" and result.models == {"judge": "judge-x"}
+    assert result.slice == "longmemeval:oracle" and result.models == {"judge": "judge-x"}
     assert [(a.question_id, a.category, a.label) for a in result.answers] == [
-        ("q-when", "temporal-reasoning", "CORRECT"),
-        ("q-coffee", "single-session-user", "WRONG"),
+        (second["question_id"], second["question_type"], "CORRECT"),
+        (first["question_id"], first["question_type"], "WRONG"),
     ]
-    assert "2 of 3" in text and result.answers[1].gold == "a pour-over"
+    assert f"2 of {len(ORACLE)}" in text and result.answers[1].gold == str(first["answer"])
 
 
 def test_longmemeval_hypotheses_without_judgments_or_unknown_ids_are_one_line(tmp_path, capsys, monkeypatch) -> None:
-    _longmemeval(tmp_path, monkeypatch)
-    hypotheses = [{"question_id": "q-when", "hypothesis": "March"}, {"question_id": "q-coffee", "hypothesis": "tea"}]
+    ids = [e["question_id"] for e in ORACLE[:2]]
+    hypotheses = [{"question_id": q, "hypothesis": "March"} for q in ids]
     code, _, err, out = _import(tmp_path, _jsonl(tmp_path, "hyp.jsonl", hypotheses), capsys, monkeypatch)
     assert code == 2 and "evaluate_qa.py" in err and len(err.strip().splitlines()) == 1 and not out.exists()
     stray = [
         {"question_id": q, "hypothesis": "x", "autoeval_label": {"model": "j", "label": True}}
-        for q in ("q-when", "q-zzz")
+        for q in (ids[0], "q-zzz")
     ]
     code, _, err, _ = _import(tmp_path / "b", _jsonl(tmp_path, "stray.jsonl", stray), capsys, monkeypatch)
     assert code == 2 and "line 2" in err and "q-zzz" in err
