@@ -64,21 +64,33 @@ def reply_for(body: dict) -> bytes:
     ).encode()
 
 
-def serve(delay_s: float, ready: Synchronized, served: Synchronized, peak: Synchronized) -> None:
-    """The fake server's process: answer every chat completion after `delay_s`, counting requests and the most in
-    flight at once."""
+def serve(
+    delay_s: float,
+    ready: Synchronized,
+    served: Synchronized,
+    peak: Synchronized,
+    received: Synchronized | None = None,
+) -> None:
+    """The fake server's process: answer every chat completion after `delay_s`, counting requests, the most in
+    flight at once and (when given `received`) the request bytes."""
     lock = threading.Lock()
     in_flight = 0
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body leave in two writes: with Nagle's algorithm on, the body waits for the client's delayed
+        # ACK (about 40 ms), which a one-request-at-a-time client pays on every call.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             nonlocal in_flight
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.loads(raw)
             with lock:
                 in_flight += 1
                 peak.value = max(peak.value, in_flight)
+                if received is not None:
+                    received.value += len(raw)
             time.sleep(delay_s)
             payload = reply_for(body)
             with lock:

@@ -11,12 +11,14 @@ from importlib import metadata
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# The packages themselves, test modules that import each other by name (pytest puts their folders on sys.path), and
-# the adapters' helper in systems/ (a test's memory service imports it as the adapters do).
+# The packages themselves, test modules that import each other by name (pytest puts their folders on sys.path), the
+# adapters' helper in systems/ (a test's memory service imports it as the adapters do), and the scripts, which import
+# each other's parts by name (Python puts scripts/ on sys.path for a script run from it).
 FIRST_PARTY = (
     {"bench", "engram", "tests"}
     | {p.stem for p in (REPO / "tests").rglob("*.py")}
     | {p.stem for p in (REPO / "systems").glob("*.py")}
+    | {p.stem for p in (REPO / "scripts").glob("*.py")}
 )
 
 
