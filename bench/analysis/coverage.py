@@ -19,7 +19,7 @@ def coverage_phrase(coverage: dict[str, Any]) -> str:
     if not coverage.get("partial"):
         return f"all {coverage['of']:,}"
     missing = coverage.get("missing") or []
-    tail = f": {', '.join(missing)} missing" if missing else ": some questions missing"
+    tail = f": {', '.join(missing)} missing" if missing else ""
     return f"{coverage['questions']:,} of {coverage['of']:,}{tail}"
 
 

@@ -433,6 +433,7 @@ def answers_result(reading: Reading, arm: str, source: Path, judge: str, sha256:
                 "judgment_run": 1,
                 "label_is": LABEL_IS[reading.format],
                 "stated": dict(reading.stated),
+                "coverage": reading.coverage,
             }
         },
     )

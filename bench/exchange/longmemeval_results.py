@@ -62,13 +62,14 @@ def judged_log_answers(document: Any, where: str) -> Reading:
         )
     if len(judges) > 1:
         raise DataError(f"{where}: field autoeval_label.model: expected one judge for the log, found {sorted(judges)}")
-    stated = {
-        "judge_model": judges.pop(),
-        "label": "LongMemEval's autoeval_label",
-        "slice": QUESTIONS_SLICE,
-        "questions": f"{len(answers)} of {len(questions)}",
+    stated = {"judge_model": judges.pop(), "label": "LongMemEval's autoeval_label", "slice": QUESTIONS_SLICE}
+    coverage = {
+        "questions": len(answers),
+        "of": len(questions),
+        "missing": [],
+        "partial": len(answers) < len(questions),
     }
-    return Reading([], stated, answers=answers)
+    return Reading([], stated, answers=answers, coverage=coverage)
 
 
 def hypotheses_answers(document: Any, where: str) -> Reading:

@@ -52,6 +52,7 @@ class Reading:
     stated: dict[str, str] = field(default_factory=dict)
     format: str = ""  # the reader's name, set by whoever chose the reader
     answers: list[Answer] | None = None  # a benchmark other than LoCoMo: the answers themselves (rows stay empty)
+    coverage: dict[str, Any] | None = None  # with `answers`: {questions, of, missing, partial} of that benchmark
 
 
 @dataclass(frozen=True)

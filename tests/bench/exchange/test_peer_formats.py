@@ -267,7 +267,11 @@ def test_a_longmemeval_judged_log_lands_on_the_longmemeval_questions(tmp_path, c
         (second["question_id"], second["question_type"], "CORRECT"),
         (first["question_id"], first["question_type"], "WRONG"),
     ]
-    assert f"2 of {len(ORACLE)}" in text and result.answers[1].gold == str(first["answer"])
+    assert f"questions: 2 of {len(ORACLE)} (PARTIAL)" in text and result.answers[1].gold == str(first["answer"])
+    written = str(out / "longmemeval" / "imported.json")
+    code, text, err = run_cli(["compare", written, written, "--draws", "50"], capsys, monkeypatch)
+    assert code == 0, err
+    assert f"PARTIAL run: 2 of {len(ORACLE)}" in text
 
 
 def test_longmemeval_hypotheses_without_judgments_or_unknown_ids_are_one_line(tmp_path, capsys, monkeypatch) -> None:
