@@ -40,7 +40,8 @@ from bench.models.local_server import first_messages, llama_server, rules_extrac
 from bench.models.providers.openai.client import OpenAIChat
 from bench.models.providers.openai.logprob import LogprobDecider
 from bench.models.stacks import load_stack_spec
-from bench.run.runner import RunOptions, run_arm
+from bench.run.request import RunRequest, RunServices
+from bench.run.runner import run_arm
 from engram import Ask
 from engram.questions import FACT_QUESTIONS
 
@@ -153,29 +154,31 @@ class CountingGateway(Gateway):
 
 
 def in_flight(cache_dir: Path, runs: Path, messages: int, concurrency: int) -> dict[str, float]:
-    def factory(options: RunOptions, run_id: str, arm: str, slice_name: str) -> Gateway:
+    def factory(request: RunRequest, services: RunServices, run_id: str, arm: str, slice_name: str) -> Gateway:
         return CountingGateway.from_env(
             mode="record", run_id=run_id, arm=arm, slice_name=slice_name, cache_dir=cache_dir
         )
 
-    options = RunOptions(
+    request = RunRequest(
         stack="local",
         limit=2,
-        runs_root=runs,
         out=runs / "out",
-        progress=False,
         assume_yes=True,
         mode="record",
+        arms_dir=rules_extraction_arms(runs / "arms", ("engram",)),
+    )
+    services = RunServices(
+        runs_root=runs,
+        progress=False,
         subsets=(),
         cache_dir=cache_dir,
         gateway_factory=factory,
-        arms_dir=rules_extraction_arms(runs / "arms", ("engram",)),
         slice_loader=lambda name: first_messages(name, messages),
     )
     counter = CountingGateway.counter
     counter.bound = concurrency
     started = time.perf_counter()
-    run_arm("engram", "dev", options)
+    run_arm("engram", "dev", request, services)
     wall = time.perf_counter() - started
     counter._advance()
     return {

@@ -27,9 +27,9 @@ import sys
 from pathlib import Path
 from bench.cli.commands.reproduce import reproduce
 from bench.models.embeddings import RecordedEmbedder
-from bench.run.runner import RunOptions
+from bench.run.request import RunServices
 from bench.models.embeddings import shared_minilm
-ok = reproduce(base_options=RunOptions(embedder=RecordedEmbedder(shared_minilm)), keep=Path(sys.argv[1]))
+ok = reproduce(base_services=RunServices(embedder=RecordedEmbedder(shared_minilm)), keep=Path(sys.argv[1]))
 sys.exit(0 if ok else 1)
 """
 KEEP = """

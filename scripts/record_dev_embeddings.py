@@ -15,7 +15,7 @@ import sys
 
 from bench.cli.commands.reproduce import reproduce
 from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
-from bench.run.runner import RunOptions
+from bench.run.request import RunServices
 from bench.vocab import DEV_CACHE_SUBSET
 
 
@@ -24,7 +24,7 @@ def main() -> int:
     if target.exists():
         target.unlink()  # record from the model itself, not from an older recording
     recorder = RecordedEmbedder(shared_minilm)
-    if not reproduce(base_options=RunOptions(embedder=recorder)):
+    if not reproduce(base_services=RunServices(embedder=recorder)):
         print("record_dev_embeddings: reproduce-dev does not match the committed results; nothing recorded")
         return 1
     recorder.save(target)

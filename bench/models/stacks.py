@@ -190,11 +190,18 @@ class StackSpec:
 # ------------------------------------------------------------------------------------------------------ loading
 
 
-def unknown_stack(name: str) -> ConfigError:
-    """The one line for a --stack that names no runnable stack, with the folders that were read."""
+def unknown_stack(name: str, where: str = "--stack") -> ConfigError:
+    """The one line for a stack name (`where`: the option or file field it came from) that names no runnable stack,
+    with the folders that were read."""
     return ConfigError(
-        f"--stack: expected one of {', '.join(STACK_NAMES)} (files in {_folders_named(None)}), found {name!r}"
+        f"{where}: expected one of {', '.join(STACK_NAMES)} (files in {_folders_named(None)}), found {name!r}"
     )
+
+
+def check_stack_name(name: str, where: str = "--stack") -> None:
+    """The one check of a stack name a run, plan or grid is asked for: a runnable stack, else `unknown_stack`."""
+    if name not in STACK_NAMES:
+        raise unknown_stack(name, where)
 
 
 def load_stack_spec(name: str, directory: Path | None = None) -> StackSpec:

@@ -34,11 +34,12 @@ from bench.models.budget import Ledger, estimate_input_tokens, limits_from_env, 
 from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find_entry, read_keys_file
 from bench.models.gateway import default_cache_dir, ledger_path
 from bench.models.provider import is_standin
-from bench.models.stacks import OFFLINE, Stack, build_stack
+from bench.models.stacks import OFFLINE, Stack
 from bench.results.schema import Answer, file_name, read_result, slice_dir
 from bench.run import planner
 from bench.run.arms import Arm, load_arm
 from bench.run.preflight import Preflight, SpendEstimate, use_estimator
+from bench.run.request import RunRequest
 from bench.systems import get_system
 from bench.vocab import RESULTS_DIR
 from engram import config
@@ -247,9 +248,11 @@ def make_plan(
     runs_root: Path | None = None,
     arm: Arm | None = None,
     the_slice: Slice | None = None,
+    stack: Stack | None = None,
 ) -> Plan:
     """The plan of `run ARM --slice S --stack X` (validates like `run`: a bad arm, slice or stack is one line).
-    `arm` and `the_slice`: as a run already loaded them (its --limit applied), instead of loading them here."""
+    `arm`, `the_slice` and `stack`: as the planner built them (its --limit applied), instead of building them
+    here."""
     runs_root = runs_root or settings.current().runs_dir
 
     arm = arm or load_arm(arm_name)
@@ -258,7 +261,7 @@ def make_plan(
             f"{arm.path}: plan estimates arms that ingest the slice; {arm.name} is token-matched (plan its sweep "
             f"and reference arms: {arm.token_match.sweep_arm}, {arm.token_match.reference_arm})"
         )
-    stack = build_stack(stack_name, arm.models_for(stack_name))
+    stack = stack or planner.stack_for(stack_name, arm)
     if the_slice is None:
         the_slice = load_slice(slice_name)
         if limit is not None:
@@ -338,21 +341,18 @@ def make_plans(
     slice_name: str,
     stack_name: str,
     *,
-    ks: tuple[int | None, ...] | None = None,
+    ks: tuple[int, ...] | None = None,
     limit: int | None = None,
     cache_dir: Path | None = None,
     runs_root: Path | None = None,
 ) -> list[Plan]:
-    """The plan of every unit `run ARM --slice S --stack X` takes, prerequisites first (bench.run.planner): for an
-    arm that ingests the slice, its one plan (`make_plan`); for a token-matched arm, one per sweep and reference
-    result its fresh run folder lacks (all of them), then its own re-answering at the matched k."""
-    arm = load_arm(arm_name)
-    if arm.token_match is None:
-        return [
-            make_plan(arm_name, slice_name, stack_name, ks=ks, limit=limit, cache_dir=cache_dir, runs_root=runs_root)
-        ]
+    """The plan of every unit `run ARM --slice S --stack X` takes, prerequisites first, as the run planner expands
+    it (bench.run.planner): for an arm that ingests the slice, its one plan (`make_plan`); for a token-matched arm,
+    one per sweep and reference result its fresh run folder lacks (all of them), then its own re-answering at the
+    matched k."""
+    request = RunRequest(stack=stack_name, ks=ks, limit=limit)
     expansion = planner.Planner(
-        stack_name, load_arm=load_arm, load_slice=load_slice, check_token_match=planner.refuse_pooled, limit=limit
+        request, load_arm=load_arm, load_slice=load_slice, check_token_match=planner.refuse_pooled
     )
     expansion.add(arm_name, slice_name)
     plans = []
@@ -370,6 +370,7 @@ def make_plans(
                     runs_root=runs_root,
                     arm=unit.arm,
                     the_slice=unit.the_slice,
+                    stack=unit.stack,
                 )
             )
     return plans

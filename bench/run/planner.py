@@ -1,7 +1,10 @@
-"""The one run planner: what a request runs, as units (arm x slice x stack x k-set x replicate, each slice's
-conversations inside), prerequisites first, with where each writes; and how many model calls a run keeps in flight.
+"""The one run planner: what a request runs, as resolved units (arm x slice x stack x k-set x replicate, each
+slice's conversations inside, holding the built arm, slice and stack and the request they run under), prerequisites
+first, with where each writes; and how many model calls a run keeps in flight.
 
-`run` executes a plan in order, `plan` prices it, `grid` hands its units to an executor. Calls in flight: one knob,
+`run` and `heldout` execute a plan in order, `plan` prices it, `grid` hands its units to an executor, whose worker
+runs them as they are (it never plans again). The stack an arm runs on is built here only (`stack_for`), and the
+arm's k's, the `--k` override and `--limit` are read here only. Calls in flight: one knob,
 the stack file's provider `concurrency`. A run answers its questions on one thread pool of this size (shared by the
 conversations of a pooled slice, which run side by side), the answer side's provider clients get the same bound, and
 every live call of the run takes one of its provider's slots of that size (bench.run.inflight), so `--concurrency N`
@@ -17,8 +20,9 @@ from pathlib import Path
 
 from bench.data.slices import Slice, SliceQuestion
 from bench.errors import ConfigError
-from bench.models.stacks import ProviderSettings, Stack, build_stack
+from bench.models.stacks import ProviderSettings, Stack, build_stack, check_stack_name
 from bench.run.arms import Arm, ResultNeed
+from bench.run.request import RunRequest
 
 ANSWER_CONCURRENCY = 6  # the original harness answered six questions at a time; a stack without a bound keeps it
 
@@ -37,6 +41,12 @@ def with_concurrency(stack: Stack, override: int | None) -> Callable[[str], Prov
     if override is None:
         return stack.settings
     return lambda provider: replace(stack.settings(provider), concurrency=override)
+
+
+def stack_for(stack_name: str, arm: Arm) -> Stack:
+    """The stack `arm` runs on: the stack file `stack_name` with the arm's role overrides (the one place a run's
+    stack is built; `plan`, `grid` and the grid's banner ask here too)."""
+    return build_stack(stack_name, arm.models_for(stack_name))
 
 
 # ------------------------------------------------------------------------------------------------ which questions
@@ -87,7 +97,8 @@ def refuse_pooled(arm: Arm, the_slice: Slice) -> None:
 
 @dataclass(frozen=True)
 class PlanUnit:
-    """One step of a run: `arm` on a slice and stack for one replicate, answered at `ks`, written to `targets`.
+    """One step of a run: `arm` on a slice and stack for one replicate, answered at `ks`, written to `targets`,
+    under `request` (the run's request with this unit's replicate: its run id, mode, notes, where it writes).
 
     An arm that ingests the slice answers every k from one ingestion, each conversation of a pooled slice on its own
     store (`conversations`, run side by side); a token-matched arm reads the results of the units in `after` (the
@@ -103,6 +114,7 @@ class PlanUnit:
     reads: tuple[ResultNeed, ...] = ()
     named: bool = True
     targets: tuple[Path, ...] = ()  # one per k (a token-matched arm: one per candidate, as any could be chosen)
+    request: RunRequest = field(default_factory=RunRequest)
 
     @property
     def id(self) -> str:
@@ -150,23 +162,30 @@ class Planner:
     - `widen`: a prerequisite answers at its arm's own k's as well as the needed ones (`grid`: one ingestion serves
       both), instead of only the needed ones that are absent (`run`);
     - `check_token_match(arm, slice)`: the caller's refusal of a slice a token-matched arm cannot read.
+
+    `request` gives the stack, the `--k` override, `--limit` and the replicate, and every unit carries it (with the
+    unit's replicate).
     """
 
-    stack: str
+    request: RunRequest
     load_arm: Callable[[str], Arm]
     load_slice: Callable[[str], Slice]
     check_token_match: Callable[[Arm, Slice], None]
     target: TargetRule | None = None
     present: Callable[[str, str, str, int, int], bool] | None = None
     widen: bool = False
-    limit: int | None = None
     _units: dict[str, PlanUnit] = field(default_factory=dict)
     _arms: dict[str, Arm] = field(default_factory=dict)
     _slices: dict[str, Slice] = field(default_factory=dict)
 
-    def add(self, arm_name: str, slice_name: str, replicate: int = 0, ks: tuple[int, ...] | None = None) -> None:
-        """Plan `arm_name` on `slice_name` (at `ks`, else the arm's own), and whatever it reads first."""
-        self._add(arm_name, slice_name, replicate, ks, named=True, need_ks=(), chain=())
+    def __post_init__(self) -> None:
+        check_stack_name(self.request.stack)
+
+    def add(self, arm_name: str, slice_name: str, replicate: int | None = None) -> None:
+        """Plan `arm_name` on `slice_name` (at the request's `--k`, else the arm's own k's) for `replicate` (else the
+        request's), and whatever it reads first."""
+        chosen = self.request.replicate if replicate is None else replicate
+        self._add(arm_name, slice_name, chosen, self.request.ks, named=True, need_ks=(), chain=())
 
     def plan(self) -> RunPlan:
         return RunPlan(tuple(self._units.values()))
@@ -186,8 +205,8 @@ class Planner:
         key = f"{name}|{arm.scores_adversarial}"
         if key not in self._slices:
             the_slice = self.load_slice(name)
-            if self.limit is not None:
-                the_slice = limit_questions(the_slice, self.limit, arm.scores_adversarial)
+            if self.request.limit is not None:
+                the_slice = limit_questions(the_slice, self.request.limit, arm.scores_adversarial)
             self._slices[key] = the_slice
         return self._slices[key]
 
@@ -212,7 +231,8 @@ class Planner:
                 f"token_match: arms read each other's results in a circle: {' -> '.join((*chain, arm_name))}"
             )
         arm = self._arm(arm_name)
-        stack = build_stack(self.stack, arm.models_for(self.stack))
+        stack = stack_for(self.request.stack, arm)
+        request = replace(self.request, replicate=replicate)
         the_slice = self._slice(slice_name, arm)
         key = unit_key(arm.name, the_slice.name, replicate)
         known = self._units.get(key)
@@ -226,7 +246,9 @@ class Planner:
                 own = wider
                 named = named or known.named
             targets = self._targets(stack.name, the_slice.name, arm.name, own, replicate)
-            self._units[key] = PlanUnit(arm, the_slice, stack, own, replicate, named=named, targets=targets)
+            self._units[key] = PlanUnit(
+                arm, the_slice, stack, own, replicate, named=named, targets=targets, request=request
+            )
             return
         if known is not None:
             return
@@ -259,4 +281,5 @@ class Planner:
             reads=tuple(reads),
             named=named,
             targets=targets,
+            request=request,
         )

@@ -5,14 +5,14 @@ results go, the concurrency): the planner reads it and the runner checks it whol
 `RunServices` is what the caller injects and a result never depends on: the folders and caches, the progress and
 banner output, the slice loader, the embedder and the gateway factory (a grid worker passes its shard's).
 
-`bench.run.runner.RunOptions` is both in one flat object (every existing caller builds it by keyword);
-`RunOptions.of(request, services)` builds it from the two, `.request` and `.services` split it again.
+The planner (bench.run.planner) stamps each unit it plans with the request (its replicate, run id and --limit
+resolved), and the runner runs a unit with the services it is given (`run_arm(arm, slice, request, services)`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,16 +79,6 @@ class RunServices:
     embedder: Any = (
         None  # None: the process-wide MiniLM; reproduce-dev passes recorded vectors (bench.models.embeddings)
     )
-    # (options, run id, arm, slice) -> the gateway a stage uses; None: `open_gateway`'s own (a grid worker passes
-    # one that records into its cache shard and reserves spend from the grid's one budget)
-    gateway_factory: Callable[[Any, str, str, str], Gateway] | None = None
-
-
-def request_of(options: Any) -> RunRequest:
-    """The request half of a flat options object."""
-    return RunRequest(**{f.name: getattr(options, f.name) for f in fields(RunRequest)})
-
-
-def services_of(options: Any) -> RunServices:
-    """The services half of a flat options object."""
-    return RunServices(**{f.name: getattr(options, f.name) for f in fields(RunServices)})
+    # (request, services, run id, arm, slice) -> the gateway a unit uses; None: `open_gateway`'s own (a grid worker
+    # passes one that records into its cache shard and reserves spend from the grid's one budget)
+    gateway_factory: Callable[[RunRequest, RunServices, str, str, str], Gateway] | None = None

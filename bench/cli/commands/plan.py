@@ -7,9 +7,9 @@ import math
 
 import typer
 
-from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, unknown_stack
+from bench.cli.options import parse_ks
+from bench.models.stacks import DEFAULT_STACK, STACK_NAMES
 from bench.run.plan import make_plans, plans_summary
-from bench.run.runner import parse_ks
 
 
 def plan(
@@ -22,8 +22,6 @@ def plan(
 ) -> None:
     """Estimate a run before spending: calls per role, how many the caches hold, tokens and dollars from the
     stack's prices, and whether the budget allows it. Sends nothing, writes nothing."""
-    if stack not in STACK_NAMES:
-        raise unknown_stack(stack)
     plans = make_plans(arm, slice_name, stack, ks=parse_ks(k), limit=limit)
     if len(plans) == 1:  # an arm that ingests the slice: one unit, one table
         if as_json:

@@ -29,7 +29,8 @@ from bench.errors import CacheMiss, ReproduceError
 from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
 from bench.models.stacks import OFFLINE_LABEL
 from bench.results.schema import Result, file_name, read_result
-from bench.run.runner import RunOptions, run_arm
+from bench.run.request import RunRequest, RunServices
+from bench.run.runner import run_arm
 from bench.run.terminal import step
 from bench.vocab import DEV_CACHE_SUBSET, REPO_ROOT, RESULTS_DIR, V1_RESULTS_DIR, evidence_recall_metric
 
@@ -131,10 +132,11 @@ def reproduce(
     v1_root: Path = V1_DIR,
     console: Console | None = None,
     arms: tuple[str, ...] = ARMS,
-    base_options: RunOptions | None = None,
+    base_request: RunRequest | None = None,
+    base_services: RunServices | None = None,
     keep: Path | None = None,
 ) -> bool:
-    """Replay, compare, print; True when every cell matches. (`arms`/`base_options` let tests use small arms;
+    """Replay, compare, print; True when every cell matches. (`arms`, `base_request` and `base_services` let tests use small arms;
     `keep` keeps the replayed result files in that folder instead of a temporary one.)
 
     The MiniLM vectors come from the subset's recorded `embeddings.npz` when it has one (bit-identical to
@@ -150,29 +152,28 @@ def reproduce(
     started = time.perf_counter()
     rows: list[ReproducedCell] = []
     misses: list[str] = []
-    base = base_options or RunOptions()
+    given = base_services or RunServices()
     vectors = subset / VECTORS_FILE
-    if base.embedder is None and vectors.is_file():
-        base = replace(base, embedder=RecordedEmbedder.from_file(vectors, shared_minilm))
+    if given.embedder is None and vectors.is_file():
+        given = replace(given, embedder=RecordedEmbedder.from_file(vectors, shared_minilm))
     with tempfile.TemporaryDirectory(prefix="reproduce-dev-") as scratch:
-        options = replace(
-            base,
+        request = replace(
+            base_request or RunRequest(),
             stack="offline",
             out=keep or Path(scratch) / "results",  # never the committed files it compares with
             update_committed=False,
             limit=None,
-            runs_root=Path(scratch) / "runs",
-            use_local_cache=False,
             strict=True,
-            subsets=(subset,),
-            progress=False,
             ks=None,
+        )
+        services = replace(
+            given, runs_root=Path(scratch) / "runs", use_local_cache=False, subsets=(subset,), progress=False
         )
         for arm in arms:
             arm_started = time.perf_counter()
             try:
                 with step(f"reproduce-dev: replaying {arm} on the dev slice"):
-                    replayed_path: Path | None = run_arm(arm, "dev", options)[0]
+                    replayed_path: Path | None = run_arm(arm, "dev", request, services)[0]
             except CacheMiss as miss:
                 misses.append(f"{arm}: {miss}")
                 replayed_path = None

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from bench.analysis import longmemeval
+from bench.cli.options import parse_ks
 from bench.models.cache import LocalStore
 from bench.models.gateway import default_cache_dir
 from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, stack_label
@@ -14,7 +15,7 @@ from bench.results.schema import read_result
 from bench.results.writable import check_folder
 from bench.run.preflight import ASSUME_YES_ENV
 from bench.run.request import RunRequest, RunServices, default_runs_root
-from bench.run.runner import RunOptions, parse_ks, run_arm
+from bench.run.runner import run_arm
 
 
 def run(
@@ -83,8 +84,8 @@ def run(
         health_strict=strict,
     )
     runs_root = out / "runs" if out is not None else default_runs_root()
-    options = RunOptions.of(request, RunServices(progress=not quiet, runs_root=runs_root))
-    for path in run_arm(arm, slice_name, options):
+    services = RunServices(progress=not quiet, runs_root=runs_root)
+    for path in run_arm(arm, slice_name, request, services):
         typer.echo(summary_line(path))
 
 

@@ -18,7 +18,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +31,14 @@ from bench.data.slices import Slice, heldout_conversations, load_slice
 from bench.errors import HeldoutRefused, ResultError, RunLocked
 from bench.models.budget import Ledger, limits_from_env
 from bench.models.gateway import default_cache_dir, ledger_path, provider_mode
-from bench.models.stacks import build_stack
 from bench.results.atomic import write_bytes, write_text
 from bench.results.gitinfo import frozen_commit, git_state
-from bench.run.arms import load_arm
 from bench.run.grid.executors import BudgetArgs, Executor, RayExecutor, make_executor
 from bench.run.grid.shards import entries_from_texts, merge_entries, merge_shard
 from bench.run.grid.spec import GridPlan, GridSpec, Unit, plan_grid
 from bench.run.grid.worker import BLOCKED, FAILED, RAN, SKIPPED, UnitOutcome, UnitTask
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
-from bench.run.runner import default_runs_root
+from bench.run.request import RunRequest, default_runs_root
 from bench.vocab import REPO_ROOT, RESULTS_DIR, heldout_slice
 
 GRID_DIR = "grid"  # the default output root, under the runs folder
@@ -132,7 +130,7 @@ def run_grid(
     if isinstance(executor, RayExecutor):
         executor.check()
     if todo:
-        _confirm(plan, todo, out, cache, mode, assume_yes, say, arms_dir)
+        _confirm(plan, todo, out, cache, mode, assume_yes, say)
 
     reports = {u.id: UnitReport(u, SKIPPED, "already written (same arm hash and commit)") for u in plan.units}
     for unit in todo:
@@ -249,21 +247,27 @@ def _task(
         inputs[relative] = path.read_bytes()
         for sidecar in _sidecars(path):
             inputs[sidecar.relative_to(out).as_posix()] = sidecar.read_bytes()
-    return UnitTask(
-        unit=unit,
+    assert unit.planned is not None  # every unit of a GridPlan is the planner's
+    request = RunRequest(  # what `run --update-committed` would be asked for this unit, resolved here once
         stack=plan.spec.stack,
-        slices={unit.slice_name: plan.slices[unit.slice_name]},
+        update_committed=True,
+        run_id=grid_id.replace(".", "-"),
+        mode=mode,
+        git_tag=plan.spec.tag,
+        health_strict=plan.spec.tag is not None,  # grid --tag: a broken model role stops the unit
+        assume_yes=True,  # the driver asked once for the whole grid
+        replicate=unit.replicate,
+        arms_dir=arms_dir,
+        concurrency=plan.spec.concurrency,
+    )
+    return UnitTask(
+        unit=replace(unit, planned=replace(unit.planned, request=request)),
         inputs=inputs,
         shard_root=str(shard_root),
         read_caches=(str(cache),),
-        run_id=grid_id.replace(".", "-"),
         budget=link,
         driver_host=host,
         grid_id=grid_id,
-        mode=mode,
-        arms_dir=str(arms_dir) if arms_dir else None,
-        git_tag=plan.spec.tag,
-        concurrency=plan.spec.concurrency,
     )
 
 
@@ -374,16 +378,14 @@ def _confirm(
     mode: str | None,
     assume_yes: bool,
     say: Callable[[str], None],
-    arms_dir: Path | None,
 ) -> None:
-    """One banner for the grid, and one yes when any of its units may send paid calls."""
+    """One banner for the grid, and one yes when any of its units may send paid calls (each unit's stack as the
+    planner built it)."""
     spec = plan.spec
-    arm = load_arm(todo[0].arm, arms_dir) if arms_dir else load_arm(todo[0].arm)
-    stack = build_stack(spec.stack, arm.models_for(spec.stack))
+    stacks = [unit.planned.stack for unit in todo if unit.planned is not None]
+    stack = stacks[0]
     modes: dict[str, str] = {}
-    for unit in todo:
-        unit_arm = load_arm(unit.arm, arms_dir) if arms_dir else load_arm(unit.arm)
-        unit_stack = build_stack(spec.stack, unit_arm.models_for(spec.stack))
+    for unit_stack in stacks:
         modes.update(modes_for(unit_stack, lambda p: provider_mode(p, mode)))  # type: ignore[arg-type]
     _, total_limit = limits_from_env()
     preflight = Preflight(

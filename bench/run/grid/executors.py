@@ -19,12 +19,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.errors import GridError
+from bench.registry import Registry
 from bench.run.grid.budget import BudgetLink, BudgetService
-from bench.run.grid.spec import EXECUTORS
 from bench.run.grid.worker import FAILED, UnitOutcome, UnitTask, run_unit, worker_environment
 
 ADDRESS_TIMEOUT_S = 5.0
 RAY_EXTRA_HINT = "install the [ray] extra: .venv/bin/pip install -c requirements.lock -e '.[ray]'"
+
+#: executor name -> factory(workers=, retries=, address=) -> Executor (each registered below, in this module; the grid
+#: spec imports this registry to check an executor's name)
+EXECUTORS: Registry[Callable[..., Any]] = Registry(
+    "executor", hint="a factory in bench/run/grid/executors.py decorated @EXECUTORS.register(NAME)"
+)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,7 @@ the executor is one this harness has; the first problem is one line naming the g
 
 from __future__ import annotations
 
-import importlib
 import os
-import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,34 +21,21 @@ from typing import Any
 from bench.data.slices import Slice, load_slice
 from bench.errors import BenchError, ConfigError
 from bench.models.budget import limits_from_env
-from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, build_stack
-from bench.registry import Registry
-from bench.results.schema import file_name, slice_dir
+from bench.models.stacks import DEFAULT_STACK, check_stack_name
 from bench.run.arms import Arm, arm_names, load_arm
-from bench.run.planner import Planner, PlanUnit
+from bench.run.grid.executors import EXECUTORS
+from bench.run.grid.units import Unit, result_relpath, unit_id
+from bench.run.planner import Planner, PlanUnit, stack_for
+from bench.run.request import RunRequest
 from bench.vocab import HELDOUT_GROUP, heldout_slices
 
 DEFAULT_EXECUTOR = "local"
 
-
-def _import_executors() -> None:
-    # The executors import the worker, which imports this module: they are read on the first lookup, not here.
-    importlib.import_module("bench.run.grid.executors")
-
-
-#: executor name -> factory(workers=, retries=, address=) -> Executor (registered in bench.run.grid.executors)
-EXECUTORS: Registry[Callable[..., Any]] = Registry(
-    "executor",
-    discover=_import_executors,
-    hint="a factory in bench/run/grid/executors.py decorated @EXECUTORS.register(NAME)",
-)
 DEFAULT_RETRIES = 2  # a unit whose worker died is tried this many more times (Ray's max_retries; the pool's own)
-REPLICATES_DIR = "replicates"  # replicate i > 0 of a grid lives under <out>/replicates/r<i>/ (same tree below)
 GRID_FILE_KEYS = (
     "arms", "slices", "replicates", "stack", "executor", "address", "out", "workers", "budget_usd", "tag",
     "concurrency",
 )  # fmt: skip
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)
@@ -90,52 +75,6 @@ class GridSpec:
 
 def _option(field_name: str) -> str:
     return {"arms": "arm", "slices": "slice", "budget_usd": "budget"}.get(field_name, field_name)
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One arm on one slice for one replicate, answered at `ks`; `after` names the units it reads (a token-matched
-    arm's sweep and reference) and `reads` the result files it reads, relative to its results tree."""
-
-    arm: str
-    slice_name: str
-    replicate: int
-    ks: tuple[int | None, ...]
-    arm_hash: str
-    token_matched: bool = False
-    after: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
-    named: bool = True  # False: added by the grid because a token-matched arm reads it
-
-    @property
-    def id(self) -> str:
-        """A stable, file-safe name: the same unit of the same grid has the same id across driver restarts."""
-        return unit_id(self.arm, self.slice_name, self.replicate)
-
-    @property
-    def label(self) -> str:
-        return f"{self.arm} on {self.slice_name}" + (f" (replicate {self.replicate})" if self.replicate else "")
-
-    def relative_targets(self, stack: str) -> list[str]:
-        """The files this unit may write, relative to the grid's output root (a token-matched arm writes one of
-        its candidate k's, whichever matches)."""
-        return [result_relpath(stack, self.slice_name, self.arm, k, self.replicate) for k in self.ks]
-
-
-def unit_id(arm: str, slice_name: str, replicate: int) -> str:
-    return _UNSAFE.sub("_", f"{arm}__{slice_dir(slice_name)}__r{replicate}")
-
-
-def replicate_root(replicate: int) -> str:
-    """The results tree of a replicate, relative to the grid's output root ("" for the first)."""
-    return f"{REPLICATES_DIR}/r{replicate}" if replicate else ""
-
-
-def result_relpath(stack: str, slice_name: str, arm: str, k: int | None, replicate: int = 0) -> str:
-    """`[replicates/r<i>/]<stack>/<slice-dir>/<arm>[__k<k>].json`: the layout of results/ (what `heldout` and
-    `run --update-committed` write), so a grid's files are named as the committed ones are."""
-    parts = [p for p in (replicate_root(replicate), stack, slice_dir(slice_name), file_name(arm, k)) if p]
-    return "/".join(parts)
 
 
 @dataclass(frozen=True)
@@ -192,8 +131,7 @@ def spec_from(file: Path | None, overrides: Mapping[str, Any]) -> GridSpec:
     tag = fields.get("tag")
     if tag is not None:
         tag = _text(tag, where("tag"))
-    if stack not in STACK_NAMES:
-        raise ConfigError(f"{where('stack')}: expected one of {', '.join(STACK_NAMES)}, found {stack!r}")
+    check_stack_name(stack, where("stack"))
     EXECUTORS.get(executor, where("executor"))
     if address is not None:
         address = _text(address, where("address"))
@@ -258,7 +196,7 @@ def plan_grid(
         slices[name] = _slice(spec, name, slice_loader)
     for arm in arms.values():
         try:
-            build_stack(spec.stack, arm.models_for(spec.stack))
+            stack_for(spec.stack, arm)
         except BenchError as exc:
             raise ConfigError(f"{spec.where('arms')}: {arm.name} on stack {spec.stack}: {exc}") from None
 
@@ -282,7 +220,11 @@ def plan_grid(
             )
 
     planner = Planner(
-        spec.stack, load_arm=grid_arm, load_slice=grid_slice, check_token_match=pooled_refused, widen=True
+        RunRequest(stack=spec.stack),
+        load_arm=grid_arm,
+        load_slice=grid_slice,
+        check_token_match=pooled_refused,
+        widen=True,
     )
     named = list(arms)  # `grid_arm` adds the arms a token-matched arm reads
     for replicate in range(spec.replicates):
@@ -295,8 +237,8 @@ def plan_grid(
 
 
 def _unit(planned: PlanUnit, stack: str) -> Unit:
-    """A planned unit as the grid ships it to a worker: names, not objects, and the files it reads relative to the
-    grid's results tree."""
+    """A planned unit as the grid ships it to a worker: its names and the files it reads relative to the grid's
+    results tree (for the driver), and the planned unit itself (for the worker)."""
     replicate = planned.replicate
     after = [unit_id(need.arm, need.slice_name, replicate) for need in planned.reads]
     reads = [result_relpath(stack, n.slice_name, n.arm, k, replicate) for n in planned.reads for k in n.ks]
@@ -310,6 +252,7 @@ def _unit(planned: PlanUnit, stack: str) -> Unit:
         after=tuple(dict.fromkeys(after)),
         reads=tuple(reads),
         named=planned.named,
+        planned=planned,
     )
 
 

@@ -1,15 +1,17 @@
-"""One grid unit in a worker process: exactly `run_arm`, with the grid's shard, budget and a private results tree.
+"""One grid unit in a worker process: the unit the driver planned, run as it is, with the grid's shard, budget and a
+private results tree.
 
 The worker shares nothing with the driver but what the task carries and what it sends back:
 
-- in: the unit, its slice (built by the driver), the result files it reads (a token-matched arm's sweep and
-  reference), where its shard lives on this machine, the driver's cache folder (read when it is on this machine),
-  and the link to the grid's budget service;
+- in: the unit as the run planner resolved it (its arm, slice and stack built, its request set by the driver), the
+  result files it reads (a token-matched arm's sweep and reference), where its shard lives on this machine, the
+  driver's cache folder (read when it is on this machine), and the link to the grid's budget service;
 - out: every file the run wrote (result, key list, trace sidecar) as bytes, for the driver to write into its
   results tree, and, when the worker is on another machine, its shard's entries.
 
-The run itself is `bench.run.runner.run_arm` with the results tree of `run --update-committed` rooted in a fresh
-staging folder, so a grid's result is the file `run` writes for the same unit. A user error (a refused spend, a
+The run itself is `bench.run.runner.run_planned` (what `run_arm` does with each unit it planned, nothing planned
+again) with the results tree of `run --update-committed` rooted in a fresh staging folder, so a grid's result is
+the file `run` writes for the same unit. A user error (a refused spend, a
 cache miss in replay) ends the unit with that one line; the shard is kept either way, so what was paid for stays.
 """
 
@@ -23,17 +25,15 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from bench.data.slices import Slice, load_slice
-from bench.errors import BenchError, BudgetExceeded
+from bench.errors import BenchError, BudgetExceeded, GridError
 from bench.models.budget import RunLabels
 from bench.models.gateway import Gateway, check_mode
 from bench.run.grid.budget import BudgetLink, RemoteBudget
 from bench.run.grid.shards import shard_cache, shard_lock, shard_texts
-from bench.run.grid.spec import Unit, replicate_root
+from bench.run.grid.units import Unit, replicate_root
 from bench.run.request import RunRequest, RunServices
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_planned
 
 # Set in every worker whatever its machine's environment says: no model hub is ever reached from a grid worker.
 WORKER_ENV = {
@@ -57,20 +57,13 @@ RAN, REFUSED, FAILED, SKIPPED, BLOCKED = "ran", "refused", "failed", "skipped", 
 
 @dataclass(frozen=True)
 class UnitTask:
-    unit: Unit
-    stack: str
-    slices: dict[str, Slice] = field(repr=False)
+    unit: Unit  # its `planned` unit carries the request it runs under (run id, mode, tag, concurrency, replicate)
     inputs: dict[str, bytes] = field(repr=False)  # path relative to the grid's output root -> bytes
     shard_root: str  # this machine's folder of shards (the driver's when the worker shares its machine)
     read_caches: tuple[str, ...]  # caches read before the shard (the driver's local cache)
-    run_id: str
     budget: BudgetLink | None
     driver_host: str
     grid_id: str
-    mode: str | None = None
-    arms_dir: str | None = None
-    git_tag: str | None = None  # stamped into every result (a grid run under a frozen tag)
-    concurrency: int | None = None  # --concurrency N: calls in flight in this unit; None: the stack file's
 
 
 @dataclass(frozen=True)
@@ -105,51 +98,34 @@ def run_unit(task: UnitTask) -> UnitOutcome:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(payload)
 
-            def gateway(options: Any, run_id: str, arm: str, slice_name: str) -> Gateway:
+            def gateway(request: RunRequest, services: RunServices, run_id: str, arm: str, slice_name: str) -> Gateway:
                 labels = RunLabels(run_id=f"{task.grid_id}:{run_id}", arm=arm, slice_name=slice_name)
                 budget = RemoteBudget(task.budget, labels, unit.id) if task.budget is not None else None
                 if budget is not None:
                     budgets.append(budget)
                 return Gateway(
                     local=shard_cache(shard),
-                    subsets=options.subsets,
-                    mode=check_mode(options.mode),
-                    strict=options.strict,
+                    subsets=services.subsets,
+                    mode=check_mode(request.mode),
+                    strict=request.strict,
                     labels=labels,
                     budget=budget,
                     read_through=[Path(p) for p in task.read_caches],
-                    replicate=options.replicate,
+                    replicate=request.replicate,
                 )
 
-            def slice_loader(name: str) -> Slice:
-                return task.slices[name] if name in task.slices else load_slice(name)
-
-            ks = None if unit.token_matched or unit.ks == (None,) else tuple(k for k in unit.ks if k is not None)
-            request = RunRequest(
-                stack=task.stack,
-                ks=ks,
-                update_committed=True,
-                run_id=task.run_id,
-                mode=task.mode,
-                git_tag=task.git_tag,
-                health_strict=task.git_tag is not None,  # grid --tag: a broken model role stops the unit
-                assume_yes=True,  # the driver asked once for the whole grid
-                replicate=unit.replicate,
-                arms_dir=Path(task.arms_dir) if task.arms_dir else None,
-                concurrency=task.concurrency,
-            )
-            services = RunServices(  # the unit's own staging tree, shard gateway and slices shipped by the driver
+            services = RunServices(  # the unit's own staging tree and shard gateway
                 results_root=tree / replicate_root(unit.replicate) if unit.replicate else tree,
                 runs_root=staging / "runs",
                 progress=False,
                 say=lambda line: None,
-                slice_loader=slice_loader,
                 gateway_factory=gateway,
             )
-            options = RunOptions.of(request, services)
             status, message = RAN, ""
             try:
-                run_arm(unit.arm, unit.slice_name, options)
+                if unit.planned is None:
+                    raise GridError(f"{unit.label}: expected a unit planned by the grid, found one without a plan")
+                run_planned(unit.planned, services)
             except BudgetExceeded as exc:
                 status, message = REFUSED, str(exc)
             except BenchError as exc:

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.analysis.scoring.mem0 import PIECE_CHARS, mem0_bleu1, pieces
+from bench.cli.options import parse_ks
 from bench.errors import ConfigError, ReplyTooLarge
 from bench.models.budget import usd
 from bench.models.cache import CacheEntry, CallRequest, LocalStore
 from bench.models.gateway import Gateway, LiveResponse
-from bench.run.runner import parse_ks
 from bench.vocab import REPO_ROOT
 from tests.cli_main import exit_code_of
 

@@ -12,8 +12,9 @@ from rich.console import Console
 from bench.cli.commands.reproduce import PAPER_COLUMN, reproduce
 from bench.models.cache import LocalStore, ShippedSubset, read_keys_file, write_subset
 from bench.results.schema import read_result
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
 from tests.bench.run.test_runner import tiny_dev
+from tests.bench.run_args import run_args
 
 
 @pytest.fixture()
@@ -22,7 +23,7 @@ def shipped(tmp_path: Path) -> dict[str, object]:
     arms = tmp_path / "arms"
     arms.mkdir()
     (arms / "turns.toml").write_text('system = "raw-turn-rag"\nk = 4\n', encoding="utf-8")
-    options = RunOptions(
+    options = run_args(
         stack="offline",
         results_root=tmp_path / "results",
         update_committed=True,  # the fixture plays the committed tree
@@ -33,7 +34,7 @@ def shipped(tmp_path: Path) -> dict[str, object]:
         progress=False,
         slice_loader=lambda name: tiny_dev(),
     )
-    committed = run_arm("turns", "dev", options)[0]
+    committed = run_arm("turns", "dev", *options)[0]
     store = LocalStore(tmp_path / "cache")
     keys = read_keys_file(tmp_path / "results" / read_result(committed).calls.keys_file)
     write_subset([store.get(key) for key in keys], tmp_path / "subset", source="test")
@@ -49,7 +50,8 @@ def run_reproduce(shipped: dict[str, object]) -> tuple[bool, str]:
         v1_root=Path(shipped["tmp"]) / "no-v1",
         console=Console(file=out, width=200),
         arms=("turns",),
-        base_options=shipped["options"],
+        base_request=shipped["options"].request,
+        base_services=shipped["options"].services,
     )
     return ok, out.getvalue()
 
@@ -92,7 +94,7 @@ def test_a_call_missing_from_the_subset_is_named(shipped: dict[str, object]) -> 
 def test_reproduce_reads_the_committed_results_and_writes_none_of_them(shipped: dict[str, object]) -> None:
     committed_dir = Path(shipped["committed"]).parent
     before = {p.name: p.read_bytes() for p in committed_dir.iterdir()}
-    runs = Path(shipped["options"].runs_root)
+    runs = Path(shipped["options"].services.runs_root)
     runs_before = sorted(runs.rglob("*.json"))
 
     ok, printed = run_reproduce(shipped)

@@ -22,8 +22,9 @@ from fakeservers import CHAT_COMPLETIONS, FakeModelServer, fake_chat_completion
 from bench.errors import CacheMiss, ConfigError, SystemFailed
 from bench.models.cache import LocalStore
 from bench.models.endpoint import EndpointHandle, start_endpoint
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
 from engram.testing import HashEmbedder
+from tests.bench.run_args import RunArgs, run_args
 
 NOTING_SERVICE = Path(__file__).parents[1].joinpath("noting_memory_service.py")
 
@@ -270,8 +271,8 @@ def _noting_arm(folder: Path) -> Path:
     return arms
 
 
-def _run_options(folder: Path, **changes: Any) -> RunOptions:
-    return RunOptions(
+def _run_options(folder: Path, **changes: Any) -> RunArgs:
+    return run_args(
         **{
             "stack": "local",
             "arms_dir": folder / "arms",
@@ -292,9 +293,9 @@ def test_a_system_in_another_process_records_through_the_endpoint_and_replays_wi
     _noting_arm(sandbox)
     with FakeModelServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        [recorded] = run_arm("noting", "dev", _run_options(sandbox, mode="record", out=sandbox / "rec"))
+        [recorded] = run_arm("noting", "dev", *_run_options(sandbox, mode="record", out=sandbox / "rec"))
         sent = server.count(CHAT_COMPLETIONS)
-    [replayed] = run_arm("noting", "dev", _run_options(sandbox, mode="replay", strict=True, out=sandbox / "rep"))
+    [replayed] = run_arm("noting", "dev", *_run_options(sandbox, mode="replay", strict=True, out=sandbox / "rep"))
 
     first, again = json.loads(recorded.read_text()), json.loads(replayed.read_text())
     endpoint = first["extras"]["system"]["model_endpoint"]
@@ -315,7 +316,7 @@ def test_a_replay_miss_stops_an_out_of_process_run_even_when_the_system_swallows
     _noting_arm(sandbox)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: nothing may be sent
     with pytest.raises(CacheMiss) as stopped:
-        run_arm("noting", "dev", _run_options(sandbox, mode="replay", out=sandbox / "out"))
+        run_arm("noting", "dev", *_run_options(sandbox, mode="replay", out=sandbox / "out"))
     message = str(stopped.value)
     assert "key " in message and "purpose extract" in message and "\n" not in message
     assert not (sandbox / "out").exists() or not list((sandbox / "out").glob("*.json"))

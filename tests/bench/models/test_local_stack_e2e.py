@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,8 @@ import pytest
 from bench.errors import LogprobsUnavailable
 from bench.models.local_server import first_messages, llama_server, rules_extraction_arms, unavailable_reason
 from bench.results.trace import read_trace, trace_name
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import changed, run_args
 
 REQUIRE_ENV = "ENGRAM_BENCH_REQUIRE_LOCAL_SERVER"
 QUESTIONS = 2
@@ -58,7 +58,7 @@ def _decisions(result: Path) -> list[dict[str, Any]]:
 def test_the_local_stack_records_against_a_real_server_and_replays_with_it_stopped(
     local_server_ready: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base = RunOptions(
+    base = run_args(
         stack="local",
         limit=QUESTIONS,
         runs_root=tmp_path / "runs",
@@ -73,11 +73,11 @@ def test_the_local_stack_records_against_a_real_server_and_replays_with_it_stopp
     arms = ("raw-turn-rag", "engram")
     with llama_server(log=tmp_path / "server.log") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        recorded = {arm: run_arm(arm, "dev", replace(base, mode="record", out=tmp_path / "rec" / arm)) for arm in arms}
+        recorded = {arm: run_arm(arm, "dev", *changed(base, mode="record", out=tmp_path / "rec" / arm)) for arm in arms}
 
     # The server is gone: the same runs replay from the cache alone, and any call it lacks would fail the run.
     replayed = {
-        arm: run_arm(arm, "dev", replace(base, mode="replay", strict=True, out=tmp_path / "rep" / arm)) for arm in arms
+        arm: run_arm(arm, "dev", *changed(base, mode="replay", strict=True, out=tmp_path / "rep" / arm)) for arm in arms
     }
 
     for arm in arms:
@@ -102,7 +102,7 @@ def test_the_local_stack_records_against_a_real_server_and_replays_with_it_stopp
 def test_a_server_without_log_probabilities_stops_an_engram_run_with_one_line_and_writes_nothing(
     local_server_ready: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    options = RunOptions(
+    options = run_args(
         stack="local",
         limit=1,
         runs_root=tmp_path / "runs",
@@ -118,6 +118,6 @@ def test_a_server_without_log_probabilities_stops_an_engram_run_with_one_line_an
     with llama_server(log=tmp_path / "server.log", logits_all=False) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         with pytest.raises(LogprobsUnavailable) as refused:
-            run_arm("engram", "dev", options)
+            run_arm("engram", "dev", *options)
     assert "\n" not in str(refused.value) and "log-probabilities" in str(refused.value)
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

@@ -18,7 +18,8 @@ from fakeservers import COUNT_TOKENS, MESSAGES, SYSTEMONE, FakeModelServer, defa
 from bench.cli.commands.cache import export_run
 from bench.data.slices import Slice, load_slice
 from bench.results.schema import read_result
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import changed, run_args
 
 
 def six_message_slice() -> Slice:
@@ -66,7 +67,7 @@ def test_record_on_the_paper_stack_then_replay_without_servers_or_keys(
     if wanted not in system_names():
         pytest.skip(f"system {wanted!r} is not registered in this checkout")
     tiny = six_message_slice()
-    base = RunOptions(
+    base = run_args(
         stack="paper",
         ks=(3,),
         results_root=tmp_path / "results",
@@ -82,7 +83,7 @@ def test_record_on_the_paper_stack_then_replay_without_servers_or_keys(
         monkeypatch.setenv("TYPESAFE_URL", jev.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
         monkeypatch.setenv("TYPESAFE_API_KEY", "test-key-for-the-fake-server")
-        recorded_path = run_arm(arm, "dev", replace(base, mode="record", assume_yes=True))[0]
+        recorded_path = run_arm(arm, "dev", *changed(base, mode="record", assume_yes=True))[0]
         assert anthropic.count(MESSAGES) > 0 and anthropic.count(COUNT_TOKENS) > 0
         if arm == "engram-jev":
             assert jev.count(SYSTEMONE) > 0
@@ -96,7 +97,7 @@ def test_record_on_the_paper_stack_then_replay_without_servers_or_keys(
         monkeypatch.delenv(variable)
     replay_root = tmp_path / "replay"
     replayed_path = run_arm(
-        arm, "dev", replace(base, results_root=replay_root, use_local_cache=False, strict=True, subsets=(subset,))
+        arm, "dev", *changed(base, results_root=replay_root, use_local_cache=False, strict=True, subsets=(subset,))
     )[0]
     replayed = json.loads(replayed_path.read_text())
 

@@ -21,7 +21,7 @@ from tests.bench.systems.test_systems_engram import _context
 
 
 def test_a_run_writes_a_trace_per_result_with_sources_evidence_and_turn_texts(workspace: dict[str, Path]) -> None:
-    written = run_arm("turns", "dev", options_for(workspace))
+    written = run_arm("turns", "dev", *options_for(workspace))
     for path in written:
         result = read_result(path)
         assert result.trace == path.name.replace(".json", ".trace.json.gz")
@@ -44,10 +44,10 @@ def test_a_trace_is_no_json_file_to_folder_scans_and_reruns_write_the_same_bytes
 ) -> None:
     from bench.results.schema import iter_results
 
-    first = run_arm("turns", "dev", options_for(workspace))
+    first = run_arm("turns", "dev", *options_for(workspace))
     traces = {p.name: p.with_name(read_result(p).trace).read_bytes() for p in first}
     assert sorted(p.name for p, _ in iter_results(first[0].parent)) == ["turns__k2.json", "turns__k5.json"]
-    again = run_arm("turns", "dev", options_for(workspace))
+    again = run_arm("turns", "dev", *options_for(workspace))
     assert {p.name: p.with_name(read_result(p).trace).read_bytes() for p in again} == traces
 
 
@@ -87,7 +87,7 @@ def test_engram_explains_a_shown_fact_with_its_decisions_and_the_fact_that_super
 
 
 def test_a_trace_that_does_not_match_its_result_is_refused(tmp_path: Path, workspace: dict[str, Path]) -> None:
-    path = run_arm("turns", "dev", options_for(workspace))[0]
+    path = run_arm("turns", "dev", *options_for(workspace))[0]
     result = read_result(path)
     trace_path = path.with_name(result.trace)
     trace = read_trace(trace_path)

@@ -23,7 +23,7 @@ def die_on_first_attempt(task: UnitTask) -> UnitOutcome:
 
 def _task(arm: str, root: Path) -> UnitTask:
     unit = Unit(arm, "dev", 0, (None,), "hash")
-    return UnitTask(unit, "offline", {}, {}, str(root), (), "run", None, socket.gethostname(), "grid-test")
+    return UnitTask(unit, {}, str(root), (), None, socket.gethostname(), "grid-test")
 
 
 def test_a_dead_pool_worker_is_retried_in_a_fresh_pool_until_its_retries_run_out(tmp_path: Path) -> None:

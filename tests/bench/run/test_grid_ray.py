@@ -17,8 +17,9 @@ from bench.models.budget import Ledger
 from bench.run.grid import GridSpec, run_grid
 from bench.run.grid.spec import unit_id
 from bench.run.grid.worker import PID_FILE
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
 from tests.bench.models.test_paper_stack_e2e import plausible_responder, six_message_slice
+from tests.bench.run_args import run_args
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +35,7 @@ def test_grid_under_ray_writes_the_files_run_writes_one_by_one(tmp_path: Path) -
         run_arm(
             arm,
             "dev",
-            RunOptions(
+            *run_args(
                 results_root=sequential,
                 update_committed=True,
                 runs_root=tmp_path / "runs",

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bench.run.grid import GridSpec, run_grid
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import run_args
 
 
 @pytest.mark.slow
@@ -37,7 +38,7 @@ def test_a_token_matched_arm_runs_after_its_sweep_and_reference_and_writes_what_
     written = run_arm(
         "mem0-token-matched",
         "dev",
-        RunOptions(
+        *run_args(
             results_root=alone,
             update_committed=True,
             runs_root=tmp_path / "runs",

@@ -13,8 +13,9 @@ from bench.errors import ConfigError
 from bench.run.grid.spec import GridSpec, plan_grid
 from bench.run.plan import make_plans
 from bench.run.planner import asked, is_asked, limit_questions
-from bench.run.runner import RunOptions, plan_run
+from bench.run.runner import plan_run
 from bench.vocab import REPO_ROOT, heldout_slices
+from tests.bench.run_args import RunArgs, run_args
 
 
 def write_arms(folder: Path) -> Path:
@@ -29,8 +30,8 @@ def write_arms(folder: Path) -> Path:
     return folder
 
 
-def run_options(tmp_path: Path, arms: Path) -> RunOptions:
-    return RunOptions(
+def run_options(tmp_path: Path, arms: Path) -> RunArgs:
+    return run_args(
         runs_root=tmp_path / "runs",
         results_root=tmp_path / "results",
         cache_dir=tmp_path / "cache",
@@ -46,7 +47,7 @@ def test_run_and_grid_plan_a_token_matched_arm_from_the_same_expansion(tmp_path:
     conversation = heldout_slices()[0]
     pooled = heldout_slices()  # a held-out slice pools its group's conversations when matching tokens
 
-    run = plan_run("budget-matched", conversation, run_options(tmp_path, arms))
+    run = plan_run("budget-matched", conversation, *run_options(tmp_path, arms))
     grid = plan_grid(GridSpec(arms=("budget-matched",), slices=(conversation,)), arms_dir=arms)
 
     expected = [("wide-sweep", name) for name in pooled] + [("yardstick", name) for name in pooled]

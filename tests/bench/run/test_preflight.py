@@ -15,7 +15,8 @@ from bench.data.slices import load_slice
 from bench.models.stacks import build_stack
 from bench.run.arms import load_arm
 from bench.run.preflight import Preflight, SpendEstimate, SpendNotConfirmed, announce_and_confirm, use_estimator
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import run_args
 
 
 class Terminal(io.StringIO):
@@ -142,7 +143,7 @@ def test_an_estimate_that_nothing_will_be_sent_needs_no_yes() -> None:
 def test_an_unconfirmed_live_run_stops_before_any_call_or_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     monkeypatch.delenv("ENGRAM_ASSUME_YES", raising=False)
-    options = RunOptions(
+    options = run_args(
         stack="paper",
         ks=(3,),
         runs_root=tmp_path / "runs",
@@ -158,6 +159,6 @@ def test_an_unconfirmed_live_run_stops_before_any_call_or_file(tmp_path: Path, m
         monkeypatch.setenv("TYPESAFE_URL", jev.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-a-real-key")
         with pytest.raises(SpendNotConfirmed):
-            run_arm("raw-turn-rag", "dev", options)
+            run_arm("raw-turn-rag", "dev", *options)
         assert anthropic.count() == 0 and jev.count() == 0
     assert not (tmp_path / "out").exists() and not (tmp_path / "runs").exists() and not (tmp_path / "cache").exists()

@@ -19,7 +19,8 @@ from bench.data.slices import Slice, load_slice
 from bench.models.cache import CallRequest
 from bench.models.gateway import Gateway
 from bench.results.schema import read_result
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import run_args
 
 
 def tiny_slice() -> Slice:
@@ -69,7 +70,7 @@ def flaky_responder() -> Any:
 def test_replicates_write_side_by_side_files_and_compare_reports_their_spread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    options = RunOptions(
+    options = run_args(
         stack="paper",
         results_root=tmp_path / "results",
         runs_root=tmp_path / "runs",
@@ -85,7 +86,7 @@ def test_replicates_write_side_by_side_files_and_compare_reports_their_spread(
     with FakeModelServer(flaky_responder()) as anthropic:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
-        written = run_arm("full-context", "dev", options)
+        written = run_arm("full-context", "dev", *options)
         answered = anthropic.count(MESSAGES)
 
     assert [p.name for p in written] == [f"full-context__r{i}.json" for i in range(3)]
@@ -117,7 +118,7 @@ def test_replicates_must_be_a_positive_count(tmp_path: Path) -> None:
     from bench.errors import ConfigError
 
     with pytest.raises(ConfigError, match="--replicates: expected a positive number of samples, found 0"):
-        run_arm("full-context", "dev", RunOptions(replicates=0, out=tmp_path / "out"))
+        run_arm("full-context", "dev", *run_args(replicates=0, out=tmp_path / "out"))
     assert not (tmp_path / "out").exists()
 
 

@@ -17,8 +17,9 @@ from fakeservers import FakeModelServer, schema_valid_responder
 from bench.data.slices import Slice, load_slice, pooled
 from bench.models.stacks import build_stack
 from bench.run.inflight import InFlight
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
 from engram.testing import HashEmbedder
+from tests.bench.run_args import run_args
 
 
 class Gauge:
@@ -122,7 +123,7 @@ def test_three_conversations_ingesting_and_answering_keep_two_calls_at_the_serve
     (arms / "facts.toml").write_text('system = "engram"\nk = 4\n', encoding="utf-8")
     with FakeModelServer(slow_model) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        options = RunOptions(
+        options = run_args(
             stack="local",
             mode="record",
             runs_root=tmp_path / "runs",
@@ -136,7 +137,7 @@ def test_three_conversations_ingesting_and_answering_keep_two_calls_at_the_serve
             embedder=HashEmbedder(),
             assume_yes=True,
         )
-        run_arm("facts", "locomo", options)
+        run_arm("facts", "locomo", *options)
         sent = server.count()
     assert sent > 20  # the conversations' extractions and decisions and the nine answers all went out
     assert gauge.most == 2  # stacks/local.toml's concurrency, never more, and it was used

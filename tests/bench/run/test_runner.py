@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 
+from bench.cli.options import parse_ks
 from bench.data.slices import Slice, load_slice
 from bench.errors import CacheMiss, ConfigError
 from bench.models.stacks import ROLES
 from bench.results.schema import read_result
-from bench.run.runner import RunOptions, parse_ks, plan_stages, run_arm
+from bench.run.runner import plan_run, run_arm
 from bench.systems import RetrievedLines, System, WriteUsage, register_system
+from tests.bench.run_args import RunArgs, changed, run_args
 
 
 def tiny_dev() -> Slice:
@@ -36,8 +38,8 @@ def workspace(tmp_path: Path) -> dict[str, Path]:
     return {"arms": arms, "results": tmp_path / "results", "runs": tmp_path / "runs", "cache": tmp_path / "cache"}
 
 
-def options_for(ws: dict[str, Path], **changes: object) -> RunOptions:
-    base = RunOptions(
+def options_for(ws: dict[str, Path], **changes: object) -> RunArgs:
+    base = run_args(
         stack="offline",
         results_root=ws["results"],
         update_committed=True,  # these scenarios read the results/<stack>/<slice>/ layout of a committed tree
@@ -48,7 +50,7 @@ def options_for(ws: dict[str, Path], **changes: object) -> RunOptions:
         progress=False,
         slice_loader=lambda name: tiny_dev(),
     )
-    return replace(base, **changes)
+    return changed(base, **changes)
 
 
 def without_timing(path: Path) -> dict:
@@ -58,7 +60,7 @@ def without_timing(path: Path) -> dict:
 
 
 def test_a_k_sweep_writes_one_file_per_k_from_one_ingestion(workspace: dict[str, Path]) -> None:
-    written = run_arm("turns", "dev", options_for(workspace))
+    written = run_arm("turns", "dev", *options_for(workspace))
 
     assert [p.name for p in written] == ["turns__k2.json", "turns__k5.json"]
     assert all(p.parent == workspace["results"] / "offline" / "dev" for p in written)
@@ -82,7 +84,7 @@ def test_a_k_sweep_writes_one_file_per_k_from_one_ingestion(workspace: dict[str,
 
 
 def test_every_answer_carries_llm_free_scores(workspace: dict[str, Path]) -> None:
-    result = read_result(run_arm("turns", "dev", options_for(workspace))[1])
+    result = read_result(run_arm("turns", "dev", *options_for(workspace))[1])
     for answer in result.answers:
         assert answer.f1 is not None and 0.0 <= answer.f1 <= 1.0
         assert answer.evidence_recall is not None and 0.0 <= answer.evidence_recall <= 1.0
@@ -93,11 +95,11 @@ def test_every_answer_carries_llm_free_scores(workspace: dict[str, Path]) -> Non
 
 
 def test_rerunning_on_a_complete_cache_gives_byte_identical_files_except_timing(workspace: dict[str, Path]) -> None:
-    first = run_arm("turns", "dev", options_for(workspace))
+    first = run_arm("turns", "dev", *options_for(workspace))
     first_data = [without_timing(p) for p in first]
-    second = run_arm("turns", "dev", options_for(workspace))
+    second = run_arm("turns", "dev", *options_for(workspace))
     second_data = [without_timing(p) for p in second]
-    third_data = [without_timing(p) for p in run_arm("turns", "dev", options_for(workspace))]
+    third_data = [without_timing(p) for p in run_arm("turns", "dev", *options_for(workspace))]
 
     assert second_data == third_data
     # The first run computed the stand-ins' calls; later ones were served by the cache: only the counters differ.
@@ -110,8 +112,8 @@ def test_rerunning_on_a_complete_cache_gives_byte_identical_files_except_timing(
 def test_strict_replay_from_the_run_keys_alone_reproduces_the_file(workspace: dict[str, Path], tmp_path: Path) -> None:
     from bench.models.cache import LocalStore, read_keys_file, write_subset
 
-    path = run_arm("turns", "dev", options_for(workspace))[0]
-    run_arm("turns", "dev", options_for(workspace))  # second run: all hits, the reference bytes
+    path = run_arm("turns", "dev", *options_for(workspace))[0]
+    run_arm("turns", "dev", *options_for(workspace))  # second run: all hits, the reference bytes
     reference = without_timing(path)
     keys = read_keys_file(workspace["results"] / read_result(path).calls.keys_file)
     store = LocalStore(workspace["cache"])
@@ -120,7 +122,7 @@ def test_strict_replay_from_the_run_keys_alone_reproduces_the_file(workspace: di
     store.close()
 
     strict = options_for(workspace, use_local_cache=False, strict=True, subsets=(subset,), ks=(2,))
-    replayed = without_timing(run_arm("turns", "dev", strict)[0])
+    replayed = without_timing(run_arm("turns", "dev", *strict)[0])
 
     assert replayed.pop("provenance")["cache_subset_sha256"]
     reference.pop("provenance")
@@ -134,12 +136,12 @@ def test_strict_replay_names_the_missing_call(workspace: dict[str, Path], tmp_pa
     write_subset([], empty, source="test")
     strict = options_for(workspace, use_local_cache=False, strict=True, subsets=(empty,))
     with pytest.raises(CacheMiss, match="strict replay: no cached response for offline/"):
-        run_arm("turns", "dev", strict)
+        run_arm("turns", "dev", *strict)
     assert not (workspace["results"] / "offline" / "dev" / "turns__k2.json").exists()
 
 
 def test_an_arm_without_k_shows_everything_and_records_k_as_null(workspace: dict[str, Path]) -> None:
-    result = read_result(run_arm("everything", "dev", options_for(workspace))[0])
+    result = read_result(run_arm("everything", "dev", *options_for(workspace))[0])
     assert result.k is None
     assert all(a.lines_shown == len(tiny_dev().messages) for a in result.answers)
     assert all(a.lines is None for a in result.answers)  # the transcript itself is not copied into the result
@@ -167,7 +169,7 @@ def test_token_matched_arm_runs_its_prerequisites_and_answers_at_the_closest_k(w
         encoding="utf-8",
     )
 
-    [path] = run_arm("matched", "dev", options_for(workspace))
+    [path] = run_arm("matched", "dev", *options_for(workspace))
 
     results = workspace["results"] / "offline" / "dev"
     mean = lambda p: (lambda a: sum(x.retrieved_tokens for x in a) / len(a))(read_result(p).answers)  # noqa: E731
@@ -216,7 +218,7 @@ class ExaminedDiary(System):
 def test_the_runner_calls_the_hooks_a_system_declares(workspace: dict[str, Path]) -> None:
     (workspace["arms"] / "diary.toml").write_text('system = "test-examined-diary"\nk = 2\n', encoding="utf-8")
 
-    [path] = run_arm("diary", "dev", options_for(workspace))
+    [path] = run_arm("diary", "dev", *options_for(workspace))
 
     result = read_result(path)
     events = result.store["events"]
@@ -238,10 +240,10 @@ def write_matched_arms(arms: Path) -> None:
 def test_a_token_matched_arm_is_planned_after_the_results_it_still_lacks(workspace: dict[str, Path]) -> None:
     write_matched_arms(workspace["arms"])
     options = options_for(workspace, run_id="plan-1")
-    plan = lambda: [(s.arm.name, s.ks) for s in plan_stages("matched", "dev", options)]  # noqa: E731
+    plan = lambda: [(s.arm.name, s.ks) for s in plan_run("matched", "dev", *options).units]  # noqa: E731
 
     assert plan() == [("sweep", (1, 2, 3)), ("reference", (2,)), ("matched", (1, 2, 3))]
-    run_arm("sweep", "dev", replace(options, ks=(1, 3)))
+    run_arm("sweep", "dev", *changed(options, ks=(1, 3)))
     assert plan() == [("sweep", (2,)), ("reference", (2,)), ("matched", (1, 2, 3))]
 
 
@@ -254,7 +256,7 @@ def test_arms_that_read_each_others_results_in_a_circle_are_refused(workspace: d
             encoding="utf-8",
         )
     with pytest.raises(ConfigError, match="circle: ping -> pong -> ping"):
-        plan_stages("ping", "dev", options_for(workspace, run_id="plan-2"))
+        plan_run("ping", "dev", *options_for(workspace, run_id="plan-2"))
 
 
 def tiny_locomo_part(conversation: str) -> Slice:
@@ -275,7 +277,7 @@ def test_a_pooled_slice_runs_each_conversation_on_a_fresh_store_and_writes_one_r
 
     parts = (tiny_locomo_part("conv-26"), tiny_locomo_part("conv-44"))
     two = pooled("locomo", parts)
-    written = run_arm("turns", "locomo", options_for(workspace, slice_loader=lambda name: two, ks=(5,)))
+    written = run_arm("turns", "locomo", *options_for(workspace, slice_loader=lambda name: two, ks=(5,)))
 
     assert [p.relative_to(workspace["results"]).as_posix() for p in written] == ["offline/locomo/turns__k5.json"]
     result = read_result(written[0])

@@ -13,8 +13,9 @@ import pytest
 from bench.data.slices import Slice, load_slice, pooled
 from bench.models.stacks import build_stack
 from bench.run.planner import ANSWER_CONCURRENCY, calls_in_flight
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
 from engram.testing import HashEmbedder
+from tests.bench.run_args import run_args
 
 CONVERSATIONS = ("conv-30", "conv-44", "conv-49")
 
@@ -33,7 +34,7 @@ def three_openings(_: str) -> Slice:
 
 def run_at(tmp_path: Path, arms: Path, arm: str, concurrency: int, tag: str) -> Path:
     out = tmp_path / f"out-{tag}"
-    options = RunOptions(
+    options = run_args(
         runs_root=tmp_path / f"runs-{tag}",
         cache_dir=tmp_path / "cache",
         subsets=(),
@@ -45,7 +46,7 @@ def run_at(tmp_path: Path, arms: Path, arm: str, concurrency: int, tag: str) -> 
         embedder=HashEmbedder(),
         concurrency=concurrency,
     )
-    run_arm(arm, "locomo", options)
+    run_arm(arm, "locomo", *options)
     return out
 
 

@@ -16,7 +16,8 @@ from bench.cli.program import main
 from bench.data.slices import Slice, load_slice
 from bench.errors import ConfigError, ResultError
 from bench.results.schema import Provenance, Result, read_result, result_path, write_result
-from bench.run.runner import REPO_ROOT, RunOptions, output_dir, run_arm
+from bench.run.runner import REPO_ROOT, output_dir, run_arm
+from tests.bench.run_args import RunArgs, changed, run_args
 
 
 def first_session() -> Slice:
@@ -35,8 +36,8 @@ def ws(tmp_path: Path) -> dict[str, Path]:
     return {"arms": arms, "results": tmp_path / "results", "runs": tmp_path / "runs", "cache": tmp_path / "cache"}
 
 
-def options(ws: dict[str, Path], **changes: object) -> RunOptions:
-    base = RunOptions(
+def options(ws: dict[str, Path], **changes: object) -> RunArgs:
+    base = run_args(
         results_root=ws["results"],
         runs_root=ws["runs"],
         cache_dir=ws["cache"],
@@ -46,7 +47,7 @@ def options(ws: dict[str, Path], **changes: object) -> RunOptions:
         slice_loader=lambda name: first_session(),
         say=lambda _: None,
     )
-    return replace(base, **changes)
+    return changed(base, **changes)
 
 
 def committed(ws: dict[str, Path], k: int, tag: str | None) -> Path:
@@ -71,8 +72,8 @@ def test_a_plain_run_writes_a_fresh_folder_per_run_and_leaves_committed_results_
     mine = committed(ws, 2, tag=None)
     before = mine.read_bytes()
 
-    first = run_arm("turns", "dev", options(ws))
-    second = run_arm("turns", "dev", options(ws))
+    first = run_arm("turns", "dev", *options(ws))
+    second = run_arm("turns", "dev", *options(ws))
 
     assert mine.read_bytes() == before
     assert first[0].parent != second[0].parent
@@ -95,28 +96,28 @@ def test_the_output_folder_rule_is_one_function() -> None:
 
 def test_update_committed_rewrites_an_untagged_result_but_never_a_tag_stamped_one(ws: dict[str, Path]) -> None:
     plain = committed(ws, 2, tag=None)
-    run_arm("turns", "dev", options(ws, update_committed=True))
+    run_arm("turns", "dev", *options(ws, update_committed=True))
     assert read_result(plain).answers  # rewritten with real answers
 
     tagged = committed(ws, 5, tag="heldout-offline-2")
     before = tagged.read_bytes()
     with pytest.raises(ResultError, match="stamped with tag 'heldout-offline-2'"):
-        run_arm("turns", "dev", options(ws, update_committed=True))
+        run_arm("turns", "dev", *options(ws, update_committed=True))
     assert tagged.read_bytes() == before
 
 
 def test_out_never_overwrites_a_result_already_in_the_folder(ws: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "mine"
-    run_arm("turns", "dev", options(ws, out=out, ks=(2,)))
+    run_arm("turns", "dev", *options(ws, out=out, ks=(2,)))
     before = (out / "turns__k2.json").read_bytes()
     with pytest.raises(ResultError, match="expected --out to name a folder without this result"):
-        run_arm("turns", "dev", options(ws, out=out, ks=(2,)))
+        run_arm("turns", "dev", *options(ws, out=out, ks=(2,)))
     assert (out / "turns__k2.json").read_bytes() == before
 
 
 def test_limit_answers_the_first_questions_and_says_so(ws: dict[str, Path]) -> None:
     full = first_session()
-    [path] = run_arm("turns", "dev", options(ws, ks=(2,), limit=2))
+    [path] = run_arm("turns", "dev", *options(ws, ks=(2,), limit=2))
     result = read_result(path)
     assert [a.question_id for a in result.answers] == [q.id for q in full.questions[:2]]
     assert result.extras["limit"] == {"questions": 2, "of": len(full.questions)}
@@ -127,7 +128,7 @@ def test_messages_ingests_only_the_first_turns_and_asks_every_question_after_the
     """`run --messages 7`: a quick try for a model that is slow per write; the result says it was cut."""
     dev = load_slice("dev")
     opts = options(ws, ks=(2,), messages=7, limit=4, slice_loader=load_slice)
-    [path] = run_arm("turns", "dev", opts)
+    [path] = run_arm("turns", "dev", *opts)
     result = read_result(path)
     assert result.extras["messages"] == 7 and result.extras["first_messages"] == 7
     assert [a.question_id for a in result.answers] == [q.id for q in dev.questions[:4]]
@@ -148,7 +149,7 @@ def test_messages_past_a_session_break_asks_after_the_last_kept_turn() -> None:
 @pytest.mark.parametrize("extra", [0, 1, 40])
 def test_a_limit_at_or_above_the_question_count_is_a_full_run_and_says_nothing(ws: dict[str, Path], extra: int) -> None:
     everything = len(first_session().questions)
-    [path] = run_arm("turns", "dev", options(ws, ks=(2,), limit=everything + extra))
+    [path] = run_arm("turns", "dev", *options(ws, ks=(2,), limit=everything + extra))
     result = read_result(path)
     assert len(result.answers) == everything
     assert "limit" not in result.extras
@@ -170,7 +171,7 @@ def test_bad_options_are_refused_before_anything_is_written(
     ws: dict[str, Path], changes: dict[str, object], fragment: str
 ) -> None:
     with pytest.raises(ConfigError, match=fragment):
-        run_arm("turns", "dev", options(ws, **changes))
+        run_arm("turns", "dev", *options(ws, **changes))
     assert not ws["runs"].exists() and not ws["results"].exists() and not ws["cache"].exists()
 
 
@@ -219,7 +220,7 @@ def test_the_lock_is_released_when_its_holder_dies(tmp_path: Path, ws: dict[str,
     holder.kill()
     holder.wait()
     (ws["arms"] / "raw-turn-rag.toml").write_text('system = "raw-turn-rag"\nk = 2\n', encoding="utf-8")
-    assert run_arm("raw-turn-rag", "dev", options(ws, runs_root=runs))
+    assert run_arm("raw-turn-rag", "dev", *options(ws, runs_root=runs))
 
 
 def test_an_arm_name_that_leaves_arms_is_refused_before_anything_is_deleted(
@@ -245,6 +246,6 @@ def test_an_arm_name_that_leaves_arms_is_refused_before_anything_is_deleted(
 def test_run_results_by_default_stay_out_of_the_checkout(ws: dict[str, Path]) -> None:
     # The suite points $ENGRAM_RUNS_DIR at a temporary folder (tests/conftest.py); a user's default is runs/.
     assert os.environ["ENGRAM_RUNS_DIR"]
-    path = run_arm("turns", "dev", replace(options(ws, ks=(2,)), runs_root=Path(os.environ["ENGRAM_RUNS_DIR"])))[0]
+    path = run_arm("turns", "dev", *changed(options(ws, ks=(2,)), runs_root=Path(os.environ["ENGRAM_RUNS_DIR"])))[0]
     assert REPO_ROOT not in path.parents
     assert json.loads(path.read_text())["k"] == 2

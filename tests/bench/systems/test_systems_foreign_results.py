@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import run_args
 from tests.cli_main import exit_code_of
 
 TESTS = Path(__file__).parents[1]
@@ -28,10 +29,10 @@ def two_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (arms / "notebook.toml").write_text(f'system = "mcp"\nk = 5\n[settings]\ncommand = {notebook}\n')
     written = []
     for arm in ("wordbag", "notebook"):
-        options = RunOptions(
+        options = run_args(
             arms_dir=arms, runs_root=folder / "runs", out=folder / "out", cache_dir=folder / "cache", progress=False
         )
-        written += run_arm(arm, "dev", options)
+        written += run_arm(arm, "dev", *options)
     return written[0], written[1]
 
 

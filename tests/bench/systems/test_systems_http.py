@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import BenchError, ConfigError, IsolationLeak, SystemFailed
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import RunArgs, run_args
 
 SERVICE = Path(__file__).parents[1].joinpath("memory_service.py")
 
@@ -33,8 +34,8 @@ def _command(*flags: str) -> str:
     return "command = " + json.dumps([sys.executable, str(SERVICE), "--port", "{port}", *flags])
 
 
-def _options(folder: Path, limit: int | None = 6) -> RunOptions:
-    return RunOptions(
+def _options(folder: Path, limit: int | None = 6) -> RunArgs:
+    return run_args(
         arms_dir=folder / "arms",
         runs_root=folder / "runs",
         out=folder / "out",
@@ -55,7 +56,7 @@ def _port_free(port: int) -> bool:
 
 def test_a_service_started_from_its_command_runs_as_an_arm_and_is_stopped_after(tmp_path: Path) -> None:
     _arm(tmp_path, "wordbag", _command())
-    [written] = run_arm("wordbag", "dev", _options(tmp_path))
+    [written] = run_arm("wordbag", "dev", *_options(tmp_path))
 
     result = json.loads(written.read_text())
     assert result["system"] == "http" and result["k"] == 4
@@ -100,7 +101,7 @@ def running_service(tmp_path: Path) -> Iterator[int]:
 
 def test_a_service_already_running_is_reached_by_url_and_left_running(tmp_path: Path, running_service: int) -> None:
     _arm(tmp_path, "wordbag-url", f'url = "http://127.0.0.1:{running_service}"')
-    [written] = run_arm("wordbag-url", "dev", _options(tmp_path, limit=3))
+    [written] = run_arm("wordbag-url", "dev", *_options(tmp_path, limit=3))
     assert json.loads(written.read_text())["accuracy"]["n"] == 3
     assert not _port_free(running_service)  # the harness does not stop what it did not start
 
@@ -121,7 +122,7 @@ def test_a_misbehaving_service_stops_the_run_with_one_line_and_writes_nothing(
 ) -> None:
     _arm(tmp_path, "unruly", _command(*flags) + "\ntimeout_s = 1")
     with pytest.raises(error) as raised:
-        run_arm("unruly", "dev", _options(tmp_path))
+        run_arm("unruly", "dev", *_options(tmp_path))
     message = str(raised.value)
     assert fragment in message and "system 'http'" in message
     assert "\n" not in message and raised.value.exit_code == 2
@@ -131,7 +132,7 @@ def test_a_misbehaving_service_stops_the_run_with_one_line_and_writes_nothing(
 def test_a_crash_says_how_the_process_ended_and_quotes_its_last_output(tmp_path: Path) -> None:
     _arm(tmp_path, "crashing", _command("--crash-after", "2"))
     with pytest.raises(SystemFailed) as raised:
-        run_arm("crashing", "dev", _options(tmp_path))
+        run_arm("crashing", "dev", *_options(tmp_path))
     assert "the process ended (exit code 3)" in str(raised.value)
 
 
@@ -141,7 +142,7 @@ def test_an_unreachable_url_is_one_line(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     _arm(tmp_path, "nobody-home", f'url = "http://127.0.0.1:{port}"')
     with pytest.raises(SystemFailed) as raised:
-        run_arm("nobody-home", "dev", _options(tmp_path))
+        run_arm("nobody-home", "dev", *_options(tmp_path))
     assert f"GET /health: could not connect to http://127.0.0.1:{port}" in str(raised.value)
     assert _no_results(tmp_path)
 
@@ -150,7 +151,7 @@ def test_a_command_that_never_serves_is_stopped_at_its_start_limit(tmp_path: Pat
     sleeper = json.dumps([sys.executable, "-c", "import time; print('warming up'); time.sleep(60)"])
     _arm(tmp_path, "sleepy", f"command = {sleeper}\nstart_timeout_s = 1")
     with pytest.raises(SystemFailed) as raised:
-        run_arm("sleepy", "dev", _options(tmp_path))
+        run_arm("sleepy", "dev", *_options(tmp_path))
     assert "did not answer its health check within start_timeout_s=1 s" in str(raised.value)
     assert "warming up" in str(raised.value)
 
@@ -168,7 +169,7 @@ def test_a_command_that_never_serves_is_stopped_at_its_start_limit(tmp_path: Pat
 def test_a_bad_http_arm_is_refused_before_anything_starts(tmp_path: Path, settings: str, fragment: str) -> None:
     _arm(tmp_path, "misdeclared", settings)
     with pytest.raises(ConfigError) as raised:
-        run_arm("misdeclared", "dev", _options(tmp_path))
+        run_arm("misdeclared", "dev", *_options(tmp_path))
     assert fragment in str(raised.value)
     assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").rglob("server.log"))
 
@@ -198,7 +199,7 @@ def test_an_adapter_must_name_the_library_and_version_its_environment_holds(
     _service_adapter(tmp_path / "systems", library, claims)
     _arm(tmp_path, "wordbag-adapter", 'adapter = "wordbag"')
     with pytest.raises(SystemFailed) as raised:
-        run_arm("wordbag-adapter", "dev", _options(tmp_path))
+        run_arm("wordbag-adapter", "dev", *_options(tmp_path))
     assert fragment in str(raised.value) and "system 'wordbag' (adapter)" in str(raised.value)
 
 
@@ -208,7 +209,7 @@ def test_an_adapter_result_records_the_installed_library_version(
     monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
     _service_adapter(tmp_path / "systems", "httpx", "httpx==" + metadata.version("httpx"))
     _arm(tmp_path, "wordbag-adapter", 'adapter = "wordbag"')
-    [written] = run_arm("wordbag-adapter", "dev", _options(tmp_path, limit=2))
+    [written] = run_arm("wordbag-adapter", "dev", *_options(tmp_path, limit=2))
     described = json.loads(written.read_text())["extras"]["system"]
     assert described["memory_system"]["version"] == metadata.version("httpx")
     assert described["adapter"] == {"name": "wordbag", "environment": "project", "roles": [], "config": {}}

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import IsolationLeak, SystemFailed
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import run_args
 
 pytest.importorskip("mcp")
 
@@ -31,7 +32,7 @@ def _arm(folder: Path, name: str, flags: tuple[str, ...] = (), extra: str = "", 
 
 
 def _run(folder: Path, name: str, limit: int = 5) -> dict:
-    options = RunOptions(
+    options = run_args(
         arms_dir=folder / "arms",
         runs_root=folder / "runs",
         out=folder / "out",
@@ -39,7 +40,7 @@ def _run(folder: Path, name: str, limit: int = 5) -> dict:
         progress=False,
         limit=limit,
     )
-    [written] = run_arm(name, "dev", options)
+    [written] = run_arm(name, "dev", *options)
     return json.loads(written.read_text())
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from bench.errors import SystemFailed
 from bench.models.cache import LocalStore
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import run_args
 
 COMPARED = ("question_id", "answer", "label", "lines", "sources", "retrieved_tokens", "evidence_recall", "f1")
 
@@ -20,10 +21,10 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     folder = tmp_path_factory.mktemp("mem0-both")
     results = []
     for arm in ("mem0", "mem0-protocol"):
-        options = RunOptions(
+        options = run_args(
             runs_root=folder / "runs", out=folder / arm, cache_dir=folder / "cache", progress=False, ks=(8,)
         )
-        [written] = run_arm(arm, "dev", options)
+        [written] = run_arm(arm, "dev", *options)
         result = json.loads(written.read_text())
         result["keys"] = set(written.with_suffix(".calls.txt").read_text().split())
         results.append(result)
@@ -80,7 +81,7 @@ def test_a_crash_mid_run_stops_it_and_the_rerun_replays_what_the_first_one_cache
     monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(adapters))
     (tmp_path / "arms").mkdir()
     (tmp_path / "arms" / "fragile.toml").write_text('system = "http"\nk = 5\n[settings]\nadapter = "mem0-fragile"\n')
-    options = RunOptions(
+    options = run_args(
         arms_dir=tmp_path / "arms",
         runs_root=tmp_path / "runs",
         out=tmp_path / "out",
@@ -91,7 +92,7 @@ def test_a_crash_mid_run_stops_it_and_the_rerun_replays_what_the_first_one_cache
     )
 
     with pytest.raises(SystemFailed) as raised:
-        run_arm("fragile", "dev", options)
+        run_arm("fragile", "dev", *options)
     assert "adapter" in str(raised.value) and "POST /write of message" in str(raised.value)
     assert "\n" not in str(raised.value) and raised.value.exit_code == 2
     assert not (tmp_path / "out").exists()
@@ -99,7 +100,7 @@ def test_a_crash_mid_run_stops_it_and_the_rerun_replays_what_the_first_one_cache
     recorded = _cached_keys(tmp_path / "cache")
     assert len(recorded) >= 20  # at least the canary's and 19 turns' extraction calls
 
-    [written] = run_arm("fragile", "dev", options)
+    [written] = run_arm("fragile", "dev", *options)
     result = json.loads(written.read_text())
     needed = set(written.with_suffix(".calls.txt").read_text().split())
     assert recorded <= needed  # the rerun needed every call the first run made...

@@ -7,8 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
 from bench.systems import get_system
+from tests.bench.run_args import run_args
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "new_baseline"
 
@@ -31,7 +32,7 @@ def test_the_example_baseline_runs_on_the_dev_slice_from_one_module_and_one_toml
     written = run_arm(
         "recent-turns",
         "dev",
-        RunOptions(
+        *run_args(
             arms_dir=arms,
             results_root=tmp_path / "results",
             runs_root=tmp_path / "runs",

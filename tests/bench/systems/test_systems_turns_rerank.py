@@ -16,9 +16,10 @@ from bench.data.slices import Slice, load_slice
 from bench.errors import ConfigError
 from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
 from bench.systems import System, SystemContext, build_system
 from engram.deciders import RulesDecider, ScriptedDecider
+from tests.bench.run_args import run_args
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,7 @@ def test_turns_rerank_and_turns_cosine_run_on_the_dev_slice_offline(tmp_path: Pa
         written = run_arm(
             arm,
             "dev",
-            RunOptions(
+            *run_args(
                 ks=(3,),
                 results_root=tmp_path / "results",
                 runs_root=tmp_path / "runs",

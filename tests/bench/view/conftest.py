@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bench.data.slices import Slice, load_slice
-from bench.run.runner import RunOptions, run_arm
+from bench.run.runner import run_arm
+from tests.bench.run_args import run_args
 
 
 def moving_slice() -> Slice:
@@ -53,7 +54,7 @@ def traced_engram(tmp_path_factory: pytest.TempPathFactory) -> Path:
     arms = root / "arms"
     arms.mkdir()
     (arms / "engram.toml").write_text('system = "engram"\nk = [3]\n\n[settings]\npreset = "E2"\n', encoding="utf-8")
-    options = RunOptions(
+    options = run_args(
         stack="offline",
         results_root=root / "results",
         runs_root=root / "runs",
@@ -63,4 +64,4 @@ def traced_engram(tmp_path_factory: pytest.TempPathFactory) -> Path:
         progress=False,
         slice_loader=lambda name: moving_slice(),
     )
-    return run_arm("engram", "dev", options)[0]
+    return run_arm("engram", "dev", *options)[0]
