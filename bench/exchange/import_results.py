@@ -326,7 +326,8 @@ def results_of(
     rows = reading.rows
     runs = len(rows[0].votes)
     stated_judge = reading.stated.get("judge_model", judge)
-    models = {"judge": stated_judge}
+    # a judge nobody names is not a model: left out, so compare does not call it a different model than ours
+    models = {"judge": stated_judge} if stated_judge != NOT_STATED else {}
     if "answer_model" in reading.stated:
         models["answer"] = reading.stated["answer_model"]
     cov = coverage(rows, locomo())
@@ -421,7 +422,7 @@ def answers_result(reading: Reading, arm: str, source: Path, judge: str, sha256:
         k=None,
         arm_hash=None,
         settings={},
-        models={"judge": stated_judge},
+        models={"judge": stated_judge} if stated_judge != NOT_STATED else {},
         standins=[],
         provenance=Provenance(origin=f"{ORIGIN} {reading.format}", sources=[Source(str(source), sha256, LICENSE)]),
         extras={

@@ -168,6 +168,7 @@ def test_zep_grades_import_and_zep_responses_point_at_the_grades(tmp_path, capsy
     result = read_result(out / "locomo" / "conv-30" / "imported.json")
     assert [a.label for a in result.answers] == ["CORRECT", "CORRECT", "WRONG", "CORRECT", "CORRECT"]
     assert result.extras["imported"]["format"] == "zep-grades"
+    assert result.models == {} and result.extras["imported"]["judge"] == "not stated by the file"
 
     responses = [{k: r[k] for k in ("question", "answer", "golden_answer")} | {"duration_ms": 812.5} for r in records]
     source = _write(tmp_path, "responses.json", {"locomo_experiment_user_1": responses})
