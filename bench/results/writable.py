@@ -58,8 +58,8 @@ def not_a_regular_file(path: Path) -> str | None:
     an ordinary file, so such a target is refused instead. A symlink is followed: a link to a regular file is fine."""
     try:
         mode = path.stat().st_mode
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # nothing there yet (or a file in its path, which the folder check names)
     except OSError as exc:  # a symlink loop (ELOOP), a name too long...
         return f"a path that cannot be followed ({exc.strerror})"
     if stat.S_ISREG(mode):
@@ -81,7 +81,7 @@ def check_file(path: str | os.PathLike[str], what: str) -> Path:
     target = Path(path)
     found = not_a_regular_file(target)
     if found is not None:
-        raise PathError(f"{what} {target}: expected a regular file to write, found {found}")
+        raise PathError(f"{what} {target}: expected a file to write, found {found}")
     try:
         check_folder(target.parent, what)
     except PathError as exc:
