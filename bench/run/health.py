@@ -52,6 +52,8 @@ class RunHealth:
     servers: dict[str, dict[str, str]] = field(default_factory=dict)
     facts_stored: int | None = None
     messages_written: int = 0
+    #: (retrievals, empty ones) a system counted itself (store.health of an mcp arm); None: it counts none
+    retrievals: tuple[int, int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def watch(self, request: Any, result: Any) -> None:
@@ -80,7 +82,9 @@ class RunHealth:
 
     def merged(self, other: RunHealth) -> RunHealth:
         """Both watchers' counts and servers together (a result file: its ingestion's calls and its own k's)."""
-        joined = RunHealth(facts_stored=self.facts_stored, messages_written=self.messages_written)
+        joined = RunHealth(
+            facts_stored=self.facts_stored, messages_written=self.messages_written, retrievals=self.retrievals
+        )
         for source in (self, other):
             for role, counts in source.roles.items():
                 total = joined.roles.setdefault(role, RoleHealth())
@@ -100,6 +104,10 @@ class RunHealth:
         ]
         if self.facts_stored == 0 and self.messages_written > 0:
             found.append(f"store: 0 facts stored from {self.messages_written} messages written")
+        if self.retrievals is not None:
+            asked, empty = self.retrievals
+            if asked >= MIN_CALLS and empty > BAD_SHARE * asked:
+                found.append(f"retrieval: {empty} of {asked} retrievals came back empty")
         return found
 
     def to_json(self) -> dict[str, Any]:
@@ -107,6 +115,7 @@ class RunHealth:
             "roles": {role: asdict(c) for role, c in sorted(self.roles.items())},
             "facts_stored": self.facts_stored,
             "messages_written": self.messages_written,
+            **({"retrievals": list(self.retrievals)} if self.retrievals is not None else {}),
             "threshold": {"bad_share": BAD_SHARE, "min_calls": MIN_CALLS},
             "problems": self.problems(),
         }
@@ -132,11 +141,23 @@ def stored_facts(store: Mapping[str, Any], pooled: bool) -> int | None:
     return sum(numbers) if numbers and len(numbers) == len(counts) else None
 
 
+def retrieval_counts(store: Mapping[str, Any], pooled: bool) -> tuple[int, int] | None:
+    """(retrievals, empty ones) from the systems that count them in `store.health`, summed over a pooled slice's
+    parts; None when the system counts none (its empty retrievals are not judged here)."""
+    parts = list(store.values()) if pooled else [store]
+    healths = [part.get("health") for part in parts if isinstance(part, Mapping)]
+    counted = [h for h in healths if isinstance(h, Mapping) and isinstance(h.get("retrievals"), int)]
+    if not counted:
+        return None
+    return sum(h["retrievals"] for h in counted), sum(int(h.get("empty_retrievals") or 0) for h in counted)
+
+
 def check(health: RunHealth, strict: bool, where: str) -> list[str]:
     """Stop an unhealthy strict run with one line; return the problems (warnings) otherwise."""
     problems = health.problems()
     if problems and strict:
         raise UnhealthyRun(
-            f"{where}: expected usable model replies and a non-empty store (--strict), found " + "; ".join(problems)
+            f"{where}: expected usable model replies, a non-empty store and retrievals that find something (--strict), found "
+            + "; ".join(problems)
         )
     return problems

@@ -621,6 +621,7 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
     }
     system_health.messages_written = len(usages)
     system_health.facts_stored = health.stored_facts(store, pooled=bool(the_slice.parts))
+    system_health.retrievals = health.retrieval_counts(store, pooled=bool(the_slice.parts))
     health_of = {k: system_health.merged(answer_health[k]) for k in ks}
     where = f"{arm.name} on {the_slice.name}"
     warnings = [problem for k in ks for problem in health.check(health_of[k], request.health_strict, where)]

@@ -39,7 +39,7 @@ from bench.systems.base import (
     register_system,
 )
 from bench.systems.handoff import handoff_env
-from bench.systems.process import ServerProcess, command_words, expand, free_port, project_python
+from bench.systems.process import ServerProcess, command_words, env_table, expand, free_port, project_python
 
 if TYPE_CHECKING:
     from bench.data.slices import SliceMessage, SliceQuestion
@@ -185,6 +185,7 @@ class HttpSystem(System):
         Setting("start_timeout_s", (int, float), DEFAULT_TIMEOUT_S, "the longest the server may take to start"),
         Setting("canary", bool, True, "write the isolation canary and check every retrieval for it"),
         Setting("prefix_stable", bool, False, "the lines at a small k are the first lines at a larger k"),
+        Setting("env", dict, {}, "environment variables for a started server ({port}, {data_dir}, {python}, {dir})"),
     )
     PREFIX_STABLE = False
 
@@ -238,6 +239,7 @@ class HttpSystem(System):
             cwd=self.adapter.folder if self.adapter else None,
             python=self._python(),
             folder=self._folder(),
+            env_setting=self.settings["env"],
         )
         self._stack.callback(process.stop)
         client = ProtocolClient(url, self.label, timeout, process, after=getattr(self._endpoint, "check", None))
@@ -443,6 +445,7 @@ def start_server(
     cwd: Path | None,
     python: str,
     folder: str,
+    env_setting: Mapping[str, Any] | None = None,
 ) -> tuple[ServerProcess, str]:
     """Start a protocol server on a free port with its data folder under the run's store folder."""
     port = free_port()
@@ -450,7 +453,12 @@ def start_server(
     data_dir.mkdir(parents=True, exist_ok=True)
     values = {"port": str(port), "python": python, "dir": folder, "data_dir": str(data_dir)}
     argv = expand(words, values, "settings.command")
-    full_env = {**env, "ENGRAM_MEMORY_PORT": str(port), "ENGRAM_MEMORY_DATA_DIR": str(data_dir)}
+    full_env = {
+        **env,
+        "ENGRAM_MEMORY_PORT": str(port),
+        "ENGRAM_MEMORY_DATA_DIR": str(data_dir),
+        **env_table(env_setting or {}, values, "settings.env"),
+    }
     process = ServerProcess(argv, label=label, log_dir=run_dir, env=full_env, cwd=cwd)
     return process, f"http://127.0.0.1:{port}"
 

@@ -1,13 +1,16 @@
 """`system = "mcp"`: any MCP memory server as an arm, through the `mcp` SDK, with no code.
 
-The server is started from the arm's `command` (stdio; one process per conversation, its stderr kept in the run's
-store folder) or reached at a streamable-HTTP `url`. Its store, search and (optional) reset tools are found from
+The server is started from the arm's `command` (stdio, `bench.systems.mcp_stdio`; one process per conversation,
+its working folder, HOME and XDG folders inside the run's data dir, its stderr kept in the run's store folder) or
+reached at a streamable-HTTP `url`. Its store, search and (optional) reset tools are found from
 their names and input schemas (`bench.systems.mcp_tools`); the arm may name them and their arguments instead.
 
-Turns are stored as `[<date>] <speaker>: <text>`, one tool call each. MCP gives a result no message ids, so a
-returned line's sources are the written turns whose text it contains (an item whose metadata carries `message_id`
-names it directly). A server with a namespace argument keeps conversations apart, and the isolation canary checks
-it does; one without must be started by `command`, so each conversation has a server of its own.
+Turns are stored as `[<date>] <speaker>: <text>`, one tool call each (with the arm's fixed arguments filled).
+Replies are read into hits by `bench.systems.mcp_replies`. MCP gives a result no message ids, so a hit's sources
+are the id it names (`metadata.message_id`, an entity's name, a note's title) when that is a written turn, else the
+written turns whose text it contains. A server with a namespace argument keeps conversations apart, and the
+isolation canary checks it does; one without must be started by `command`, so each conversation has a server (and a
+data dir) of its own.
 
 The SDK is asynchronous; the harness is not. One event loop in a thread holds the session open (the SDK's
 context managers must be entered and left by the same task) and each call is sent to it with its time limit.
@@ -18,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -26,18 +28,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bench.errors import ConfigError, IsolationLeak, SystemFailed
+from bench.systems.adapters import venvs_dir
 from bench.systems.base import RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 from bench.systems.http_system import DATA_DIR_NAME, PROBE_K, Canary, endpoint_env, store_stats
-from bench.systems.mcp_tools import ToolCall, plan_tools
-from bench.systems.process import LOG_NAME, command_words, expand, project_python
+from bench.systems.mcp_replies import Hit, ReplyReader
+from bench.systems.mcp_stdio import StdioServer
+from bench.systems.mcp_tools import ToolCall, ToolPlan, check_templates, fill_template, plan_tools
+from bench.systems.process import LOG_NAME, command_words, env_table, expand, private_home, project_python
 
 if TYPE_CHECKING:
     from bench.data.slices import SliceMessage, SliceQuestion
 
 DEFAULT_TIMEOUT_S = 120.0
 CLOSE_WAIT_S = 10.0
+ABORT_WAIT_S = 0.5  # a session that never opened: the killed server's streams end at once
 MIN_QUOTED_CHARS = 16  # a turn's text shorter than this is not traced by containment alone
 ITEM_TEXT_KEYS = ("text", "memory", "content", "fact", "note", "document", "observation", "value", "summary")
+MIN_WRITES = 10  # refusals are judged against at least this many writes: the first refused write never stops a run
+ENV_PLACEHOLDERS = ("python", "data_dir", "dir", "venvs", "home")
+CANARY_DATE = "1 January, 2000"
+CANARY_SPEAKER = "Canary"
 LIST_KEYS = ("results", "memories", "items", "data", "hits", "matches", "documents", "notes", "facts", "result")
 
 
@@ -48,8 +58,11 @@ def rendered(message: SliceMessage) -> str:
 class McpConnection:
     """One MCP client session held open in a thread of its own; `call` runs one coroutine on it, time-limited."""
 
-    def __init__(self, transport: Callable[[], Any], label: str, start_timeout_s: float) -> None:
+    def __init__(
+        self, transport: Callable[[], Any], label: str, start_timeout_s: float, server: StdioServer | None = None
+    ) -> None:
         self.label = label
+        self.server = server  # a stdio server the harness started (None: a url)
         self.session: Any = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp {label}", daemon=True)
@@ -60,16 +73,16 @@ class McpConnection:
         try:
             self._ready.result(timeout=start_timeout_s)
         except concurrent.futures.TimeoutError:
-            self.close()
+            self.abort()
             raise SystemFailed(
-                f"{label}: the MCP session did not open within start_timeout_s={start_timeout_s:g} s"
+                f"{label}: the MCP session did not open within start_timeout_s={start_timeout_s:g} s{self._log_note()}"
             ) from None
         except SystemFailed:
-            self.close()
+            self.abort()
             raise
         except Exception as exc:
-            self.close()
-            raise SystemFailed(f"{label}: the MCP session did not open: {_one_line(exc)}") from None
+            self.abort()
+            raise SystemFailed(f"{label}: the MCP session did not open: {self._why(exc)}{self._log_note()}") from None
 
     async def _hold(self, transport: Callable[[], Any]) -> None:
         # local import: mcp is the optional mcp extra, which the base install lacks
@@ -102,25 +115,49 @@ class McpConnection:
         except SystemFailed:
             raise
         except Exception as exc:
+            if self.server is not None and self.server.failure:
+                raise SystemFailed(
+                    f"{self.label}: {what}: the server {self.server.failure}{self._log_note()}"
+                ) from None
             ended = f" ({self._ending()})" if self._main.done() else ""
-            raise SystemFailed(f"{self.label}: {what}: failed: {_one_line(exc)}{ended}") from None
+            raise SystemFailed(f"{self.label}: {what}: failed: {_one_line(exc)}{ended}{self._log_note()}") from None
 
     def _ending(self) -> str:
+        if self.server is not None and self.server.failure:
+            return f"the server {self.server.failure}"
         exc = self._main.exception() if self._main.done() and not self._main.cancelled() else None
         return _one_line(exc) if exc is not None else "the server closed the session"
 
-    def close(self) -> None:
+    def _why(self, exc: BaseException) -> str:
+        if self.server is not None and self.server.failure:
+            return f"the server {self.server.failure}"
+        return _one_line(exc)
+
+    def _log_note(self) -> str:
+        """Where the server's own words are (its stderr is never printed: third-party output stays in the log)."""
+        log = getattr(self.server.log, "name", None) if self.server is not None else None
+        return f"; its output is in {log}" if isinstance(log, str) else ""
+
+    def abort(self) -> None:
+        """A session that failed to open: kill the server now (no grace: it did not answer), then close."""
+        if self.server is not None:
+            self.server.kill()
+        self.close(wait_s=ABORT_WAIT_S)
+
+    def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Leave the session (which stops a stdio server) and the loop. Idempotent."""
         if self._loop.is_closed():
             return
         if self._closing is not None:
             self._loop.call_soon_threadsafe(self._closing.set)
         with contextlib.suppress(BaseException):
-            self._main.result(timeout=CLOSE_WAIT_S)
+            self._main.result(timeout=wait_s)
         if not self._main.done():
             self._main.cancel()
+            if self.server is not None:
+                self.server.kill()  # the session would not end in time: its server must not outlive it
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(CLOSE_WAIT_S)
+        self._thread.join(wait_s)
         if not self._thread.is_alive():
             self._loop.close()
 
@@ -151,6 +188,17 @@ class McpSystem(System):
         Setting("timeout_s", (int, float), DEFAULT_TIMEOUT_S, "the longest one tool call may take"),
         Setting("start_timeout_s", (int, float), DEFAULT_TIMEOUT_S, "the longest the session may take to open"),
         Setting("canary", bool, True, "write the isolation canary and check every retrieval for it"),
+        Setting("env", dict, {}, "environment variables for a stdio server ({data_dir}, {home}, {venvs}...)"),
+        Setting("ingest_args", dict, {}, "fixed arguments of the store tool ({message_id}, {text}, {namespace}...)"),
+        Setting("search_args", dict, {}, "fixed arguments of the search tool ({query}, {k}, {namespace}...)"),
+        Setting("reset_args", dict, {}, "fixed arguments of the reset tool ({namespace}, {data_dir})"),
+        Setting("max_refused_writes", (int, float), 0.1, "the share of writes the server may refuse (isError)"),
+        Setting("hit_start", (str, type(None)), None, "regex: a line of a plain-text reply that starts a hit"),
+        Setting(
+            "meta_lines", (str, type(None)), None, "regex: lines of a hit that are metadata (kept from the answer)"
+        ),
+        Setting("no_hits", (str, type(None)), None, "regex: a plain-text reply that means nothing was found"),
+        Setting("strip", (str, type(None)), None, "regex: parts of each hit removed (volatile: wall-clock times)"),
     )
     PREFIX_STABLE = False
 
@@ -159,21 +207,29 @@ class McpSystem(System):
         self.namespace = context.conversation
         self.timeout_s = float(settings["timeout_s"])
         self.label = self._label()
+        self.reader = ReplyReader.from_settings(settings)
+        self.data_dir = context.run_dir / DATA_DIR_NAME
         self._written: dict[str, str] = {}  # message id -> its text
         self._rendered: dict[str, str] = {}  # message id -> the text stored for it
         self._acknowledged = 0
+        self._writes = self._refused_writes = self._refused_resets = 0
+        self._retrievals = self._empty_retrievals = 0
         self._stack = contextlib.ExitStack()
         try:
             self.connection = self._connect(context)
             self._stack.callback(self.connection.close)
             listed = self.connection.call(lambda s: s.list_tools(), self.timeout_s, "tools/list")
             self.tools = plan_tools(listed.tools, settings, self.label)
+            announce(self.label, self.tools)
+            # no reset tool: a conversation starts from an empty data dir (a fresh server), which is its reset
+            self.resets_by_fresh_dir = self.tools.reset is None and not self.settings["url"]
             self._check_isolation()
             self.canary = Canary.for_conversation(context.conversation) if self._can_plant_canary() else None
             self._reset(self.namespace)
             if self.canary is not None:
                 self._reset(self.canary.namespace)
-                self._store(self.canary.namespace, f"[1 January, 2000] Canary: {self.canary.text}", "isolation canary")
+                canary_line = f"[{CANARY_DATE}] {CANARY_SPEAKER}: {self.canary.text}"
+                self._store(self.canary.namespace, None, canary_line, "isolation canary")
         except BaseException:
             self._stack.close()
             raise
@@ -199,23 +255,28 @@ class McpSystem(System):
 
             url = self.settings["url"]
             return McpConnection(lambda: streamable_http_client(url), self.label, start)
-        # local import: mcp is the optional mcp extra, which the base install lacks
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
-        data_dir = context.run_dir / DATA_DIR_NAME
+        data_dir = self.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
-        values = {"python": project_python(), "data_dir": str(data_dir), "dir": str(Path.cwd())}
+        home = private_home(data_dir)
+        values = {  # ENV_PLACEHOLDERS
+            "python": project_python(),
+            "data_dir": str(data_dir),
+            "dir": str(Path.cwd()),
+            "venvs": str(venvs_dir()),
+            "home": home["HOME"],
+        }
         argv = expand(command_words(self.settings["command"], "settings.command"), values, "settings.command")
         env = {
             **os.environ,
+            **home,
             **self._stack.enter_context(endpoint_env(context)),
             "ENGRAM_MEMORY_DATA_DIR": str(data_dir),
+            **env_table(self.settings["env"], values, "settings.env"),
         }
         self.log_path = context.run_dir / LOG_NAME
         log = self._stack.enter_context(self.log_path.open("a"))
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(data_dir))
-        return McpConnection(lambda: stdio_client(params, errlog=log), self.label, start)
+        server = StdioServer(argv, env=env, cwd=data_dir, log=log, label=self.label)
+        return McpConnection(server.streams, self.label, start, server)
 
     def _check_isolation(self) -> None:
         if self.tools.ingest.namespace_arg and self.tools.search.namespace_arg:
@@ -233,8 +294,21 @@ class McpSystem(System):
 
     # -- tool calls --------------------------------------------------------------------------------------------
 
-    def _arguments(self, call: ToolCall, namespace: str, text: str | None = None, k: int | None = None) -> dict:
+    def _arguments(
+        self,
+        call: ToolCall,
+        namespace: str,
+        text: str | None = None,
+        k: int | None = None,
+        values: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The call's arguments: the ones the harness fills by name, and the arm's fixed ones with placeholders."""
         arguments: dict[str, Any] = {}
+        filled = {"namespace": namespace, "data_dir": str(self.data_dir), "k": k, **(values or {})}
+        for name, template in call.fixed.items():
+            if template == "{k}" and k is None:
+                continue  # no count asked: the server's own default
+            arguments[name] = fill_template(template, filled, f"settings (tool {call.tool!r}).{name}")
         if call.text_arg is not None and text is not None:
             arguments[call.text_arg] = text
         if call.namespace_arg is not None:
@@ -248,35 +322,58 @@ class McpSystem(System):
             lambda s: s.call_tool(call.tool, arguments), self.timeout_s, f"tool {call.tool!r} {what}"
         )
         if getattr(result, "isError", False):
-            said = " ".join(getattr(c, "text", "") for c in result.content).strip().splitlines() or ["(no message)"]
-            raise SystemFailed(f"{self.label}: tool {call.tool!r} {what}: reported an error: {said[0][:300]}")
+            raise ToolRefused(f"{self.label}: tool {call.tool!r} {what}: reported an error: {_said(result)}")
         return result
 
-    def _store(self, namespace: str, text: str, what: str) -> None:
-        self._tool(self.tools.ingest, self._arguments(self.tools.ingest, namespace, text), what)
+    def _store(self, namespace: str, message: SliceMessage | None, text: str, what: str) -> None:
+        said = message.text if message is not None else text
+        values = {
+            "message_id": message.id if message is not None else self.canary.message_id if self.canary else "",
+            "date": message.session_date if message is not None else CANARY_DATE,
+            "speaker": message.speaker if message is not None else CANARY_SPEAKER,
+            "text": text,
+            "said": said,
+        }
+        self._tool(self.tools.ingest, self._arguments(self.tools.ingest, namespace, text, values=values), what)
 
     def _reset(self, namespace: str) -> None:
+        """Empty a namespace. A reset the server refuses is counted, not fatal: a fresh data dir has nothing to
+        delete, and some servers say so as an error ("no such directory"); the contract checks what a reset did."""
         if self.tools.reset is not None:
-            self._tool(self.tools.reset, self._arguments(self.tools.reset, namespace), f"(reset {namespace})")
+            try:
+                self._tool(self.tools.reset, self._arguments(self.tools.reset, namespace), f"(reset {namespace})")
+            except ToolRefused:
+                self._refused_resets += 1
 
     # -- the System interface ----------------------------------------------------------------------------------
 
     def write(self, message: SliceMessage) -> WriteUsage:
-        self._store(self.namespace, rendered(message), f"for message {message.id}")
+        self._writes += 1
+        try:
+            self._store(self.namespace, message, rendered(message), f"for message {message.id}")
+        except ToolRefused as refused:
+            self._refused_writes += 1
+            if self._refused_writes > self.settings["max_refused_writes"] * max(self._writes, MIN_WRITES):
+                raise SystemFailed(
+                    f"{refused} ({self._refused_writes} of {self._writes} writes refused, more than "
+                    f"settings.max_refused_writes={self.settings['max_refused_writes']:g} of them)"
+                ) from None
+            return WriteUsage(calls=0)
         self._written[message.id] = message.text
         self._rendered[message.id] = rendered(message)
         self._acknowledged += 1
         return WriteUsage(calls=0)
 
-    def _search(self, question: str, k: int | None, what: str) -> list[Any]:
+    def _search(self, question: str, k: int | None, what: str) -> list[Hit]:
         call = self.tools.search
-        items = result_items(self._tool(call, self._arguments(call, self.namespace, question, k), what))
-        if self.canary is not None and self.canary.leaked_in(items):
+        result = self._tool(call, self._arguments(call, self.namespace, question, k, {"query": question}), what)
+        hits = self.reader.hits(result)
+        if self.canary is not None and self.canary.leaked_in([h.text for h in hits] + [h.named_id for h in hits]):
             raise IsolationLeak(
                 f"{self.label}: isolation canary leaked: tool {call.tool!r} {what} in namespace {self.namespace!r} "
                 f"returned the marker written only under namespace {self.canary.namespace!r}"
             )
-        return items
+        return hits
 
     def before_final_questions(self) -> None:
         """The canary probe (see HttpSystem.before_final_questions)."""
@@ -286,27 +383,33 @@ class McpSystem(System):
     def retrieve(self, question: SliceQuestion, k: int | None) -> RetrievedLines:
         call = self.tools.search
         what = f"for question {question.id}"
-        items = self._search(question.question, k, what)
-        if k is not None and len(items) > k:
+        hits = self._search(question.question, k, what)
+        if k is not None and len(hits) > k:
             if call.k_arg is not None:
                 raise SystemFailed(
-                    f"{self.label}: tool {call.tool!r} {what}: expected at most {call.k_arg}={k} results, found {len(items)}"
+                    f"{self.label}: tool {call.tool!r} {what}: expected at most {call.k_arg}={k} hits, found {len(hits)}"
                 )
-            items = items[:k]  # the tool takes no count: the harness applies k (recorded in describe())
-        lines = [item_text(item) for item in items]
-        sources = [self._sources(item, line) for item, line in zip(items, lines, strict=True)]
-        return RetrievedLines(tuple(lines), tuple(sources))
+            hits = hits[:k]  # the tool takes no count: the harness applies k (recorded in describe())
+        lines = tuple(hit.text for hit in hits)
+        self._retrievals += 1
+        self._empty_retrievals += not lines
+        return RetrievedLines(lines, tuple(self._sources(hit) for hit in hits))
 
-    def _sources(self, item: Any, line: str) -> tuple[str, ...]:
-        meta = item.get("metadata") if isinstance(item, Mapping) else None
-        named = meta.get("message_id") if isinstance(meta, Mapping) else None
-        if isinstance(named, str) and named in self._written:
-            return (named,)
-        return trace_sources(line, self._rendered, self._written)
+    def _sources(self, hit: Hit) -> tuple[str, ...]:
+        if hit.named_id is not None and hit.named_id in self._written:
+            return (hit.named_id,)
+        return trace_sources(hit.text, self._rendered, self._written)
 
     def stats(self) -> dict[str, Any]:
-        # MCP has no standard count of what a server holds: the turns it acknowledged storing.
-        return {**store_stats({"stored": self._acknowledged, "unit": "acknowledged write"})}
+        # MCP has no standard count of what a server holds: the turns it acknowledged storing. The health counts
+        # say what went wrong without stopping the run (bench.run.health reads `retrievals`/`empty_retrievals`).
+        counts = {
+            "refused_writes": self._refused_writes,
+            "refused_resets": self._refused_resets,
+            "retrievals": self._retrievals,
+            "empty_retrievals": self._empty_retrievals,
+        }
+        return store_stats({"stored": self._acknowledged, "unit": "acknowledged write", "health": counts})
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -316,7 +419,8 @@ class McpSystem(System):
             "k_applied_by": "server" if self.tools.search.k_arg else "harness (the search tool takes no count)",
             "isolation": "namespace argument + canary" if self.canary is not None else "one process per conversation",
             "stored_text": "[<session_date>] <speaker>: <text>",
-            "sources": "message_id metadata, else the turns whose stored text (or own words, 16+ chars) the line contains",
+            "sources": "the id a hit names (message_id metadata, entity name, note title), else the turns whose stored "
+            "text (or own words, 16+ chars) the line contains",
         }
 
     def close(self) -> None:
@@ -339,48 +443,34 @@ class McpSystem(System):
         for key in ("timeout_s", "start_timeout_s"):
             if resolved[key] <= 0:
                 raise ConfigError(f"{where}.{key}: expected a number of seconds > 0, found {resolved[key]!r}")
+        ReplyReader.from_settings(resolved, where)
+        try:
+            check_templates(resolved, where)
+            env_table(resolved["env"], dict.fromkeys(ENV_PLACEHOLDERS, "x"), f"{where}.env")
+        except SystemFailed as exc:
+            raise ConfigError(str(exc)) from None
         return resolved
 
 
-def result_items(result: Any) -> list[Any]:
-    """A tool result's items: structuredContent, else JSON text, else one item per non-empty text line."""
-    data = getattr(result, "structuredContent", None)
-    if data is None:
-        texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
-        joined = "\n".join(texts)
-        try:
-            data = json.loads(joined) if joined.strip() else []
-        except ValueError:
-            return [line.strip() for line in joined.splitlines() if line.strip()]
-    return _as_list(data)
+_ANNOUNCED: set[str] = set()
 
 
-def _as_list(data: Any) -> list[Any]:
-    if isinstance(data, list):
-        return data
-    if isinstance(data, Mapping):
-        for key in LIST_KEYS:
-            if isinstance(data.get(key), list):
-                return list(data[key])
-        if len(data) == 1 and isinstance(next(iter(data.values())), str):
-            return _as_list(next(iter(data.values())))  # FastMCP wraps a str return as {"result": text}
-        lists = [v for v in data.values() if isinstance(v, list)]
-        if len(lists) == 1:
-            return lists[0]
-        return [data] if data else []
-    if isinstance(data, str):
-        return [line.strip() for line in data.splitlines() if line.strip()]
-    return [] if data is None else [data]
+def announce(label: str, tools: ToolPlan) -> None:
+    """The chosen tools on the first screen, once per server and choice (not once per conversation): a wrong
+    choice shows before the run spends its time."""
+    line = f"  {label}: {tools.summary()}"
+    if line not in _ANNOUNCED:
+        _ANNOUNCED.add(line)
+        print(line, flush=True)
 
 
-def item_text(item: Any) -> str:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, Mapping):
-        for key in ITEM_TEXT_KEYS:
-            if isinstance(item.get(key), str):
-                return item[key]
-    return json.dumps(item, ensure_ascii=False, sort_keys=True)
+class ToolRefused(SystemFailed):
+    """A tool answered with isError: a refusal (a duplicate, a missing folder), which the caller may count."""
+
+
+def _said(result: Any) -> str:
+    lines = " ".join(getattr(c, "text", "") or "" for c in result.content).strip().splitlines()
+    return next((line.strip()[:300] for line in lines if line.strip()), "(no message)")
 
 
 def trace_sources(line: str, stored: Mapping[str, str], said: Mapping[str, str]) -> tuple[str, ...]:

@@ -2,13 +2,16 @@
 
 The harness owns the process it starts: it runs in its own process group (so a server that forks workers is
 stopped whole), its output goes to a log file in the run's store folder (quoted when it fails), and `stop()` runs
-from the system's close(), from a failed start, and at interpreter exit, so no server outlives the run.
+from the system's close(), from a failed start, and at interpreter exit, so no server outlives the run. A harness
+killed outright (SIGKILL, the OOM killer) runs no exit handler: the server then gets SIGKILL from the kernel, which
+`die_with_harness` asks for (Linux's parent-death signal), so it never lives on under PID 1.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import os
 import shlex
 import signal
@@ -24,10 +27,41 @@ from typing import Any
 from bench.errors import ConfigError, SystemFailed
 
 STOP_GRACE_S = 5.0
+FAILED_START_GRACE_S = 0.5  # a server that never answered gets this long after SIGTERM: killed within timeout + 1 s
 POLL_S = 0.05
 LOG_NAME = "server.log"
 
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when the thread that started it ends
+
 _RUNNING: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
+_STOPPERS: list[Callable[[], None]] = []  # other started servers (mcp stdio): each callable kills one at exit
+
+
+def die_with_harness() -> Callable[[], None]:
+    """A `preexec_fn` for a server the harness starts: the kernel sends it SIGKILL when the harness dies, even of
+    SIGKILL. It runs in the forked child before exec; a harness that died before it ran is caught by the parent
+    check. Where prctl is missing (not Linux) it does nothing: the process group and exit handler still apply."""
+    parent = os.getpid()
+
+    def arm() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arm
+
+
+def register_stopper(stop: Callable[[], None]) -> None:
+    _STOPPERS.append(stop)
+
+
+def unregister_stopper(stop: Callable[[], None]) -> None:
+    with contextlib.suppress(ValueError):
+        _STOPPERS.remove(stop)
 
 
 def free_port() -> int:
@@ -58,6 +92,32 @@ def expand(words: Sequence[str], values: Mapping[str, str], where: str) -> list[
     return out
 
 
+def env_table(table: Mapping[str, Any], values: Mapping[str, str], where: str) -> dict[str, str]:
+    """An arm's `env` table with its placeholders filled: each value a string (a number is written as one)."""
+    out = {}
+    for name, value in table.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or not name:
+            raise ConfigError(f"{where}.{name}: expected a string value for an environment variable, found {value!r}")
+        [out[name]] = expand([str(value)], values, f"{where}.{name}")
+    return out
+
+
+def private_home(data_dir: Path) -> dict[str, str]:
+    """HOME and the XDG folders inside a server's data dir: a server that keeps its store under ~ (or ~/.local/share)
+    keeps it in the run's own folder, so no two runs share a store and nothing lands in the user's home."""
+    home = data_dir / "home"
+    folders = {
+        "HOME": home,
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "XDG_STATE_HOME": home / ".local" / "state",
+        "XDG_CACHE_HOME": home / ".cache",
+    }
+    for folder in folders.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    return {name: str(folder) for name, folder in folders.items()}
+
+
 class ServerProcess:
     """One started server. `label` names the system in every error line."""
 
@@ -76,6 +136,7 @@ class ServerProcess:
                 env={**os.environ, **env},
                 cwd=cwd,
                 start_new_session=True,  # its own process group: stop() ends it and any workers it forked
+                preexec_fn=die_with_harness(),
             )
         except OSError as exc:
             self._log.close()
@@ -105,13 +166,13 @@ class ServerProcess:
         while time.monotonic() < deadline:
             if self.exited() is not None:
                 failure = SystemFailed(f"{self.label}: did not start: {self.describe_exit()}")
-                self.stop()
+                self.stop(FAILED_START_GRACE_S)
                 raise failure
             try:
                 return probe()
             except SystemFailed as exc:
                 if "could not connect" not in str(exc) and "timed out" not in str(exc):
-                    self.stop()
+                    self.stop(FAILED_START_GRACE_S)
                     raise
                 last = exc
             time.sleep(POLL_S)
@@ -119,15 +180,15 @@ class ServerProcess:
             f"{self.label}: did not answer its health check within start_timeout_s={timeout_s:g} s "
             f"({last}); its last output: {self.last_output()}"
         )
-        self.stop()
+        self.stop(FAILED_START_GRACE_S)
         raise failure
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """Terminate the process group, then kill it if it is still there after a grace period. Idempotent."""
         if self.proc.poll() is None:
             self._signal(signal.SIGTERM)
             try:
-                self.proc.wait(STOP_GRACE_S)
+                self.proc.wait(grace_s)
             except subprocess.TimeoutExpired:
                 self._signal(signal.SIGKILL)
                 self.proc.wait(STOP_GRACE_S)
@@ -147,6 +208,9 @@ def stop_all_servers() -> None:
     for server in list(_RUNNING):
         with contextlib.suppress(Exception):
             server.stop()
+    for stop in list(_STOPPERS):
+        with contextlib.suppress(Exception):
+            stop()
 
 
 def project_python() -> str:

@@ -5,6 +5,7 @@ own memory server looks like. It keeps short notes per user and ranks them by sh
 --no-memory-tools: a server whose only tool has nothing to do with memory.
 --ignore-user: search ignores the user, so one user's notes reach another (the canary must catch it).
 --data-dir: the notes survive in a JSON file there (a server with a store on disk).
+--store-in-home: like --data-dir, in $NOTEBOOK_DATA_DIR, else ~/.notebook (as servers that keep a store under ~ do).
 --slow-search S: every search takes S seconds; --die-after N: the process ends on store call N+1.
 --http-port P: serve streamable HTTP on 127.0.0.1:P (path /mcp) instead of stdio.
 """
@@ -29,6 +30,7 @@ def main() -> None:
     parser.add_argument("--no-memory-tools", action="store_true")
     parser.add_argument("--ignore-user", action="store_true")
     parser.add_argument("--data-dir")
+    parser.add_argument("--store-in-home", action="store_true")
     parser.add_argument("--slow-search", type=float, default=0.0)
     parser.add_argument("--die-after", type=int)
     parser.add_argument("--http-port", type=int)
@@ -36,6 +38,9 @@ def main() -> None:
     server = FastMCP("notebook-memory", host="127.0.0.1", port=options.http_port or 8000)
     stored = 0
     notes: dict[str, list[str]] = {}
+    if options.store_in_home:
+        options.data_dir = os.environ.get("NOTEBOOK_DATA_DIR") or str(Path.home() / ".notebook")
+        Path(options.data_dir).mkdir(parents=True, exist_ok=True)
     store = Path(options.data_dir) / "notes.json" if options.data_dir else None
 
     def save() -> None:

@@ -129,7 +129,8 @@ def check(
     failed = [o for o in outcomes if not o.passed]
     if failed:
         raise SystemFailed(
-            f"{label}: {len(failed)} of {len(outcomes)} contract checks failed, first: {failed[0].check}"
+            f"{label}: {len(failed)} of {len(outcomes)} contract checks failed, first: {failed[0].check}: "
+            f"{failed[0].detail}"
         )
     typer.echo(f"{label}: all {len(outcomes)} contract checks passed")
 

@@ -206,7 +206,7 @@ def test_every_shipped_adapter_passes_the_contract(
     else:
         code, out, err = _cli(["systems", "check", adapter], monkeypatch, capsys)
     assert code == 0, err + out
-    assert f"adapter {adapter!r}: all 7 contract checks passed" in out
+    assert f"adapter {adapter!r}: all 8 contract checks passed" in out
     assert "FAIL" not in out
 
 
@@ -236,6 +236,7 @@ def test_a_service_that_breaks_the_contract_fails_the_check_with_exit_2(
     assert code == 2
     assert failing in out and "FAIL" in out
     assert len(err.strip().splitlines()) == 1 and "contract checks failed" in err
+    assert failing.removeprefix("FAIL ") in err  # the cause is on the error line, not only in the listing above it
 
 
 def test_an_mcp_server_passes_the_contract_from_its_arm_file(
@@ -255,7 +256,7 @@ def test_an_in_process_system_passes_the_same_contract_by_name(
 ) -> None:
     code, out, err = _cli(["systems", "check", "raw-turn-rag"], monkeypatch, capsys)
     assert code == 0, err
-    assert "system 'raw-turn-rag': all 7 contract checks passed" in out
+    assert "system 'raw-turn-rag': all 8 contract checks passed" in out
 
 
 def test_a_name_shared_by_an_adapter_and_an_in_process_system_needs_no_guessing(

@@ -15,10 +15,11 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from arm_runs import folder_options
 
 from bench.errors import BenchError, ConfigError, IsolationLeak, SystemFailed
 from bench.run.runner import run_arm
-from tests.bench.run_args import RunArgs, run_args
+from tests.bench.run_args import RunArgs
 
 SERVICE = Path(__file__).parents[1].joinpath("memory_service.py")
 
@@ -35,14 +36,7 @@ def _command(*flags: str) -> str:
 
 
 def _options(folder: Path, limit: int | None = 6) -> RunArgs:
-    return run_args(
-        arms_dir=folder / "arms",
-        runs_root=folder / "runs",
-        out=folder / "out",
-        cache_dir=folder / "cache",
-        progress=False,
-        limit=limit,
-    )
+    return folder_options(folder, limit)
 
 
 def _no_results(folder: Path) -> bool:

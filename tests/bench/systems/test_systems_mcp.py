@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from arm_runs import folder_options
 
 from bench.errors import IsolationLeak, SystemFailed
 from bench.run.runner import run_arm
-from tests.bench.run_args import run_args
 
 pytest.importorskip("mcp")
 
@@ -32,15 +32,7 @@ def _arm(folder: Path, name: str, flags: tuple[str, ...] = (), extra: str = "", 
 
 
 def _run(folder: Path, name: str, limit: int = 5) -> dict:
-    options = run_args(
-        arms_dir=folder / "arms",
-        runs_root=folder / "runs",
-        out=folder / "out",
-        cache_dir=folder / "cache",
-        progress=False,
-        limit=limit,
-    )
-    [written] = run_arm(name, "dev", *options)
+    [written] = run_arm(name, "dev", *folder_options(folder, limit))
     return json.loads(written.read_text())
 
 
