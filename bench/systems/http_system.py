@@ -449,7 +449,7 @@ def start_server(
 ) -> tuple[ServerProcess, str]:
     """Start a protocol server on a free port with its data folder under the run's store folder."""
     port = free_port()
-    data_dir = run_dir / DATA_DIR_NAME
+    data_dir = (run_dir / DATA_DIR_NAME).resolve()  # absolute: the server's cwd is not the harness's
     data_dir.mkdir(parents=True, exist_ok=True)
     values = {"port": str(port), "python": python, "dir": folder, "data_dir": str(data_dir)}
     argv = expand(words, values, "settings.command")

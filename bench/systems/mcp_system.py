@@ -208,7 +208,8 @@ class McpSystem(System):
         self.timeout_s = float(settings["timeout_s"])
         self.label = self._label()
         self.reader = ReplyReader.from_settings(settings)
-        self.data_dir = context.run_dir / DATA_DIR_NAME
+        # absolute: a server resolves a relative path against its own folder (server-memory: inside node_modules)
+        self.data_dir = (context.run_dir / DATA_DIR_NAME).resolve()
         self._written: dict[str, str] = {}  # message id -> its text
         self._rendered: dict[str, str] = {}  # message id -> the text stored for it
         self._acknowledged = 0
@@ -262,7 +263,7 @@ class McpSystem(System):
             "python": project_python(),
             "data_dir": str(data_dir),
             "dir": str(Path.cwd()),
-            "venvs": str(venvs_dir()),
+            "venvs": str(venvs_dir().resolve()),
             "home": home["HOME"],
         }
         argv = expand(command_words(self.settings["command"], "settings.command"), values, "settings.command")

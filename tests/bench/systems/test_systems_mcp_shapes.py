@@ -196,3 +196,20 @@ def test_the_replay_check_catches_a_clock_in_the_lines_and_strip_removes_it(tmp_
     assert not passed and "Created:" in detail and "settings.strip" in detail
     stripped = clocked + "strip = '\\s*Created: \\S+'\n"
     assert _contract(tmp_path / "stripped", stripped)["replay"][0]
+
+
+def test_placeholders_are_absolute_paths_when_the_runs_folder_is_given_relative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A relative MEMORY_FILE_PATH would be resolved against the server's own folder (its working folder here).
+    monkeypatch.chdir(tmp_path)
+    settings = """
+ingest_tool = "create_entities"
+ingest_args = { entities = [{ name = "{message_id}", entityType = "turn", observations = ["{text}"] }] }
+env = { MEMORY_FILE_PATH = "{data_dir}/memory.json" }
+"""
+    _arm(tmp_path, "graph", [sys.executable, str(SHAPED), "graph"], settings, k=2)
+    _run(tmp_path, "graph", limit=2, runs_root=Path("runs"), arms_dir=Path("arms"))
+    [stored] = (tmp_path / "runs").rglob("memory.json")
+    # in the run's data dir, not in a copy of the relative path under it (the server's working folder)
+    assert str(stored.relative_to(tmp_path)).count("system-data") == 1, stored
