@@ -2,7 +2,8 @@
 
 Only what the stored answer text, the gold and the category determine is recomputed: `locomo-f1` (the answer's
 `f1`), `mem0-f1`, `mem0-bleu1`, `locomo-adversarial` (its `scores`), and the `metrics` block that names them. Labels,
-evidence recall, costs and everything else stay as they are, so accuracy and every judge-based number is unchanged.
+evidence recall, LongMemEval's session recall (from the retrieval, kept in `scores`), costs and everything else stay
+as they are, so accuracy and every judge-based number is unchanged.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from bench.analysis.scoring.names import LLM_FREE_METRICS
 from bench.analysis.scoring.score import llm_free_scores, metrics_block
 from bench.models.judge import LexicalJudge, judge_metric_for
 from bench.results.schema import Result
@@ -36,7 +38,9 @@ def rescored(result: Result) -> Result:
     answers = []
     for answer in result.answers:
         f1, scores = llm_free_scores(answer.answer, answer.gold, answer.category)
-        answers.append(replace(answer, f1=f1, scores=scores))
+        # scores the answer text cannot give (LongMemEval's session recall, from the retrieval) stay as recorded
+        kept = {name: value for name, value in (answer.scores or {}).items() if name not in LLM_FREE_METRICS}
+        answers.append(replace(answer, f1=f1, scores={**kept, **(scores or {})} or scores))
     judge_name = judge_entry(result)
     block: dict[str, Any] = metrics_block(judge_name, evidence_recall_metric(result.k))
     if judge_name is not None and judge_name in result.metrics:

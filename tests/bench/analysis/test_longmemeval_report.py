@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bench.analysis import longmemeval
-from bench.results.schema import Answer
+from bench.analysis.scoring.rescore import rescored
+from bench.results.schema import Answer, read_result
+from bench.vocab import REPO_ROOT
 
 
 def answer(qid: str, qtype: str, correct: bool, session: float | None = None, turn: float | None = None) -> Answer:
@@ -55,3 +57,10 @@ def test_session_recall_counts_the_evidence_sessions_some_shown_turn_came_from()
     assert longmemeval.session_recall(shown, []) is None
     assert longmemeval.retrieval_scores({"answer_session_ids": ["other_b"]}, shown) == {"session-recall": 1.0}
     assert longmemeval.retrieval_scores({}, shown) == {}  # a LoCoMo question gets none
+
+
+def test_rescoring_a_longmemeval_answer_keeps_its_session_recall() -> None:
+    result = read_result(REPO_ROOT / "results/offline/longmemeval/oracle/sample/raw-turn-rag__k20.json")
+    again = rescored(result)
+    assert [a.scores for a in again.answers] == [a.scores for a in result.answers]
+    assert all(a.scores and longmemeval.SESSION_RECALL in a.scores for a in again.answers)
