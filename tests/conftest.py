@@ -22,5 +22,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True, scope="session")
 def _run_folders_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Runs a test starts keep their stores and results in a temporary folder, never in the checkout's runs/."""
+    """Runs a test starts keep their stores and results, and the calls it caches (with the ledger beside them and
+    mem0's home), in a temporary folder of its own test process, never in the checkout's runs/ and cache/local/: the
+    suite's processes (pytest-xdist) would otherwise share one call cache and one mem0 history database."""
     os.environ.setdefault("ENGRAM_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))
+    os.environ.setdefault("ENGRAM_CACHE_DIR", str(tmp_path_factory.mktemp("calls")))

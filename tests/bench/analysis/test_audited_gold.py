@@ -37,6 +37,7 @@ def test_the_official_ceiling_is_the_audits_headline_and_each_category_is_below_
     assert all(0.85 < ceilings[g].value < 1 for g in "1234")
 
 
+@pytest.mark.slow
 def test_audited_exclude_drops_exactly_the_score_corrupting_questions_of_a_conversation() -> None:
     result = read_result(LOCOMO_RESULTS / "conv-48" / "raw-turn-rag__k20.json")
     wrong_here = {
@@ -66,6 +67,7 @@ def test_audited_gold_swaps_the_answer_and_the_citation_and_leaves_labels_alone(
     assert seen[untouched] == before[untouched]
 
 
+@pytest.mark.slow
 def test_compare_states_its_gold_and_prints_official_and_audited_side_by_side(capsys, monkeypatch) -> None:
     a = str(LOCOMO_RESULTS / "conv-30" / "full-context.json")
     b = str(LOCOMO_RESULTS / "conv-30" / "raw-turn-rag__k20.json")
@@ -150,6 +152,7 @@ def test_the_viewer_marks_audited_questions_and_states_its_gold(tmp_path, capsys
     assert f'data-key="{_our_id(dropped["question_id"])}"' not in html
 
 
+@pytest.mark.slow
 def test_rejudge_against_the_audited_gold_gives_labels_that_follow_it(tmp_path, capsys, monkeypatch) -> None:
     original = LOCOMO_RESULTS / "conv-47" / "raw-turn-rag__k20.json"
     code, out, err = run_cli(

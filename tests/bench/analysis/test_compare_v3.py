@@ -34,6 +34,7 @@ def test_compare_reproduces_the_papers_paired_tables(name: str) -> None:
     assert len(a.files) == len(b.files) == 5
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_s1_counts_and_p_value() -> None:
     run = subprocess.run(
         [

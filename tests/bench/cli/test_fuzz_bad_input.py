@@ -174,6 +174,7 @@ def doctored_data_dir(root: Path, locomo: bytes, update_sha: bool) -> Path:
     return root
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     kind=st.sampled_from(["turn_field", "turn_type", "speaker", "session_date", "question", "top", "utf8", "cut"]),

@@ -144,6 +144,7 @@ def test_a_full_disk_names_the_file_and_what_was_written_and_keeps_the_old_one(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["schema.json"]  # no temporary left behind
 
 
+@pytest.mark.slow
 def test_stack_files_of_ones_own_add_to_the_shipped_ones_and_a_broken_one_waits_until_used(tmp_path: Path) -> None:
     mine = tmp_path / "my-stacks"
     mine.mkdir()

@@ -140,6 +140,7 @@ def test_strict_replay_names_the_missing_call(workspace: dict[str, Path], tmp_pa
     assert not (workspace["results"] / "offline" / "dev" / "turns__k2.json").exists()
 
 
+@pytest.mark.slow
 def test_an_arm_without_k_shows_everything_and_records_k_as_null(workspace: dict[str, Path]) -> None:
     result = read_result(run_arm("everything", "dev", *options_for(workspace))[0])
     assert result.k is None

@@ -68,6 +68,7 @@ def arms(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arm", ["turn-lookup", "fact-memory"])
 def test_one_at_a_time_and_eight_at_once_write_the_same_files(tmp_path: Path, arms: Path, arm: str) -> None:
     # A first run records every stand-in call (a stand-in's measured latency differs run to run, as a model's

@@ -43,6 +43,7 @@ def test_quiet_shows_no_spinner(monkeypatch: pytest.MonkeyPatch) -> None:
     assert screen.getvalue() == ""
 
 
+@pytest.mark.slow
 def test_quiet_silences_qdrant_warnings_and_transformers_logging(tmp_path: Path) -> None:
     # In a fresh process: --quiet changes the process's environment and warning filters.
     script = (

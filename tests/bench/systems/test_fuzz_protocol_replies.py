@@ -50,6 +50,7 @@ def _valid(body: Any, name: str) -> None:
     jsonschema.validate(body, {**SCHEMA, "$ref": f"#/$defs/{name}"})
 
 
+@pytest.mark.slow
 @FUZZ
 @given(body=NEAR | ANY_JSON, k=st.integers(1, 4) | st.none())
 def test_any_retrieve_reply_is_read_or_refused_in_one_line(body: Any, k: int | None) -> None:

@@ -26,6 +26,7 @@ def install_plugin(site: Path) -> None:
     install_package(EXAMPLE, site)
 
 
+@pytest.mark.slow
 def test_an_installed_packages_system_runs_as_an_arm_and_its_result_names_the_package(tmp_path: Path) -> None:
     site = tmp_path / "site-packages"
     install_plugin(site)
@@ -63,6 +64,7 @@ def test_an_installed_packages_system_runs_as_an_arm_and_its_result_names_the_pa
         read_result(written)
 
 
+@pytest.mark.slow
 def test_a_broken_plugin_is_one_line_when_an_arm_uses_it_and_never_breaks_help(tmp_path: Path) -> None:
     site = tmp_path / "site-packages"
     install_plugin(site)

@@ -57,6 +57,7 @@ def test_full_context_shows_every_turn_so_far_with_dates_and_ignores_k(context: 
     assert system.stats()["stored"] == 10
 
 
+@pytest.mark.slow
 def test_raw_turn_rag_finds_the_evidence_turn_among_the_top_k(context: SystemContext, dev) -> None:
     system = build_system("raw-turn-rag", {}, context)
     for message in dev.messages:

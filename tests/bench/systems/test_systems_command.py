@@ -46,6 +46,7 @@ def test_list_shows_in_process_systems_the_two_generic_kinds_and_each_adapter(
     assert shipped["arm"] == 'system = "http", adapter = "mem0"'
 
 
+@pytest.mark.slow
 def test_an_adapter_is_not_runnable_until_installed_and_install_builds_its_own_environment(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -64,6 +65,7 @@ def test_an_adapter_is_not_runnable_until_installed_and_install_builds_its_own_e
     assert {r["name"]: r for r in json.loads(out)}["scrapbook"]["runnable"] is True
 
 
+@pytest.mark.slow
 def test_a_failed_install_is_one_line_and_leaves_no_environment(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -76,6 +78,7 @@ def test_a_failed_install_is_one_line_and_leaves_no_environment(
     assert not list((tmp_path / "venvs").glob(".garbled*"))
 
 
+@pytest.mark.slow
 def test_a_cpu_torch_pin_that_no_index_holds_is_named_with_what_to_set(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -110,6 +113,7 @@ def _interpreter(path: Path, version: str, *, works: bool, log: Path | None = No
     path.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_an_adapter_asking_for_another_python_gets_its_environment_built_with_that_interpreter(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
