@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def test_a_worker_gateway_reads_the_driver_cache_records_into_its_shard_and_keys
         assert not gateway.call(fresh, live).cached
     with Gateway(local=tmp_path / "shard-r1", subsets=[], read_through=[tmp_path / "driver"], replicate=1) as other:
         assert not other.call(known, live).cached  # replicate 1 keys the same request afresh
-    assert computed == [fresh.key(), CallRequest(**{**known.__dict__, "replicate": 1}).key()]
+    assert computed == [fresh.key(), replace(known, replicate=1).key()]
     assert len(LocalStore(tmp_path / "driver")) == 1  # read through, never written
     assert fresh.key() in set(LocalStore(tmp_path / "shard").keys())
 
