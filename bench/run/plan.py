@@ -27,56 +27,24 @@ from pathlib import Path
 from typing import Any
 
 from bench import settings
-from bench.data.slices import Slice, SliceMessage, load_slice
+from bench.data.slices import Slice, load_slice
 from bench.errors import ConfigError
-from bench.models import budget, judge
-from bench.models.budget import Ledger, estimate_input_tokens, limits_from_env, usd
+from bench.models.budget import Ledger, limits_from_env, usd
 from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find_entry, read_keys_file
 from bench.models.gateway import default_cache_dir, ledger_path
-from bench.models.provider import is_standin
 from bench.models.stacks import OFFLINE, Stack
 from bench.results.schema import Answer, file_name, read_result, slice_dir
 from bench.run import planner
 from bench.run.arms import Arm, load_arm
 from bench.run.preflight import Preflight, SpendEstimate, use_estimator
+from bench.run.pricing import RoleEstimate, question_role, write_role
 from bench.run.request import RunRequest
 from bench.systems import get_system
 from bench.vocab import RESULTS_DIR
-from engram import config
 
 WRITE_ROLES = ("extract", "decide", "escalate", "llm_decider")
 QUESTION_ROLES = ("answer", "judge", "count_tokens")
-PROMPT_OUTPUT_TOKENS = {"answer": judge.ANSWER_MAX_TOKENS, "judge": judge.JUDGE_MAX_TOKENS}
 REFERENCE_STACK = OFFLINE  # its committed results exist for every runnable arm and slice
-
-
-@dataclass(frozen=True)
-class RoleEstimate:
-    role: str
-    model: str
-    calls: int | None  # None: not estimated (the plan says why in `basis`)
-    cached: int
-    input_tokens: int | None  # of the calls still to send
-    output_tokens: int | None
-    usd: float | None
-    basis: str
-
-    @property
-    def to_send(self) -> int | None:
-        return None if self.calls is None else max(0, self.calls - self.cached)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "role": self.role,
-            "model": self.model,
-            "calls": self.calls,
-            "cached": self.cached,
-            "to_send": self.to_send,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "usd": self.usd,
-            "basis": self.basis,
-        }
 
 
 @dataclass(frozen=True)
@@ -324,11 +292,11 @@ def make_plan(
             notes.append(f"write-side calls: {unknown}; not estimated")
         # a role the offline run never called (full-context writes nothing) is left out
         roles = [
-            _write_role(role, stack, write_calls, earlier, the_slice, write_basis or unknown)
+            write_role(role, stack, write_calls, earlier, the_slice, write_basis or unknown)
             for role in WRITE_ROLES
             if write_calls is None or write_calls.get(role, 0) > 0
         ]
-        roles += [_question_role(role, stack, asked, run_ks, ref_answers, earlier) for role in QUESTION_ROLES]
+        roles += [question_role(role, stack, asked, run_ks, ref_answers, earlier) for role in QUESTION_ROLES]
     finally:
         caches.close()
     run_limit, total_limit = limits_from_env()
@@ -418,103 +386,6 @@ def plans_summary(plans: Sequence[Plan]) -> str:
     usd = math.fsum(p.usd for p in plans)
     to_send, calls = sum(p.calls_to_send for p in plans), sum(p.calls for p in plans)
     return f"estimate for all {len(plans)} units: up to ${usd:.2f} for {to_send} uncached of {calls} calls"
-
-
-def _price(stack: Stack, role: str, endpoint: str = "") -> budget.Price:
-    ref = stack.ref(role)
-    return budget.price_for(ref.provider, ref.model, endpoint)
-
-
-def _estimate(
-    role: str, stack: Stack, calls: int | None, cached: int, per_call_in: float | None, per_call_out: int, basis: str
-) -> RoleEstimate:
-    model = str(stack.ref(role))
-    if calls is None:
-        return RoleEstimate(role, model, None, 0, None, None, None, basis)
-    cached = min(cached, calls)
-    to_send = calls - cached
-    if is_standin(stack.ref(role).provider):
-        return RoleEstimate(role, model, calls, cached, 0, 0, 0.0, f"{basis}; stand-in, $0")
-    if per_call_in is None:
-        return RoleEstimate(role, model, calls, cached, None, None, None, f"{basis}; request size not known")
-    input_tokens, output_tokens = math.ceil(per_call_in * to_send), per_call_out * to_send
-    usd = _price(stack, role).cost_usd(input_tokens, output_tokens)
-    return RoleEstimate(role, model, calls, cached, input_tokens, output_tokens, usd, basis)
-
-
-def _write_role(
-    role: str, stack: Stack, write_calls: Counter[str] | None, earlier: Counter[str], the_slice: Slice, basis: str
-) -> RoleEstimate:
-    if write_calls is None:
-        return _estimate(role, stack, None, 0, None, 0, basis)  # basis: why the calls are not counted
-    calls = write_calls.get(role, 0)
-    per_call: float | None = None
-    output = 0
-    if role == "extract" and calls:
-        per_call, output = _extract_tokens(the_slice.messages), _engram_config().UPDATE_MAX_TOKENS
-    elif role in ("escalate", "llm_decider") and calls:
-        per_call, output = _update_prompt_tokens(), _engram_config().UPDATE_MAX_TOKENS
-    return _estimate(role, stack, calls, earlier.get(role, 0), per_call, output, basis)
-
-
-def _question_role(
-    role: str,
-    stack: Stack,
-    asked: Sequence[tuple[Any, int, Slice]],
-    ks: tuple[int | None, ...],
-    reference: dict[tuple[str, int], Answer],
-    earlier: Counter[str],
-) -> RoleEstimate:
-    calls = len(asked) * len(ks)
-    if role == "count_tokens":
-        # the empty block is counted once; counting endpoints and local counters bill nothing
-        calls += 1 if calls else 0
-        model = str(stack.ref(role))
-        price = _price(stack, role, "count_tokens")
-        free = price.input_per_mtok == 0 and price.output_per_mtok == 0
-        cached = min(earlier.get(role, 0), calls)
-        if free:
-            return RoleEstimate(role, model, calls, cached, 0, 0, 0.0, "one per answer + the empty block; $0")
-        return _estimate(role, stack, calls, cached, None, 0, "one per answer + the empty block")
-    sizes = []
-    for question, checkpoint, part in asked:
-        seen = reference.get((question.id, checkpoint))
-        if role == "answer":
-            lines = list(seen.lines or []) if seen is not None else []
-            prompt = judge.render_answer_prompt(
-                question.question, judge.memories_by_speaker(lines, None, part.speakers)
-            )
-            extra = seen.retrieved_tokens if seen is not None and seen.lines is None else 0
-            sizes.append(estimate_input_tokens({"system": prompt, "q": question.question}) + (extra or 0))
-        else:
-            answer = seen.answer if seen is not None and seen.answer else ""
-            sizes.append(estimate_input_tokens(judge.render_judge_prompt(question.question, question.gold, answer)))
-    per_call = math.fsum(sizes) / len(sizes) if sizes else 0.0
-    basis = "one per question per k" + ("; prompts with the offline run's lines" if reference else "; prompt only")
-    return _estimate(role, stack, calls, earlier.get(role, 0), per_call, PROMPT_OUTPUT_TOKENS[role], basis)
-
-
-def _engram_config() -> Any:
-    return config
-
-
-def _extract_tokens(messages: Sequence[SliceMessage]) -> float:
-    """Mean input of mem0's extraction request per message: its prompt, the message and the ones before it."""
-    # local import: mem0's system module is a plug-in the systems registry imports by name (bench.systems.base)
-    from bench.systems.mem0_system import mem0_prompts
-
-    prompt = estimate_input_tokens(mem0_prompts().ADDITIVE_EXTRACTION_PROMPT)
-    previous = _engram_config().EXTRACT_PREVIOUS_MESSAGES
-    lines = [f"[{m.session_date}] {m.speaker}: {m.text}" for m in messages]
-    sizes = [estimate_input_tokens(lines[max(0, i - previous) : i + 1]) for i in range(len(lines))]
-    return prompt + (math.fsum(sizes) / len(sizes) if sizes else 0.0)
-
-
-def _update_prompt_tokens() -> float:
-    # local import: mem0's system module is a plug-in the systems registry imports by name (bench.systems.base)
-    from bench.systems.mem0_system import mem0_prompts
-
-    return float(estimate_input_tokens(mem0_prompts().DEFAULT_UPDATE_MEMORY_PROMPT))
 
 
 def estimate_for(preflight: Preflight) -> SpendEstimate | None:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from bench import settings
 from bench.errors import BenchError
@@ -128,3 +128,21 @@ class PlainProgress:
         share = f" ({done / total:.0%})" if total else ""
         of = f"/{total:g}" if total is not None else ""
         print(f"{description}: {done:g}{of}{share}, {now - started:.0f} s", file=self.stream or sys.stderr, flush=True)
+
+
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[Any]:
+    if enabled and not sys.stderr.isatty():  # rich draws nothing off a terminal: a plain line every few seconds
+        with PlainProgress() as plain:
+            yield plain
+        return
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not enabled,
+        transient=True,
+    )
+    with progress:
+        yield progress

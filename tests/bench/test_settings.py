@@ -9,7 +9,7 @@ import pytest
 from bench import settings
 from bench.errors import ConfigError
 from bench.models.gateway import default_cache_dir, ledger_path
-from bench.run.runner import default_runs_root
+from bench.run.request import default_runs_root
 from tests.cli_main import exit_code_of
 
 

@@ -16,7 +16,9 @@ from bench.cli.program import main
 from bench.data.slices import Slice, load_slice
 from bench.errors import ConfigError, ResultError
 from bench.results.schema import Provenance, Result, read_result, result_path, write_result
-from bench.run.runner import REPO_ROOT, output_dir, run_arm
+from bench.run.output import output_dir
+from bench.run.runner import run_arm
+from bench.vocab import REPO_ROOT
 from tests.bench.run_args import RunArgs, changed, run_args
 
 
@@ -179,7 +181,7 @@ HOLD_THE_LOCK = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bench.run.runner import run_lock
+    from bench.run.output import run_lock
     with run_lock(Path(sys.argv[1]), "offline", "dev", "raw-turn-rag"):
         print("holding", flush=True)
         time.sleep(120)
