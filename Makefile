@@ -52,15 +52,21 @@ $(ANALYSIS_VENV)/.installed: pyproject.toml requirements.lock
 
 # The shipped third-party adapters' own environments (.venvs/NAME/ from systems/NAME/requirements.txt; A-MEM's about
 # 2.1 GB with torch's CPU build, LangMem's about 260 MB, cognee's about 1.6 GB, Graphiti's about 260 MB on Python
-# 3.12, Letta's client about 46 MB), rebuilt when their pins change. With them, `make test` runs the adapters' tests
-# (the contract against a schema-valid fake server, or for Letta a fake Letta server; the shipped SmolLM2 replay; and
-# with the `local` extra a record on the real server replayed with it stopped) instead of skipping them. .ci/run
-# builds them.
-ADAPTERS := a-mem langmem cognee graphiti letta
+# 3.12, Letta's client about 46 MB; the real MCP servers mcp-memory-service about 330 MB, basic-memory about 700 MB,
+# server-memory about 20 MB of node_modules), rebuilt when their pins change. With them, `make test` runs the
+# adapters' tests (the contract against a schema-valid fake server, or for Letta a fake Letta server; the shipped
+# SmolLM2 replay; with the `local` extra a record on the real server replayed with it stopped; the MCP servers' own
+# runs) instead of skipping them. .ci/run builds them.
+ADAPTERS := a-mem langmem cognee graphiti letta mcp-memory-service basic-memory server-memory
 adapters: export ENGRAM_TORCH_INDEX := $(TORCH_INDEX)
 adapters: $(foreach a,$(ADAPTERS),.venvs/$(a)/.installed)
 
 .venvs/%/.installed: systems/%/requirements.txt $(STAMP)
+	$(BIN)/engram-bench systems install $*
+	@touch $@
+
+# An npm adapter (server-memory) is pinned by its package-lock.json instead.
+.venvs/%/.installed: systems/%/package-lock.json $(STAMP)
 	$(BIN)/engram-bench systems install $*
 	@touch $@
 

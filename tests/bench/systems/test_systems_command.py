@@ -186,6 +186,11 @@ def test_a_malformed_manifest_is_refused_naming_its_field(
     assert code == 2 and "adapter.toml: environment: expected one of ['venv', 'project', 'npm'], found 'conda'" in err
 
 
+# The reference MCP server's search_nodes keeps what contains the whole query as a substring, with no ranking: the
+# contract's question in words is in no turn, so as shipped it fails the round trip (docs/systems.md) and only that.
+FAILS_AS_SHIPPED = {"server-memory": "round trip"}
+
+
 @pytest.mark.parametrize("adapter", adapter_names())
 def test_every_shipped_adapter_passes_the_contract(
     adapter: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
@@ -209,6 +214,11 @@ def test_every_shipped_adapter_passes_the_contract(
         assert server.count(CHAT_COMPLETIONS) > 0  # the library's calls reached the model through the endpoint
     else:
         code, out, err = _cli(["systems", "check", adapter], monkeypatch, capsys)
+    if adapter in FAILS_AS_SHIPPED:
+        failed = [line for line in out.splitlines() if line.startswith(f"adapter {adapter!r}: FAIL ")]
+        assert code == 2 and len(failed) == 1, err + out
+        assert failed[0].startswith(f"adapter {adapter!r}: FAIL {FAILS_AS_SHIPPED[adapter]}: ")
+        return
     assert code == 0, err + out
     assert f"adapter {adapter!r}: all 8 contract checks passed" in out
     assert "FAIL" not in out
