@@ -1,0 +1,106 @@
+"""What three real MCP memory servers said when we ran them (tests/bench/systems/mcp_captures/: each one's tools/list
+and real replies, captured 2026-12-07 with the package and version recorded), read with the settings of their shipped
+arms: the tools the harness picks and the hits it reads. Runs without the servers installed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from bench.run.arms import load_arm
+from bench.systems.mcp_replies import ReplyReader
+from bench.systems.mcp_tools import plan_tools
+from bench.vocab import ARMS_DIR
+
+CAPTURES = Path(__file__).parent / "mcp_captures"
+
+
+def capture(server: str) -> dict[str, Any]:
+    return dict(json.loads((CAPTURES / f"{server}.json").read_text()))
+
+
+def listed_tools(server: str) -> list[SimpleNamespace]:
+    return [SimpleNamespace(**tool) for tool in capture(server)["tools"]]
+
+
+def reply(server: str, tool: str, query: str, which: int = 0) -> SimpleNamespace:
+    """The captured result of `tool` asked `query` (the first time, or `which`), shaped as the mcp SDK hands it
+    over."""
+    calls = [c for c in capture(server)["calls"] if c["tool"] == tool and c["arguments"].get("query") == query]
+    result = calls[which]["result"]
+    content = [SimpleNamespace(**item) for item in result["content"]]
+    return SimpleNamespace(content=content, structuredContent=result.get("structuredContent"))
+
+
+def arm_settings(server: str) -> dict[str, Any]:
+    return dict(load_arm(server, ARMS_DIR).settings)
+
+
+def test_each_capture_names_the_package_and_version_that_answered() -> None:
+    assert {s: (capture(s)["package"], capture(s)["version"]) for s in ("mcp-memory-service", "basic-memory")} == {
+        "mcp-memory-service": ("mcp-memory-service-lite", "12.4.0"),
+        "basic-memory": ("basic-memory", "0.24.1"),
+    }
+    assert capture("server-memory")["package"] == "@modelcontextprotocol/server-memory"
+
+
+@pytest.mark.parametrize(
+    ("server", "store", "search", "namespace", "k"),
+    [
+        ("mcp-memory-service", "memory_store", "memory_search", "agent_id", "limit"),
+        ("basic-memory", "write_note", "search_notes", None, "page_size"),
+        ("server-memory", "create_entities", "search_nodes", None, None),
+    ],
+)
+def test_a_shipped_arm_calls_the_real_servers_tools_it_means(
+    server: str, store: str, search: str, namespace: str | None, k: str | None
+) -> None:
+    plan = plan_tools(listed_tools(server), arm_settings(server), f"arm {server!r}")
+    assert (plan.ingest.tool, plan.search.tool) == (store, search)
+    assert plan.search.namespace_arg == namespace and plan.search.k_arg == k
+
+
+def test_with_no_tool_named_mcp_memory_services_semantic_search_wins_over_its_mistake_notes() -> None:
+    """The trap the issue met: mistake_note_search has fewer arguments than memory_search."""
+    settings = {key: value for key, value in arm_settings("mcp-memory-service").items() if "tool" not in key}
+    settings.update(reset_args=None)
+    plan = plan_tools(listed_tools("mcp-memory-service"), settings, "mcp-memory-service")
+    assert plan.search.tool == "memory_search" and plan.ingest.tool == "memory_store"
+
+
+def test_mcp_memory_service_reply_block_is_read_as_its_turns_without_hashes_or_wall_clock() -> None:
+    reader = ReplyReader.from_settings(arm_settings("mcp-memory-service"))
+    hits = reader.hits(reply("mcp-memory-service", "memory_search", "When did Caroline go to the LGBTQ support group?"))
+    assert [hit.text for hit in hits] == [
+        "[8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+        "[8 May, 2023] Caroline: The transgender stories were so inspiring! I was so happy and thankful for all the "
+        "support.",
+        "[8 May, 2023] Melanie: Wow, that's cool, Caroline! What happened that was so awesome? Did you hear any "
+        "inspiring stories?",
+    ]
+    assert reader.hits(reply("mcp-memory-service", "memory_search", "support group")) == []
+
+
+def test_basic_memory_json_hits_carry_the_note_text_and_its_title_as_the_message_id() -> None:
+    reader = ReplyReader.from_settings(arm_settings("basic-memory"))
+    hits = reader.hits(reply("basic-memory", "search_notes", "What did Melanie paint?"))
+    assert [(hit.named_id, hit.text) for hit in hits][0] == (
+        "D1:6",
+        "[8 May, 2023] Melanie: I painted a lake sunrise last year, it's special to me.",
+    )
+    assert len(hits) == 2
+    # Asked again after its folder was deleted: "No results found for 'support group' in project 'main'. Try ..."
+    assert reader.hits(reply("basic-memory", "search_notes", "support group", which=-1)) == []
+
+
+def test_server_memory_hits_are_entities_read_as_their_observations() -> None:
+    reader = ReplyReader.from_settings(arm_settings("server-memory"))
+    hits = reader.hits(reply("server-memory", "search_nodes", "support group"))
+    assert [hit.named_id for hit in hits] == ["D1:3", "conv-26"]
+    assert hits[0].text == "[8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful."
+    # A question in words is in no observation: the whole-query substring test finds nothing.
+    assert reader.hits(reply("server-memory", "search_nodes", "What did Melanie paint?")) == []
