@@ -52,8 +52,8 @@ $(ANALYSIS_VENV)/.installed: pyproject.toml requirements.lock
 
 # The shipped third-party adapters' own environments (.venvs/NAME/ from systems/NAME/requirements.txt; A-MEM's about
 # 2.1 GB with torch's CPU build, LangMem's about 260 MB, cognee's about 1.6 GB, Graphiti's about 260 MB on Python
-# 3.12, Letta's client about 46 MB; the real MCP servers mcp-memory-service about 330 MB, basic-memory about 700 MB,
-# server-memory about 20 MB of node_modules), rebuilt when their pins change. With them, `make test` runs the
+# 3.12, Letta's client about 46 MB; the real MCP servers mcp-memory-service about 350 MB, basic-memory about 720 MB,
+# server-memory about 29 MB of node_modules), rebuilt when their pins change. With them, `make test` runs the
 # adapters' tests (the contract against a schema-valid fake server, or for Letta a fake Letta server; the shipped
 # SmolLM2 replay; with the `local` extra a record on the real server replayed with it stopped; the MCP servers' own
 # runs) instead of skipping them. .ci/run builds them.
