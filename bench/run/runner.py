@@ -293,13 +293,17 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
     embedder = embedder_of(services)
     parts = the_slice.runs()
     in_flight = calls_in_flight(stack, request.concurrency)
+    part_seconds: dict[str, float] = {}  # each part's wall time (parts may run side by side)
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
         with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="answer") as pool:
 
             def one_part(part: Slice, part_services: RunServices) -> PartRun:
                 folder = run_dir / part.conversation if the_slice.parts else run_dir
-                return _run_part(unit, part, part_services, folder, system_tap, answer_taps, pool)
+                part_started = time.perf_counter()
+                ran = _run_part(unit, part, part_services, folder, system_tap, answer_taps, pool)
+                part_seconds[part.conversation] = round(time.perf_counter() - part_started, 3)
+                return ran
 
             runs = _each_part(parts, one_part, services, min(in_flight, len(parts)))
     except (OSError, sqlite3.OperationalError) as exc:  # a full disk under the store: name it, keep the rest
@@ -327,6 +331,8 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
         "messages": len(usages),
         "facts_produced": sum(u.facts for u in usages),
     }
+    if longmemeval_protocol(the_slice):  # each LongMemEval question is its own haystack: its time, by question id
+        extras["seconds_per_question"] = {p.conversation: part_seconds[p.conversation] for p in parts}
     system_health.messages_written = len(usages)
     system_health.facts_stored = health.stored_facts(store, pooled=bool(the_slice.parts))
     system_health.retrievals = health.retrieval_counts(store, pooled=bool(the_slice.parts))

@@ -182,6 +182,8 @@ def test_an_arm_runs_on_it_offline_and_reports_types_task_average_abstention_and
     assert by_id["q-car"].scores and by_id["q-car"].scores["session-recall"] == 1.0
     assert by_id["q-move_abs"].scores and "session-recall" not in by_id["q-move_abs"].scores
     assert result.extras["prompt_protocol"]["judge_rule"] == "correct when the reply contains 'yes'"
+    seconds = result.extras["seconds_per_question"]  # each question is its own haystack, timed on its own
+    assert set(seconds) == {"q-car", "q-move_abs", "q-days"} and all(s >= 0 for s in seconds.values())
     printed = capsys.readouterr().out
     assert "LongMemEval (judged by the offline stand-in" in printed and "task-averaged" in printed
     assert "abstention 0/1" in printed or "abstention 1/1" in printed
