@@ -19,6 +19,7 @@ an `http` arm starts one per conversation (`model_endpoint`, installed as `bench
 from __future__ import annotations
 
 import contextlib
+import errno
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +99,20 @@ class EndpointHandle:
         self.stop()
 
 
+def _bound(service: EndpointService, port: int) -> EndpointServer:
+    """The server listening on 127.0.0.1:`port`; a port another program holds is one line, not a traceback."""
+    try:
+        return EndpointServer(service, LOOPBACK, port)
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            raise
+        found = "in use" if exc.errno == errno.EADDRINUSE else "refused to this user"
+        raise ConfigError(
+            f"--port {port}: expected a free port on {LOOPBACK}, found it {found} ({exc.strerror}); "
+            "pick another, or --port 0 for any free one"
+        ) from None
+
+
 def start_endpoint(
     stack: str | Stack,
     mode: Mode | None = None,
@@ -131,7 +146,7 @@ def start_endpoint(
         if hub is None:
             hub = Models.for_stack(built.name, built.models, gateway, factory)
             owned.append(hub)
-        server = EndpointServer(EndpointService(built, hub, factory), LOOPBACK, port)
+        server = _bound(EndpointService(built, hub, factory), port)
     except BaseException:
         for thing in reversed(owned):
             thing.close()

@@ -21,6 +21,7 @@ CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embeddings"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
 MODEL_PREFIXES = ("/v1/models/", "/models/")
+POST_PATHS = CHAT_PATHS | EMBEDDING_PATHS
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
@@ -63,6 +64,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(service.model_reply(unquote(path.split("/models/", 1)[1])))
         elif path == "/health":
             self._send(Reply(200, {"status": "ok"}))
+        elif path in POST_PATHS:
+            self._send(_wrong_method("GET", path))
         else:
             self._send(_not_found(path))
 
@@ -71,25 +74,63 @@ class _Handler(BaseHTTPRequestHandler):
         what = "chat" if path in CHAT_PATHS else "embeddings" if path in EMBEDDING_PATHS else None
         body = self._read_json()
         if what is None:
-            self._send(_not_found(path))
+            self._send(_wrong_method("POST", path) if _is_get_path(path) else _not_found(path))
         elif isinstance(body, EndpointError):
             self._send(body.reply())
         else:
             self._send(self.server.service.answer(what, body))
 
+    def _other_method(self) -> None:
+        """PUT, DELETE, PATCH...: a JSON 405 naming the methods each route takes (the standard library would send
+        an HTML 501 page, which an OpenAI client cannot read). Any body is left unread, so the connection closes."""
+        self.close_connection = True
+        path = urlsplit(self.path).path.rstrip("/")
+        self._send(_wrong_method(self.command, path) if _is_route(path) else _not_found(path))
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _other_method
+
     def _read_json(self) -> Any:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            raw: bytes | EndpointError = self._read_chunked()
+        else:
+            raw = self._read_sized()
+        if isinstance(raw, EndpointError):
+            self.close_connection = True
+            return raw
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError as exc:
+            return EndpointError(400, f"expected a JSON request body, found unreadable JSON ({exc})", "invalid_json")
+
+    def _read_sized(self) -> bytes | EndpointError:
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = -1
         if length < 0 or length > MAX_BODY_BYTES:
-            self.close_connection = True
             return EndpointError(400, f"Content-Length: expected 0..{MAX_BODY_BYTES} bytes", "invalid_body")
-        raw = self.rfile.read(length) if length else b""
-        try:
-            return json.loads(raw) if raw else None
-        except ValueError as exc:
-            return EndpointError(400, f"expected a JSON request body, found unreadable JSON ({exc})", "invalid_json")
+        return self.rfile.read(length) if length else b""
+
+    def _read_chunked(self) -> bytes | EndpointError:
+        """A body sent with Transfer-Encoding: chunked (curl -T -, some HTTP clients), read whole, at most
+        MAX_BODY_BYTES."""
+        body = bytearray()
+        while True:
+            size_line = self.rfile.readline(1024).split(b";", 1)[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                return EndpointError(
+                    400, f"chunked body: expected a hex chunk size, found {size_line[:20]!r}", "invalid_body"
+                )
+            if size == 0:
+                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass  # trailer fields, unused
+                return bytes(body)
+            if len(body) + size > MAX_BODY_BYTES:
+                return EndpointError(400, f"chunked body: expected at most {MAX_BODY_BYTES} bytes", "invalid_body")
+            body += self.rfile.read(size)
+            self.rfile.readline(1024)  # the CRLF after each chunk
 
     def _send(self, reply: Reply) -> None:
         data = json.dumps(reply.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -109,3 +150,16 @@ def _not_found(path: str) -> Reply:
     return EndpointError(
         404, f"no route {path!r}; this endpoint serves /v1/chat/completions, /v1/embeddings and /v1/models", "not_found"
     ).reply()
+
+
+def _is_get_path(path: str) -> bool:
+    return path in MODELS_PATHS or path.startswith(MODEL_PREFIXES) or path == "/health"
+
+
+def _is_route(path: str) -> bool:
+    return path in POST_PATHS or _is_get_path(path)
+
+
+def _wrong_method(method: str, path: str) -> Reply:
+    expected = "POST" if path in POST_PATHS else "GET"
+    return EndpointError(405, f"{path!r} expects {expected}, found {method}", "method_not_allowed").reply()
