@@ -21,6 +21,7 @@ from pathlib import Path
 
 from bench.errors import ConfigError
 from bench.vocab import CACHE_DIR, DATA_DIR, LOCAL_CACHE_NAME, REPO_ROOT, RUNS_DIR, SHIPPED_STACKS_DIR
+from engram.config import EMBED_THREADS_ENV, MAX_EMBED_THREADS
 
 # name of the variable -> what it sets (the README and `--help` texts name the variables, so they stay as they are)
 ASSUME_YES = "ENGRAM_ASSUME_YES"
@@ -38,6 +39,7 @@ SYSTEMS = "ENGRAM_SYSTEMS_DIR"
 VENVS = "ENGRAM_VENVS_DIR"
 TORCH_THREADS = "ENGRAM_TORCH_THREADS"
 TORCH_INDEX = "ENGRAM_TORCH_INDEX"
+EMBED_THREADS = EMBED_THREADS_ENV  # read by engram itself; checked here by its rule, so a bad one is one line
 VARIABLES = (
     ASSUME_YES,
     CHROMIUM,
@@ -54,6 +56,7 @@ VARIABLES = (
     VENVS,
     TORCH_THREADS,
     TORCH_INDEX,
+    EMBED_THREADS,
 )
 
 LEDGER_FILE = "spend_ledger.jsonl"  # the ledger's name beside the local cache
@@ -102,6 +105,7 @@ class Settings:
                 raise ConfigError(f"environment {name}: expected a folder, found the file {value!r}")
             return path
 
+        _threads(env, EMBED_THREADS, None)  # engram reads it; checked here first (a traceback, or a crash, there)
         ledger = text(LEDGER)
         if ledger is not None and Path(ledger).is_dir():
             raise ConfigError(f"environment {LEDGER}: expected a ledger file, found the folder {ledger!r}")
@@ -116,11 +120,11 @@ class Settings:
             runs_dir=folder(RUNS, default.runs_dir),
             run_budget_usd=_usd(env, RUN_BUDGET, DEFAULT_RUN_LIMIT_USD),
             total_budget_usd=_usd(env, TOTAL_BUDGET, DEFAULT_TOTAL_LIMIT_USD),
-            # Read beside the shipped stacks: a missing folder adds none, and is named when a stack is not found.
-            stacks_dir=folder(STACKS, default.stacks_dir),
+            # Read beside the shipped stacks; one that names no folder is a mistake, named before any work.
+            stacks_dir=_existing(folder(STACKS, default.stacks_dir), STACKS, env),
             systems_dir=folder(SYSTEMS, default.systems_dir),
             venvs_dir=folder(VENVS, default.venvs_dir),
-            torch_threads=_positive(env, TORCH_THREADS, default.torch_threads),
+            torch_threads=_threads(env, TORCH_THREADS, default.torch_threads) or default.torch_threads,
             torch_index=text(TORCH_INDEX) or default.torch_index,
         )
 
@@ -149,12 +153,15 @@ def _usd(env: Mapping[str, str], name: str, fallback: float) -> float:
     return value
 
 
-def _positive(env: Mapping[str, str], name: str, fallback: int) -> int:
+def _threads(env: Mapping[str, str], name: str, fallback: int | None) -> int | None:
+    """A torch thread count: torch sizes its OpenMP pool by it, and 999999 crashed the process (engram.config)."""
     raw = env.get(name, "").strip()
     if raw == "":
         return fallback
-    if not raw.isdigit() or int(raw) < 1:
-        raise ConfigError(f"environment {name}: expected a positive whole number, found {raw!r}")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_EMBED_THREADS:
+        raise ConfigError(
+            f"environment {name}: expected a whole number of threads from 1 to {MAX_EMBED_THREADS}, found {raw!r}"
+        )
     return int(raw)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from engram import config
 from engram._exceptions import InvalidInput
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -37,11 +38,15 @@ def bundled_model_path() -> Path:
 
 
 def _threads_from_env() -> int | None:
-    value = os.environ.get("ENGRAM_EMBED_THREADS", "").strip()
+    """$ENGRAM_EMBED_THREADS: None when unset or empty, else a whole number 1..config.MAX_EMBED_THREADS."""
+    value = os.environ.get(config.EMBED_THREADS_ENV, "").strip()
     if not value:
         return None
-    if not value.isdigit() or int(value) < 1:
-        raise InvalidInput(f"ENGRAM_EMBED_THREADS: expected a positive integer, found {value!r}")
+    if not value.isdigit() or not 1 <= int(value) <= config.MAX_EMBED_THREADS:
+        raise InvalidInput(
+            f"{config.EMBED_THREADS_ENV}: expected a whole number of threads from 1 to {config.MAX_EMBED_THREADS}, "
+            f"found {value!r}"
+        )
     return int(value)
 
 

@@ -61,3 +61,8 @@ UPDATE_TEMPERATURE = 0.1
 
 # The logprob decider (typed decisions read from an OpenAI-compatible endpoint's log-probabilities).
 LOGPROB_TOP_TOKENS = 20  # alternatives asked for at the answer's position: the most OpenAI's chat API returns
+
+# The embedder's torch threads ($ENGRAM_EMBED_THREADS): torch sizes its OpenMP pool by this number, and 999999
+# ended the process in a segmentation fault, so a number past any machine's cores is refused instead of tried.
+EMBED_THREADS_ENV = "ENGRAM_EMBED_THREADS"
+MAX_EMBED_THREADS = 256

@@ -23,9 +23,13 @@ def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     [
         ("ENGRAM_RUN_BUDGET_USD", "abc", "expected a number of USD, found 'abc'"),
         ("ENGRAM_TOTAL_BUDGET_USD", "-3", "expected a finite, non-negative USD amount, found '-3'"),
-        ("ENGRAM_TORCH_THREADS", "two", "expected a positive whole number, found 'two'"),
+        ("ENGRAM_TORCH_THREADS", "two", "expected a whole number of threads from 1 to 256, found 'two'"),
         ("ENGRAM_ASSUME_YES", "sure", "expected 1 (on) or 0 (off), found 'sure'"),
         ("ENGRAM_DATA_DIR", "/nowhere/at/all/datasets", "expected an existing folder"),
+        ("ENGRAM_STACKS_DIR", "/nowhere/my-stacks", "expected an existing folder"),
+        ("ENGRAM_EMBED_THREADS", "zero", "expected a whole number of threads from 1 to 256, found 'zero'"),
+        ("ENGRAM_EMBED_THREADS", "999999", "expected a whole number of threads from 1 to 256, found '999999'"),
+        ("ENGRAM_TORCH_THREADS", "999999", "expected a whole number of threads from 1 to 256, found '999999'"),
     ],
 )
 def test_a_bad_variable_stops_any_command_in_one_line(

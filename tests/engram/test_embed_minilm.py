@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+from engram import InvalidInput, MiniLMEmbedder
 
 
 def test_vectors_are_384_dim_float32_unit_length(minilm):
@@ -35,3 +38,13 @@ def test_returned_rows_can_be_edited_without_touching_the_cache(minilm):
     rows = minilm.embed(["a cached row"])
     rows[0, :] = 0.0
     assert np.linalg.norm(minilm.embed(["a cached row"])[0]) > 0.99
+
+
+@pytest.mark.parametrize("value", ["zero", "0", "-2", "999999", "2.5"])
+def test_a_thread_count_torch_cannot_take_is_named_before_torch_sees_it(value, monkeypatch):
+    # 999999 reached torch once and ended the process in a segmentation fault; now nothing is loaded at all.
+    monkeypatch.setenv("ENGRAM_EMBED_THREADS", value)
+    with pytest.raises(
+        InvalidInput, match=f"ENGRAM_EMBED_THREADS: expected a whole number of threads from 1 to 256, found '{value}'"
+    ):
+        MiniLMEmbedder()

@@ -27,7 +27,7 @@ from rich.table import Table
 
 from bench.errors import CacheMiss, ReproduceError
 from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
-from bench.models.stacks import OFFLINE_LABEL
+from bench.models.stacks import OFFLINE, stack_label
 from bench.results.schema import Result, file_name, read_result
 from bench.run.request import RunRequest, RunServices
 from bench.run.runner import run_arm
@@ -146,7 +146,7 @@ def reproduce(
         raise ReproduceError(f"{subset}/manifest.json: expected the shipped dev call subset, found no file")
     console.print(
         f"reproduce-dev: strict replay of {', '.join(arms)} on the dev slice from {_shown(subset)}/ "
-        f"only, with no API keys.\nThe shipped cache holds the OFFLINE stack's calls ({OFFLINE_LABEL}); the "
+        f"only, with no API keys.\nThe shipped cache holds the OFFLINE stack's calls ({stack_label(OFFLINE)}); the "
         f"'{PAPER_COLUMN}' column is the article's own Table 1, shown for reference, not replayed."
     )
     started = time.perf_counter()
