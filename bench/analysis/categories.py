@@ -46,8 +46,10 @@ def labelled(category: str) -> str:
 
 def parse_categories(text: str | None, where: str = "--categories") -> frozenset[str] | None:
     """`1,2,3,4` (LoCoMo's codes) or names (`temporal,single-hop`) -> the category names kept; None keeps all."""
-    if text is None or not text.strip():
+    if text is None:
         return None
+    if not text.strip():  # `--categories ''` (an unset shell variable) once meant every category, silently
+        raise DataError(f"{where}: expected LoCoMo category codes or names, found nothing (leave it out to keep all)")
     kept: set[str] = set()
     for part in (p.strip() for p in text.split(",")):
         if part.isdigit() and int(part) in LOCOMO_CODES:

@@ -167,9 +167,14 @@ def own_items(path: Path) -> list[ProbeItem]:
     except OSError as exc:
         raise DataError(f"{where}: expected a readable answers file, found {exc.strerror or exc}") from exc
     try:
-        return eval_results_items(json.loads(text), where, path.name, "own")
+        document = json.loads(text)
     except json.JSONDecodeError:
-        pass
+        document = None  # JSON lines (or nothing): read line by line below
+    # One JSON line is also one JSON document: it is the eval-results format only when it says so (or spans lines).
+    if document is not None and (
+        len(text.strip().splitlines()) > 1 or not isinstance(document, dict) or "detailed_results" in document
+    ):
+        return eval_results_items(document, where, path.name, "own")
     known = _locomo_questions()
     items: list[ProbeItem] = []
     for number, line in enumerate(text.splitlines(), start=1):

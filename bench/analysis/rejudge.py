@@ -49,21 +49,22 @@ class JudgeChoice:
     prompt: str
 
 
-def judge_choice(name: str, stack: str | None) -> JudgeChoice:
+def judge_choice(name: str, stack: str | None, command: str = "rejudge") -> JudgeChoice:
+    """The judge `--judge NAME [--stack S]` names; `command` is the one whose options these are, for the error."""
     if name == LEXICAL:
         if stack not in (None, OFFLINE):
             raise ConfigError(
-                f"rejudge --judge lexical: the lexical stand-in is the offline stack's, found --stack {stack}"
+                f"{command} --judge lexical: the lexical stand-in is the offline stack's, found --stack {stack}"
             )
         return JudgeChoice(LEXICAL, OFFLINE, DEFAULT_JUDGE_PROMPT)
     if name not in JUDGE_PROMPTS:
         raise ConfigError(
-            f"rejudge --judge: expected {LEXICAL} or a judge prompt ({', '.join(JUDGE_PROMPTS.names())}), "
+            f"{command} --judge: expected {LEXICAL} or a judge prompt ({', '.join(JUDGE_PROMPTS.names())}), "
             f"found {name!r}"
         )
     if stack in (None, OFFLINE):
         raise ConfigError(
-            f"rejudge --judge {name}: a judge prompt needs a language-model judge; the offline stack's is the lexical "
+            f"{command} --judge {name}: a judge prompt needs a language-model judge; the offline stack's is the lexical "
             "stand-in. Name one with --stack (e.g. --stack paper)"
         )
     return JudgeChoice(name, stack, name)

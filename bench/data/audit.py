@@ -121,6 +121,8 @@ def parse_errata(document: Any, where: str, sha256: str) -> Errata:
     LoCoMo gives it. Any problem is one DataError naming the entry."""
     if not isinstance(document, list):
         raise DataError(f"{where}: expected a list of errata objects, found {type(document).__name__}")
+    if not document:  # an audit that corrects nothing would silently be the official gold under another name
+        raise DataError(f"{where}: expected at least one errata object, found an empty list")
     order, codes = _locomo_index()
     entries: dict[str, Erratum] = {}
     for i, record in enumerate(document):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.errors import BenchError, ResultError
+from bench.errors import BenchError, EntryError, ResultError
 from bench.vocab import APPENDIX_DIR, PAPER_DIR
 
 ENTRIES_FILE = "entries.json"
@@ -34,6 +34,11 @@ def list_entries(appendix_dir: Path = APPENDIX_DIR) -> list[dict[str, Any]]:
 
 def run_entry(entry: str, out_dir: Path | None = None) -> list[Path]:
     """Re-execute one appendix entry (the command its index line shows) and return the files it wrote."""
+    known = [e["entry"] for e in list_entries()]
+    if entry not in known:  # named here, before the build computes anything, as this command's own argument
+        raise EntryError(
+            f"paper appendix run: expected an entry of appendix_e/INDEX.md ({', '.join(known)}), found {entry!r}"
+        )
     # local import: the report layer (matplotlib, pandas, statsmodels: ~1 s); `--help` loads this module
     from bench.report.build import build
 

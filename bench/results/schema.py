@@ -14,7 +14,6 @@ so a tampered label cannot hide behind a stale summary. Build them with ``tally_
 
 from __future__ import annotations
 
-import glob
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -567,10 +566,18 @@ def result_files(spec: str | Path) -> list[Path]:
     elif path.is_dir():
         found = [p for p, _ in iter_results(path)]
     else:
-        found = [Path(p) for p in sorted(glob.glob(str(spec), recursive=True)) if Path(p).is_file()]
+        found = [p for p in _glob(path) if p.is_file()]
     if not found:
         raise ResultError(f"{spec}: expected a result file, a directory of result files or a glob, found no files")
     return found
+
+
+def _glob(pattern: Path) -> list[Path]:
+    """The paths a glob names, sorted as text. pathlib's `**` does not descend into symlinked folders, where
+    glob.glob(recursive=True) follows them: over a folder with two symlink loops it never returned."""
+    root = Path(pattern.anchor) if pattern.is_absolute() else Path()
+    relative = pattern.relative_to(root) if pattern.is_absolute() else pattern
+    return [Path(p) for p in sorted(str(p) for p in root.glob(str(relative)))]
 
 
 def result_files_of(specs: Iterable[str | Path]) -> list[Path]:

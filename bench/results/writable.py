@@ -36,8 +36,9 @@ def _nearest_existing(path: Path) -> Path:
 def check_folder(path: str | os.PathLike[str], what: str) -> Path:
     """`path` is a folder this process can write, or could be created as one; PathError naming `what` otherwise."""
     folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise PathError(f"{what} {folder}: expected a folder, found a file")
+    found = not_a_regular_file(folder)
+    if folder.is_file() or found not in (None, "a folder"):  # a FIFO, a device, a symlink loop
+        raise PathError(f"{what} {folder}: expected a folder, found {found or 'a file'}")
     existing = _nearest_existing(folder)
     if not existing.is_dir():
         raise PathError(f"{what} {folder}: expected a folder, found the file {existing} in its path")
@@ -74,6 +75,16 @@ def not_a_regular_file(path: Path) -> str | None:
         if test(mode):
             return name
     return "something that is not a regular file"
+
+
+def check_name(name: str, what: str) -> str:
+    """`name` as one file name inside the folder it is joined to: no separator, no `..`, nothing hidden or empty,
+    so a path built from it never escapes that folder (`--name ../../x` would have)."""
+    if not name or name.startswith(".") or any(c in "/\\" or not c.isprintable() for c in name):
+        raise PathError(
+            f"{what} {name!r}: expected a plain name (no '/' or '\\', no leading '.', no control character)"
+        )
+    return name
 
 
 def check_file(path: str | os.PathLike[str], what: str) -> Path:

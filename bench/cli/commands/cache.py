@@ -18,6 +18,7 @@ from bench.models.cache import (
     read_keys_file,
 )
 from bench.models.gateway import LAST_RUN_FILE, default_cache_dir, keys_file_for
+from bench.results.writable import check_folder
 
 cache_app = typer.Typer(
     help="The call cache: export a run's calls as a shippable subset; show cache statistics.", no_args_is_help=True
@@ -81,6 +82,7 @@ def export_command(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
 ) -> None:
     """Write exactly the calls a run read as a committed, diff-friendly subset (byte-identical on re-export)."""
+    check_folder(out, "cache export --out")
     manifest = export_run(run, out, cache_dir)
     typer.echo(f"cache export: the {manifest.entries} calls listed in {manifest.source}")
     typer.echo(f"  wrote {out / manifest.file}  ({manifest.entries} entries, sha256 {manifest.sha256})")

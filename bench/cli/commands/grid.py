@@ -8,6 +8,7 @@ import typer
 
 from bench.models.gateway import check_mode
 from bench.models.stacks import STACK_NAMES
+from bench.results.writable import check_folder
 from bench.run.preflight import ASSUME_YES_ENV
 
 
@@ -44,6 +45,8 @@ def grid(
     from bench.run.grid import run_grid, spec_from
 
     check_mode(mode)
+    if out is not None:
+        check_folder(out, "grid --out")
     spec = spec_from(
         grid_file,
         {

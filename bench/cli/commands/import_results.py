@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from bench.exchange.import_results import NOT_STATED, import_files
+from bench.results.writable import check_folder, check_name
 from bench.vocab import RUNS_DIR
 
 
@@ -27,7 +28,8 @@ def import_results(
 ) -> None:
     """Import, check the file's own aggregates against its rows, and write one result per conversation (and per
     judgment run); then `compare` pairs it with any arm on the questions both hold."""
-    target = out or RUNS_DIR / "imported" / name
+    check_name(name, "import-results --name")
+    target = check_folder(out or RUNS_DIR / "imported" / name, "import-results --out")
     written = import_files(files, fmt, name, target, judge or NOT_STATED, say=typer.echo)
     for path in written:
         typer.echo(f"wrote {path}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from bench.exchange.importv1 import import_v1
+from bench.results.writable import check_folder
 from bench.vocab import V1_DATA_DIR, V1_RESULTS_DIR
 
 
@@ -17,6 +18,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(V1_RESULTS_DIR, help="where the converted result files go (replaced)"),
     ) -> None:
         """Convert the v1 result files into our result schema, with a MANIFEST of sources and hashes."""
+        check_folder(out, "import-v1 --out")
         report = import_v1(source, out)
         for note in report.notes:
             typer.echo(f"import-v1: note: {note}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from bench.exchange.importv3 import V3_RESULTS_DIR, import_v3
+from bench.results.writable import check_folder
 
 
 def register(app: typer.Typer) -> None:
@@ -15,6 +16,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(V3_RESULTS_DIR, help="where the converted result files go (replaced)"),
     ) -> None:
         """Convert data/engram-eval-v3 (labels, manifest, aggregate inputs) into our result schema, stack paper-v3."""
+        check_folder(out, "import-v3 --out")
         report = import_v3(out)
         typer.echo(
             f"import-v3: {report.results} result files and {len(report.written) - report.results} inputs under {out} "

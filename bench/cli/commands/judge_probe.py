@@ -10,6 +10,7 @@ import typer
 from bench.analysis.rejudge import judge_bills, judge_choice, slug
 from bench.data.files import file_sha256
 from bench.errors import ConfigError, ResultError
+from bench.results.writable import check_file
 
 SOURCES = ("both", "audit", "generated")
 
@@ -49,12 +50,10 @@ def judge_probe(
         write_report,
     )
 
-    choice = judge_choice(judge, stack)
+    choice = judge_choice(judge, stack, "judge-probe")
     if source not in SOURCES:
         raise ConfigError(f"judge-probe --source: expected one of {', '.join(SOURCES)}, found {source!r}")
-    target = out or default_path(choice)
-    if target.exists() and target.is_dir():
-        raise ResultError(f"judge-probe --out {target}: expected a file path, found a folder")
+    target = check_file(out or default_path(choice), "judge-probe --out")
     seed = f"judge-probe:{slug(choice)}"
     if answers is not None:
         items = sample(own_items(answers), limit, seed)

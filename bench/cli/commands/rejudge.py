@@ -9,6 +9,7 @@ import typer
 from bench.analysis.rejudge import judge_bills, judge_choice, judge_entry, rejudge_files
 from bench.errors import ResultError
 from bench.results.schema import result_files_of
+from bench.results.writable import check_folder
 from bench.vocab import RUNS_DIR
 
 
@@ -29,6 +30,7 @@ def rejudge(
 ) -> None:
     """Re-judge the answers of result files; each new file points at its original, which is left untouched."""
     choice = judge_choice(judge, stack)
+    check_folder(out, "rejudge --out")
     files = result_files_of(paths)
     if judge_bills(choice) and mode != "replay" and not yes:
         raise ResultError(

@@ -11,6 +11,7 @@ from bench.analysis.gold import gold_summary, under_gold
 from bench.analysis.scoring.rescore import rescored
 from bench.data.audit import OFFICIAL, load_errata
 from bench.results.schema import read_result, result_files_of, write_result
+from bench.results.writable import check_folder
 
 
 def rescore(
@@ -33,6 +34,8 @@ def rescore(
     """Recompute locomo-f1, locomo-adversarial, mem0-f1 and mem0-bleu1 (no model is called; labels stay).
 
     Files are rewritten IN PLACE (atomically, each whole); --check writes nothing. Copy them first to keep the old."""
+    if out is not None:
+        check_folder(out, "rescore --out")
     if gold != "official" or categories is not None:
         _under_golds(paths, gold, errata_file, out, categories)
         return

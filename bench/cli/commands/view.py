@@ -33,6 +33,9 @@ def view(
     if folders and len(results) > 1:
         raise ResultError(f"view: expected result files to compare, found the folder {folders[0]}")
     if folders:
+        if out is not None and out.suffix.lower() in (".html", ".htm"):
+            # A gallery is a folder (index.html + one report per file); a folder named x.html surprised its user.
+            raise ResultError(f"view --out {out}: expected a folder for the gallery of {folders[0]}, found a file name")
         check_folder(out or Path("gallery"), "view --out")
     else:
         check_file(out or Path("report.html"), "view --out")

@@ -6,23 +6,30 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.analysis.scoring.mem0 import PIECE_CHARS, mem0_bleu1, pieces
 from bench.cli.options import parse_ks
+from bench.cli.program import app
 from bench.errors import ConfigError, ReplyTooLarge
 from bench.models.budget import usd
 from bench.models.cache import CacheEntry, CallRequest, LocalStore
 from bench.models.gateway import Gateway, LiveResponse
+from bench.results.schema import result_files
 from bench.vocab import REPO_ROOT
 from tests.cli_main import exit_code_of
 
@@ -77,11 +84,71 @@ COMMANDS = {
     "schema": (["schema", "--out"], "file"),
     "export --hf": (["export", "--hf"], "folder"),
     "ENGRAM_CACHE_DIR": (["run", "raw-turn-rag", "--slice", "dev", "--limit", "1"], "env"),
+    "judge-probe": (["judge-probe", "--judge", "lexical", "--limit", "1", "--out"], "file"),
+    "import-results": (
+        ["import-results", "data/locomo-audit/ap-baseline-v2/ap_eval_results_scored.json", "--format", "eval-results"]
+        + ["--out"],
+        "folder",
+    ),
+    "rejudge": (["rejudge", "results/offline/dev/mem0__k3.json", "--judge", "lexical", "--out"], "folder"),
+    "rescore": (["rescore", "results/offline/dev/mem0__k3.json", "--gold", "audited", "--out"], "folder"),
+    "cache export": (["cache", "export", "--run", "results/offline/dev/mem0__k3.json", "--out"], "folder"),
+    "grid": (["grid", "--arm", "raw-turn-rag", "--slice", "dev", "--out"], "folder"),
+    "paper table": (["paper", "table", "dev", "--out"], "folder"),
+    "import-v1": (["import-v1", "--out"], "folder"),
+    "import-v3": (["import-v3", "--out"], "folder"),
+    "paper appendix run": (["paper", "appendix", "run", "table:dev", "--out"], "folder"),
 }
-BAD_PLACES = ["a file", "under a file", "a read-only folder", "a new folder in a read-only folder", "a folder"]
+WRITING_OPTIONS = ("--out", "--hf")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _commands_that_write(group: Any, prefix: str = "") -> set[str]:
+    """Every command path (`paper build`, `cache export`) with an option naming a place to write."""
+    found: set[str] = set()
+    for name, command in group.commands.items():
+        path = f"{prefix}{name}"
+        if hasattr(command, "commands"):  # a group (click's, as typer builds it)
+            found |= _commands_that_write(command, f"{path} ")
+        elif any(opt in WRITING_OPTIONS for param in command.params for opt in param.opts):
+            found.add(path)
+    return found
+
+
+def test_every_command_with_a_place_to_write_is_in_the_property_below() -> None:
+    # A new command with --out inherits the FIFO, device, symlink-loop and read-only cases by being listed here.
+    listed = {name.split(" --")[0] for name in COMMANDS if not name.startswith("ENGRAM_")}
+    found = _commands_that_write(typer.main.get_command(app))
+    assert {"run", "schema", "paper build", "cache export"} <= found  # the walk sees nested groups
+    assert found - listed == set()
+
+
+BAD_PLACES = [
+    "a file",
+    "under a file",
+    "a read-only folder",
+    "a new folder in a read-only folder",
+    "a folder",
+    "a FIFO",
+    "a symlink loop",
+    "a device node",
+]
+
+
+def _special(root: Path, place: str, name: str) -> Path:
+    """A FIFO, a symlink loop or a character device (the numbers of /dev/null, made in the test's own folder)."""
+    target = root / f"special-{name}"
+    if place == "a FIFO":
+        os.mkfifo(target)
+    elif place == "a symlink loop":
+        target.symlink_to(target)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(target, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    return target
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(command=st.sampled_from(sorted(COMMANDS)), place=st.sampled_from(BAD_PLACES), name=st.text("qzxw-_", min_size=1))
 def test_a_place_that_cannot_be_written_is_one_line_before_any_work(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str, place: str, name: str
@@ -102,7 +169,7 @@ def test_a_place_that_cannot_be_written_is_one_line_before_any_work(
                 "a read-only folder": locked,
                 "a new folder in a read-only folder": locked / f"engram-{name}",
                 "a folder": root,  # only wrong where a file is expected
-            }[place]
+            }.get(place) or _special(root, place, name)
             if place == "a folder" and kind != "file":
                 return  # a folder is the right answer there
             if place == "a file" and kind == "file":
@@ -120,10 +187,13 @@ def test_a_place_that_cannot_be_written_is_one_line_before_any_work(
             assert code == 2, err
             assert len(err.splitlines()) == 1 and err.startswith("engram-bench: "), err
             assert str(target) in err
-            assert any(word in err for word in ("expected a folder", "expected a file", "not writable")), err
+            expected = ("expected a folder", "expected a file", "expected a regular file", "not writable")
+            assert any(word in err for word in expected), err
             assert "Traceback" not in err
             assert sorted(p.name for p in root.iterdir()) == before  # no out/, runs/, cache/ or ledger
             assert a_file.read_text() == "someone's notes\n"
+            if place in ("a FIFO", "a device node"):  # refused, not replaced by an ordinary file
+                assert stat.S_ISFIFO(target.lstat().st_mode) or stat.S_ISCHR(target.lstat().st_mode)
 
 
 def test_a_full_disk_names_the_file_and_what_was_written_and_keeps_the_old_one(
@@ -170,7 +240,14 @@ def test_stack_files_of_ones_own_add_to_the_shipped_ones_and_a_broken_one_waits_
     assert broken.returncode == 2 and len(broken.stderr.strip().splitlines()) == 1, broken.stderr
     assert "halfway.toml: expected a readable TOML stack file" in broken.stderr
     missing = bench(tmp_path / "nowhere", "plan", "raw-turn-rag", "--stack", "mine")
-    assert missing.returncode == 2 and "which does not exist" in missing.stderr, missing.stderr
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1, missing.stderr
+    assert "environment ENGRAM_STACKS_DIR: expected an existing folder" in missing.stderr
+    # One's own offline.toml, broken: --help still shows (no stack is read to print it); a run names the file.
+    (mine / "offline.toml").write_text("garbage [\n")
+    assert bench(mine, "--help").returncode == 0 and bench(mine, "reproduce-dev", "--help").returncode == 0
+    planned = bench(mine, "plan", "raw-turn-rag", "--slice", "dev")
+    assert planned.returncode == 2 and len(planned.stderr.strip().splitlines()) == 1, planned.stderr
+    assert "offline.toml: expected a readable TOML stack file" in planned.stderr
 
 
 def _request(text: str) -> CallRequest:
@@ -326,3 +403,27 @@ def test_ctrl_c_turned_into_typers_silent_exit_130_still_gets_its_line(
     monkeypatch.setattr(bench.cli.program, "app", typer_on_ctrl_c)
     code, err = run_cli(["run", "anything"], monkeypatch, capsys)
     assert code == 130 and err.startswith("engram-bench: interrupted; ") and len(err.splitlines()) == 1
+
+
+def test_a_recursive_glob_over_a_folder_with_two_symlink_loops_returns_each_file_once(tmp_path: Path) -> None:
+    # glob.glob(recursive=True) followed the links and never returned; the spec is what a user quotes for compare.
+    folder = tmp_path / "results" / "mine"
+    folder.mkdir(parents=True)
+    (folder / "up").symlink_to("..")
+    (folder / "again").symlink_to("../mine")
+    shutil.copy(REPO_ROOT / "results" / "offline" / "dev" / "mem0__k3.json", folder / "mem0__k3.json")
+    found: list[list[Path]] = []
+    worker = threading.Thread(target=lambda: found.append(result_files(f"{tmp_path}/results/**/*.json")), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "the glob is still walking the loops"
+    assert found == [[folder / "mem0__k3.json"]]
+
+
+def test_view_of_a_folder_with_out_naming_an_html_file_makes_no_folder_of_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "gallery.html"
+    code, err = run_cli(["view", "results/offline/dev", "--out", str(target)], monkeypatch, capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "expected a folder for the gallery" in err and not target.exists()

@@ -94,8 +94,12 @@ def test_the_audit_probe_file_imports_and_pairs_with_our_full_context_arm(tmp_pa
             "expected each question once",
         ),
         (lambda d: d["detailed_results"]["locomo_exp_user_0"][1].update(category="5"), "expected LoCoMo's category"),
+        (
+            lambda d: d.update(detailed_results={"locomo_exp_user_0": []}, total_questions=0, correct=0, accuracy=0),
+            "expected at least one question, found none",
+        ),
     ],
-    ids=["accuracy", "total", "unknown id", "duplicate", "category"],
+    ids=["accuracy", "total", "unknown id", "duplicate", "category", "no rows"],
 )
 def test_a_file_whose_rows_disagree_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, edit, words) -> None:
     source = _small_copy(tmp_path, edit)
@@ -116,6 +120,21 @@ def test_a_small_clean_copy_imports_and_a_format_without_a_reader_is_refused(tmp
     assert len(read_result(tmp_path / "ok" / "locomo" / "conv-26" / "imported.json").answers) == 12
     code, _, err = run_cli(["import-results", str(source), "--format", "letta"], capsys, monkeypatch)
     assert code == 2 and "--format" in err and "letta" in err
+
+
+@pytest.mark.parametrize("name", ["../../../escaped", "a/b", ".hidden", "", "tab\there"])
+def test_an_arm_name_that_would_leave_the_out_folder_is_refused_before_reading(
+    tmp_path, capsys, monkeypatch, name
+) -> None:
+    source = _small_copy(tmp_path)
+    out = tmp_path / "deep" / "er" / "out"
+    code, _, err = run_cli(
+        ["import-results", str(source), "--format", "eval-results", "--out", str(out), "--name", name],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--name" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["peer_eval_results.json"]  # nothing made, anywhere
 
 
 def _mem0_file(tmp_path: Path, question_of=lambda q: q["question"]) -> tuple[Path, list[tuple[int, dict]]]:
