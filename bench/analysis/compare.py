@@ -30,6 +30,7 @@ from bench.analysis.stats import (
 from bench.data.audit import OFFICIAL, Errata
 from bench.errors import ResultError
 from bench.results.schema import Result, read_result, result_files
+from bench.systems.base import roles_used
 from bench.vocab import ingested_data
 
 # The first line of every text report: which way round the difference is, and its unit.
@@ -198,6 +199,30 @@ def same_model(x: str, y: str) -> bool:
     return x.split("/", 1)[-1] == y.split("/", 1)[-1]
 
 
+def _used(result: Result) -> set[str]:
+    """The roles a result's run called; every role it records when its system does not say."""
+    try:
+        used = roles_used(result.system, result.settings)
+    except ImportError:  # the analysis-only install: finding a system imports the run layer's packages
+        used = None
+    return set(result.models) | set(result.standins) if used is None else set(used)
+
+
+def _used_by_both(a: Result, b: Result) -> set[str]:
+    """Only a role both runs called can make them differ: mem0 never decides, raw-turn-rag never extracts, and the
+    model a stack names for a role nobody called says nothing about either result."""
+    return _used(a) & _used(b)
+
+
+def models_line(a: ComparisonSide, b: ComparisonSide) -> str:
+    """Whether the models of the roles both runs call are the same, said either way (a warning says which differ)."""
+    roles = sorted(set(a.first.models) & set(b.first.models) & _used_by_both(a.first, b.first))
+    if not roles:
+        return "models: no role both runs call records a model"
+    same = all(same_model(a.first.models[r], b.first.models[r]) for r in roles)
+    return f"models: {'the same' if same else 'NOT the same'} in every role both call ({', '.join(roles)})"
+
+
 def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
     """What makes the two sides not like-for-like: a different stack, different models, offline stand-ins."""
     warnings = []
@@ -206,7 +231,8 @@ def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
             f"STACKS DIFFER: A runs on '{a.first.stack}', B on '{b.first.stack}'; the difference mixes the systems "
             "with their model stacks"
         )
-    roles = sorted(set(a.first.models) & set(b.first.models))
+    used = _used_by_both(a.first, b.first)
+    roles = sorted(set(a.first.models) & set(b.first.models) & used)
     differing = [
         f"{role}: {a.first.models[role]} vs {b.first.models[role]}"
         for role in roles
@@ -214,10 +240,9 @@ def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
     ]
     if differing:
         warnings.append("MODELS DIFFER: " + "; ".join(differing))
-    if sorted(a.first.standins) != sorted(b.first.standins):
-        warnings.append(
-            f"STAND-INS DIFFER: A {sorted(a.first.standins) or 'none'}, B {sorted(b.first.standins) or 'none'}"
-        )
+    standins_a, standins_b = sorted(set(a.first.standins) & used), sorted(set(b.first.standins) & used)
+    if standins_a != standins_b:
+        warnings.append(f"STAND-INS DIFFER: A {standins_a or 'none'}, B {standins_b or 'none'}")
     if {ingested_data(s) for s in a.slices} != {ingested_data(s) for s in b.slices}:
         warnings.append(
             f"DATA DIFFERS: A ingested {', '.join(a.slices)}, B ingested {', '.join(b.slices)}; the same question "
@@ -239,8 +264,11 @@ def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[
     interval = accuracy_interval(int(correct.sum()), int(correct.size)).points()
     tokens = side.answers.loc[correct.index, "retrieved_tokens"].dropna()
     token_text = f", {tokens.mean():.0f} retrieved tokens/q" if len(tokens) else ""
-    models = ", ".join(f"{role}={model}" for role, model in sorted(first.models.items())) or "none recorded"
-    standins = ", ".join(first.standins) if first.standins else "none"
+    used = _used(first)
+    models = ", ".join(f"{role}={model}" for role, model in sorted(first.models.items()) if role in used) or (
+        "none recorded"
+    )
+    standins = ", ".join(role for role in first.standins if role in used) or "none"
     return [
         f"{name}: {side.label}  ({len(side.files)} file{'s' if len(side.files) != 1 else ''}; "
         f"slices {', '.join(side.slices)})",
@@ -304,7 +332,12 @@ def comparison_report(
         "by_conversation": pairing.judged_by(a.answers["conversation"]),
         "warnings": stack_warnings(a, b) + budget_warnings,
         "include_unscored": include_unscored,
-        "context": context_lines(a, b, gold) + budget + longmemeval.compare_lines([("A", a.results), ("B", b.results)]),
+        "context": [
+            models_line(a, b),
+            *context_lines(a, b, gold),
+            *budget,
+            *longmemeval.compare_lines([("A", a.results), ("B", b.results)]),
+        ],
     }
 
 

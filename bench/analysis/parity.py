@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bench.analysis.categories import NUMBERING_LINE, describe_filter, with_and_without_5
+from bench.analysis.categories import NUMBERING_LINE, describe_filter, split_adversarial, with_and_without_5
 from bench.analysis.stats import token_matched_k
 from bench.errors import ResultError
 
@@ -75,7 +75,11 @@ def context_lines(a: ComparisonSide, b: ComparisonSide, gold_lines: list[str]) -
     lines = [*gold_lines, NUMBERING_LINE + f"; shown: {describe_filter(a.categories)}"]
     for name, side in (("A", a), ("B", b)):
         answers = [x for r in side.results for x in r.answers if x.question_id in side.answers.index]
-        lines.append(f"{name} by category 5: {with_and_without_5(answers)}")
+        without, every = split_adversarial(answers)
+        if len(without) == len(every):  # "by category 5: without 5: 0/5" read as if something had been taken out
+            lines.append(f"{name} by category 5: none of its {len(every)} questions is category 5 (adversarial)")
+        else:
+            lines.append(f"{name} by category 5: {with_and_without_5(answers)}")
     return lines
 
 

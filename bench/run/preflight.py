@@ -24,7 +24,7 @@ from bench.errors import SpendNotConfirmed
 from bench.models.budget import usd
 from bench.models.provider import is_standin
 from bench.models.stacks import Stack, provider_of
-from bench.systems import get_system
+from bench.systems.base import roles_used
 
 if TYPE_CHECKING:
     from bench.data.slices import Slice
@@ -120,12 +120,10 @@ class Preflight:
     def roles_used(self) -> list[str]:
         """The stack roles this arm calls (its system's write roles, then answer, judge, count_tokens); every role
         when the system does not say."""
-        if self.arm_spec is None:
+        used = None if self.arm_spec is None else roles_used(self.arm_spec.system, self.arm_spec.settings)
+        if used is None:
             return sorted(self.stack.models)
-        writes = get_system(self.arm_spec.system).write_roles(self.arm_spec.settings)
-        if writes is None:
-            return sorted(self.stack.models)
-        return [r for r in (*writes, "answer", "judge", "count_tokens") if r in self.stack.models]
+        return [r for r in used if r in self.stack.models]
 
     def banner(self, estimate: SpendEstimate | None) -> str:
         """A few short lines: what runs where, the models of the roles this arm uses (one line per model), the

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from bench.errors import ConfigError, RegistryError
+from bench.errors import BenchError, ConfigError, RegistryError
 from bench.models.embeddings import shared_minilm
 from bench.models.providers import Models
 from bench.models.stacks import check_stack_name
@@ -322,6 +322,20 @@ def register_system(name: str) -> Callable[[S], S]:
         return cls
 
     return decorate
+
+
+#: The roles every run calls, whatever its system writes with: answering, judging and counting tokens.
+EVERY_RUN_ROLES = ("answer", "judge", "count_tokens")
+
+
+def roles_used(system: str, settings: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The stack roles a run of `system` with these settings calls (its write roles, then EVERY_RUN_ROLES); None
+    when the system does not say, or is not one this install knows (an imported result's)."""
+    try:
+        writes = get_system(system).write_roles(settings)
+    except BenchError:
+        return None
+    return None if writes is None else (*writes, *EVERY_RUN_ROLES)
 
 
 def system_names() -> list[str]:

@@ -249,3 +249,41 @@ def test_a_model_spelled_with_and_without_its_provider_is_the_same_model() -> No
     assert same_model("claude-haiku-4-5", "anthropic/claude-haiku-4-5")
     assert not same_model("offline/extractive-answerer-standin-v1", "offline/extractive-answerer-standin-v2")
     assert not same_model("openai/gpt-4o-mini", "local/gpt-4o-mini")  # another server is another model
+
+
+def _rerun_of(committed: Path, tmp_path: Path, models: dict[str, str]) -> Path:
+    """The committed result as a fresh run writes it today: the same answers, the models named as now."""
+    document = json.loads(committed.read_text(encoding="utf-8"))
+    document["models"] = models
+    document["standins"] = sorted(models)
+    path = tmp_path / committed.name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_a_fresh_raw_turn_rag_run_and_its_committed_result_have_the_same_models(tmp_path, capsys, monkeypatch) -> None:
+    committed = REPO_ROOT / "results" / "offline" / "dev" / "raw-turn-rag__k20.json"
+    # What `run raw-turn-rag --slice dev` records now: the roles it never calls carry the stack's names, the ones
+    # it calls the stand-in versions that ran (the committed file names them without the provider).
+    fresh = {
+        "answer": "offline/extractive-answerer-standin-v1",
+        "count_tokens": "offline/local-token-counter-standin-v1",
+        "judge": "offline/lexical-judge-standin-v1",
+        "decide": "offline/rules-decider",
+        "escalate": "offline/rules-decider",
+        "extract": "offline/rules-extractor",
+        "llm_decider": "offline/rules-decider",
+    }
+    code, out, _ = run_cli(["compare", str(_rerun_of(committed, tmp_path, fresh)), str(committed)], capsys, monkeypatch)
+    assert code == 0
+    assert "MODELS DIFFER" not in out and "STAND-INS DIFFER" not in out
+    assert "models: the same in every role both call (answer, count_tokens, judge)" in out
+    assert "extract=" not in out and "offline stand-ins: answer, count_tokens, judge\n" in out
+
+    # A role both call, answered by another model, is still named.
+    other = tmp_path / "other"
+    other.mkdir()
+    changed = _rerun_of(committed, other, fresh | {"answer": "offline/extractive-answerer-standin-v2"})
+    code, out, _ = run_cli(["compare", str(changed), str(committed)], capsys, monkeypatch)
+    assert "MODELS DIFFER: answer: offline/extractive-answerer-standin-v2 vs extractive-answerer-standin-v1" in out
+    assert "decide" not in out.split("\n", 2)[1]
