@@ -33,8 +33,10 @@ $(STAMP): pyproject.toml requirements.lock
 	  echo "torch: $(TORCH_INDEX) does not answer; installing torch==2.13.0 from pip's configured index"; \
 	  $(PIP) torch==2.13.0; \
 	fi
-	@$(BIN)/python -c "import torch, sys; sys.exit(0 if torch.version.cuda is None else 1)" || \
-	  echo "make env: WARNING: torch $$($(BIN)/python -c 'import torch; print(torch.__version__)') is a CUDA build (several GB); this project needs only the CPU build (see README, Install)"
+	@# -W ignore::UserWarning: numpy is not installed yet, and importing torch without it warns "Failed to
+	@# initialize NumPy", which reads like a broken install; only torch's CUDA flag is read here.
+	@$(BIN)/python -W ignore::UserWarning -c "import torch, sys; sys.exit(0 if torch.version.cuda is None else 1)" || \
+	  echo "make env: WARNING: torch $$($(BIN)/python -W ignore::UserWarning -c 'import torch; print(torch.__version__)') is a CUDA build (several GB); this project needs only the CPU build (see README, Install)"
 	$(PIP) -e '.[test,run,hf,ray,mcp]'
 	@touch $(STAMP)
 

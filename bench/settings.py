@@ -27,6 +27,7 @@ from engram.config import EMBED_THREADS_ENV, MAX_EMBED_THREADS
 ASSUME_YES = "ENGRAM_ASSUME_YES"
 CHROMIUM = "ENGRAM_BENCH_CHROMIUM"
 QUIET = "ENGRAM_BENCH_QUIET"
+VERBOSE = "ENGRAM_BENCH_VERBOSE"
 CACHE = "ENGRAM_CACHE_DIR"
 DATA = "ENGRAM_DATA_DIR"
 LEDGER = "ENGRAM_LEDGER"
@@ -44,6 +45,7 @@ VARIABLES = (
     ASSUME_YES,
     CHROMIUM,
     QUIET,
+    VERBOSE,
     CACHE,
     DATA,
     LEDGER,
@@ -72,6 +74,7 @@ class Settings:
     assume_yes: bool = False  # ENGRAM_ASSUME_YES=1: a run that may spend goes ahead without asking
     chromium: str | None = None  # ENGRAM_BENCH_CHROMIUM: a browser binary other than `chromium` on PATH
     quiet: bool = False  # ENGRAM_BENCH_QUIET=1 (what --quiet sets, inherited by worker processes)
+    verbose: bool = False  # ENGRAM_BENCH_VERBOSE=1 (what --verbose sets): third-party warnings and bars shown
     cache_dir: Path = CACHE_DIR / LOCAL_CACHE_NAME  # ENGRAM_CACHE_DIR: the local call cache
     data_dir: Path = DATA_DIR  # ENGRAM_DATA_DIR: the datasets with their sha256 list
     ledger: Path | None = None  # ENGRAM_LEDGER: the spend ledger (None: next to the local cache)
@@ -113,6 +116,7 @@ class Settings:
             assume_yes=_switch(env, ASSUME_YES),
             chromium=text(CHROMIUM),
             quiet=_switch(env, QUIET),
+            verbose=_switch(env, VERBOSE),
             cache_dir=folder(CACHE, default.cache_dir),
             data_dir=_existing(folder(DATA, default.data_dir), DATA, env),
             ledger=Path(ledger) if ledger is not None else None,

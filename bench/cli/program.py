@@ -24,7 +24,7 @@ from bench.models.redact import redact
 from bench.registry import Registry
 from bench.results.atomic import written
 from bench.results.writable import disk_refused
-from bench.run.terminal import set_quiet
+from bench.run.terminal import set_quiet, set_verbosity
 
 app = typer.Typer(
     name="engram-bench",
@@ -42,13 +42,19 @@ def _root(
         False,
         "--quiet",
         "-q",
-        help="No progress spinners or bars, and no third-party progress bars or warnings (transformers, qdrant).",
+        help="No progress spinners or bars either (third-party bars and warnings are off unless --verbose).",
+    ),
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        help="Show third-party progress bars and warnings (transformers' weight loading, mem0's Qdrant warnings).",
     ),
 ) -> None:
     """Reproducible benchmark harness for the engram memory system (a group: always take a subcommand)."""
     # The one reading of the ENGRAM_* variables: validated here (a bad one is one line, exit 2, before the command
     # does anything) and installed for the command's duration; the code below reads it, never os.environ.
     told = settings.Settings.from_env()
+    set_verbosity(verbose=(verbose or told.verbose) and not quiet)
     if quiet:
         set_quiet()  # also in the environment, so worker processes inherit it
         told = replace(told, quiet=True)

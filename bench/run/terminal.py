@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 QUIET_ENV = settings.QUIET
+VERBOSE_ENV = settings.VERBOSE
 # Each library's own switch for its progress bars and log noise; set before the library is imported.
 THIRD_PARTY_QUIET_ENV = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -51,14 +52,31 @@ def is_quiet() -> bool:
 def set_quiet() -> None:
     """Silence spinners, third-party progress bars and third-party warnings for this process and its children."""
     os.environ[QUIET_ENV] = "1"
+    quiet_third_parties()
+
+
+def set_verbosity(*, verbose: bool) -> None:
+    """What every command does at its start: third-party progress bars and warnings (mem0's Qdrant UserWarning,
+    transformers' "Loading weights" bar) are kept off the first screen unless `--verbose` asks for them. Said in
+    the environment either way, so worker processes do the same."""
+    os.environ[VERBOSE_ENV] = "1" if verbose else "0"
+    if not verbose:
+        quiet_third_parties()
+
+
+def quiet_third_parties() -> None:
     os.environ.update(THIRD_PARTY_QUIET_ENV)
-    apply_quiet()
+    _filter_third_parties()
 
 
 def apply_quiet() -> None:
-    """The in-process half of `set_quiet` (warning filters and log levels), for a process that inherited it."""
-    if not is_quiet():
-        return
+    """The in-process half of `set_quiet` and `set_verbosity` (warning filters and log levels), for a worker
+    process that inherited them; a process no command started (a test, a library user) is left as it is."""
+    if is_quiet() or os.environ.get(VERBOSE_ENV) == "0":
+        _filter_third_parties()
+
+
+def _filter_third_parties() -> None:
     warnings.filterwarnings("ignore", module=r"qdrant_client(\..*)?")
     # qdrant reports its local-mode warnings at stacklevel=5, so they carry the caller's module (mem0's): matched
     # by their text instead.

@@ -15,7 +15,7 @@ from rich.console import Console
 from bench.cli.program import main
 from bench.data.slices import slice_names
 from bench.run.arms import ARMS_DIR
-from bench.run.terminal import QUIET_ENV, step
+from bench.run.terminal import QUIET_ENV, VERBOSE_ENV, step
 from tests.conftest import REPO_ROOT
 
 
@@ -44,7 +44,7 @@ def test_quiet_shows_no_spinner(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.slow
-def test_quiet_silences_qdrant_warnings_and_transformers_logging(tmp_path: Path) -> None:
+def test_third_party_warnings_and_logging_are_off_unless_verbose(tmp_path: Path) -> None:
     # In a fresh process: --quiet changes the process's environment and warning filters.
     script = (
         "import sys, warnings\n"
@@ -54,7 +54,7 @@ def test_quiet_silences_qdrant_warnings_and_transformers_logging(tmp_path: Path)
         "warnings.warn_explicit('Payload indexes have no effect in the local Qdrant.', UserWarning, "
         "'qdrant.py', 1, module='mem0.vector_stores.qdrant')\n"  # qdrant warns at stacklevel=5: mem0's module
         "import logging, os\n"
-        "print(os.environ['TRANSFORMERS_VERBOSITY'], os.environ['HF_HUB_DISABLE_PROGRESS_BARS'], "
+        "print(os.environ.get('TRANSFORMERS_VERBOSITY'), os.environ.get('HF_HUB_DISABLE_PROGRESS_BARS'), "
         "logging.getLogger('transformers').level)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != QUIET_ENV}
@@ -68,14 +68,24 @@ def test_quiet_silences_qdrant_warnings_and_transformers_logging(tmp_path: Path)
     )
     assert "Payload indexes" not in done.stderr
     assert done.stdout.split()[-3:] == ["error", "1", str(40)]
-    loud = subprocess.run(
-        [sys.executable, "-W", "always", "-c", script.replace("'--quiet', ", ""), str(tmp_path / "loud.json")],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env={k: v for k, v in env.items() if k not in ("TRANSFORMERS_VERBOSITY", "HF_HUB_DISABLE_PROGRESS_BARS")},
-    )
-    assert "Payload indexes" in loud.stderr  # the same warning is shown without --quiet
+    third_party = ("TRANSFORMERS_VERBOSITY", "HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE", VERBOSE_ENV)
+    plain_env = {k: v for k, v in env.items() if k not in third_party}
+
+    def without_quiet(*options: str) -> subprocess.CompletedProcess[str]:
+        command = script.replace("'--quiet', ", "".join(f"'{o}', " for o in options))
+        return subprocess.run(
+            [sys.executable, "-W", "always", "-c", command, str(tmp_path / "loud.json")],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+            env=plain_env,
+            check=True,
+        )
+
+    # A plain command keeps the third parties' noise off the first screen too; --verbose asks for it.
+    plain = without_quiet()
+    assert "Payload indexes" not in plain.stderr and plain.stdout.split()[-3:] == ["error", "1", str(40)]
+    assert "Payload indexes" in without_quiet("--verbose").stderr
 
 
 def test_slices_explain_checkpoints_and_describe_every_slice(capsys, monkeypatch) -> None:
