@@ -98,7 +98,7 @@ class Plan:
     def one_line(self) -> str:
         rate = f"{self.cached / self.calls:.0%}" if self.calls else "n/a"
         line = (
-            f"up to {usd(self.usd)} for {self.calls_to_send} uncached of {self.calls} calls ({rate} cached); "
+            f"up to {usd(self.usd)} for {_n(self.calls_to_send)} uncached of {_n(self.calls)} calls ({rate} cached); "
             f"{self.budget_verdict()}"
         )
         if self.unestimated:
@@ -114,7 +114,7 @@ class Plan:
         ]
         for r in self.roles:
             lines.append(
-                f"{r.role:<12} {r.model:<34} {_n(r.calls):>6} {r.cached:>6} {_n(r.to_send):>7} "
+                f"{r.role:<12} {r.model:<34} {_n(r.calls):>6} {_n(r.cached):>6} {_n(r.to_send):>7} "
                 f"{_n(r.input_tokens):>10} {_n(r.output_tokens):>10} {_usd(r.usd):>9}  {r.basis}"
             )
         lines += self.notes
@@ -385,7 +385,7 @@ def plans_summary(plans: Sequence[Plan]) -> str:
     """One line for the units of a run together."""
     usd = math.fsum(p.usd for p in plans)
     to_send, calls = sum(p.calls_to_send for p in plans), sum(p.calls for p in plans)
-    return f"estimate for all {len(plans)} units: up to ${usd:.2f} for {to_send} uncached of {calls} calls"
+    return f"estimate for all {len(plans)} units: up to ${usd:.2f} for {to_send:,} uncached of {calls:,} calls"
 
 
 def estimate_for(preflight: Preflight) -> SpendEstimate | None:

@@ -182,10 +182,19 @@ def write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) ->
         result_from_dict(json.loads(json.dumps(result.to_dict())), where=str(path))
     written = []
     for path, result, keys, trace in planned:
-        write_keys_file(path.with_suffix(".calls.txt"), keys)
-        if trace is not None:
-            write_trace(path.with_name(trace_name(path)), trace)
-        written.append(write_result(path, result))
+        sidecars = [path.with_suffix(".calls.txt"), *([path.with_name(trace_name(path))] if trace is not None else [])]
+        new = [sidecar for sidecar in sidecars if not sidecar.exists()]
+        try:
+            write_keys_file(sidecars[0], keys)
+            if trace is not None:
+                write_trace(sidecars[1], trace)
+            written.append(write_result(path, result))
+        except BaseException:
+            # A full disk refused the result after its sidecars were written: a key list and a trace naming a
+            # result that is not there were left behind. The ones this write created go with it.
+            for sidecar in new:
+                sidecar.unlink(missing_ok=True)
+            raise
     return written
 
 

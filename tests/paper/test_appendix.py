@@ -40,4 +40,4 @@ def test_the_runner_re_executes_one_entry(tmp_path: Path, capsys) -> None:
         Path(APPENDIX_DIR.parent / "paper" / "tables" / "heldout.md").read_text()
     )
     assert appendix_main(["table:nope", "--out", str(tmp_path)]) == 2
-    assert "expected one of numbers, table:dev" in capsys.readouterr().err
+    assert "expected an entry of appendix_e/INDEX.md (numbers, table:dev" in capsys.readouterr().err

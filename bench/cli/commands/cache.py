@@ -106,8 +106,10 @@ def stats_command(
     if last is None:
         typer.echo("last run      none recorded in this cache")
         return
+    # A gateway serve or a judge-probe records no arm or slice: said as such, not "arm None, slice None".
+    what = ", ".join(f"{key} {last[key]}" for key in ("arm", "slice") if last.get(key) is not None)
     typer.echo(
-        f"last run      {last['run_id']} (arm {last.get('arm')}, slice {last.get('slice')}): "
+        f"last run      {last['run_id']} ({what or 'no arm or slice: not a benchmark run'}): "
         f"{last['hits']} hits, {last['misses']} misses, ${last.get('spent_usd', 0.0):.4f} spent"
     )
     for provider, counts in sorted(last.get("by_provider", {}).items()):

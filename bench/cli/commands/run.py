@@ -38,7 +38,9 @@ def run(
         help="Model calls in flight: questions answered at once, conversations of a pooled slice run at once "
         "(default: the stack file's provider concurrency, else 6).",
     ),
-    out: Path = typer.Option(None, "--out", help="Write the result files into this folder instead of the run's own."),
+    out: Path = typer.Option(
+        None, "--out", help="Write the result files into this folder (the run's store and lock: DIR/runs/, beside them)."
+    ),
     update_committed: bool = typer.Option(
         False, "--update-committed", help="Write results/<stack>/<slice>/ (the committed files); never a tagged one."
     ),

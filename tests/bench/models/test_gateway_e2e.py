@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import logging
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from fakeservers import FakeModelServer
 
 from bench.errors import CacheMiss
 from bench.models.budget import Budget, Ledger, RunLabels
-from bench.models.cache import ShippedSubset
+from bench.models.cache import LocalStore, ShippedSubset
 from bench.models.clients.wrappers import OfflineLLM
 from bench.models.gateway import Gateway
 from bench.models.providers.anthropic.client import AnthropicLLM
@@ -256,3 +257,14 @@ def test_export_of_an_unrecorded_run_is_one_line_and_exit_code_2(tmp_path: Path)
     assert code == 2
     assert err.strip().count("\n") == 0 and "nothing.calls.txt" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_cache_stats_of_a_run_without_arm_or_slice_says_so_instead_of_none(tmp_path: Path) -> None:
+    # What `gateway serve` leaves: counters of a run that was no benchmark run.
+    LocalStore(tmp_path).close()
+    counters = {"run_id": "gateway-serve-offline", "hits": 3, "misses": 1, "spent_usd": 0.0, "by_provider": {}}
+    (tmp_path / "last_run.json").write_text(json.dumps(counters))
+    code, out, err = run_cli("cache", "stats", "--cache-dir", str(tmp_path))
+    assert code == 0, err
+    assert "gateway-serve-offline (no arm or slice: not a benchmark run): 3 hits, 1 misses" in out
+    assert "None" not in out

@@ -4,12 +4,14 @@ caches; it sends nothing and writes nothing."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fakeservers import FakeModelServer
 
 from bench.data.slices import load_slice
+from bench.run.plan import make_plan
 from tests.bench.models.test_openai_stack_e2e import cli
 
 
@@ -135,3 +137,12 @@ def test_without_an_offline_run_the_plan_says_so_and_uses_the_bare_prompt(sandbo
     extract = next(line for line in lines if line.startswith("extract "))
     assert "no offline run of engram on dev to count calls from" in extract
     assert not any("offline run's lines" in line or "is found" in line for line in lines), "\n".join(lines)
+
+
+def test_every_count_of_the_plan_is_written_one_way(sandbox: Path, monkeypatch, capsys) -> None:
+    # "2,484 2484": the calls column had thousands separators and the cached column none, side by side.
+    plan = make_plan("mem0", "dev", "offline", cache_dir=sandbox / "cache", runs_root=sandbox / "runs")
+    big = replace(plan, roles=[replace(r, calls=2484, cached=2484) for r in plan.roles])
+    rows = "\n".join(big.table()[2:])
+    assert "2484" not in rows and "2,484" in rows
+    assert "2484" not in big.one_line()

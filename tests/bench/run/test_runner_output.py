@@ -14,7 +14,7 @@ import pytest
 
 from bench.cli.program import main
 from bench.data.slices import Slice, load_slice
-from bench.errors import ConfigError, ResultError
+from bench.errors import ConfigError, ResultError, WriteFailed
 from bench.results.schema import Provenance, Result, read_result, result_path, write_result
 from bench.run.output import output_dir
 from bench.run.runner import run_arm
@@ -251,3 +251,16 @@ def test_run_results_by_default_stay_out_of_the_checkout(ws: dict[str, Path]) ->
     path = run_arm("turns", "dev", *changed(options(ws, ks=(2,)), runs_root=Path(os.environ["ENGRAM_RUNS_DIR"])))[0]
     assert REPO_ROOT not in path.parents
     assert json.loads(path.read_text())["k"] == 2
+
+
+def test_a_result_the_full_disk_refuses_leaves_no_key_list_or_trace_without_it(
+    ws: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(path: Path, result: Result) -> Path:
+        raise WriteFailed(f"{path}: could not write the result (No space left on device)")
+
+    monkeypatch.setattr("bench.run.provenance.write_result", disk_full)
+    with pytest.raises(WriteFailed):
+        run_arm("turns", "dev", options(ws))
+    left = [p.name for p in ws["runs"].rglob("*") if p.name.endswith((".calls.txt", ".trace.json.gz", ".json"))]
+    assert not any(name.startswith("turns__k") for name in left), left
