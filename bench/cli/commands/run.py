@@ -39,7 +39,9 @@ def run(
         "(default: the stack file's provider concurrency, else 6).",
     ),
     out: Path = typer.Option(
-        None, "--out", help="Write the result files into this folder (the run's store and lock: DIR/runs/, beside them)."
+        None,
+        "--out",
+        help="Write the result files into this folder (the run's store and lock: DIR/runs/, beside them).",
     ),
     update_committed: bool = typer.Option(
         False, "--update-committed", help="Write results/<stack>/<slice>/ (the committed files); never a tagged one."
