@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import signal
 import sqlite3
 import sys
@@ -25,6 +26,22 @@ from bench.registry import Registry
 from bench.results.atomic import written
 from bench.results.writable import disk_refused
 from bench.run.terminal import set_quiet, set_verbosity
+
+_TYPER_DISPLAY_TYPE = typer.core._TyperParameter.display_type  # typer 0.29.2, pinned in requirements.lock
+
+
+def _display_type(self: Any, ctx: Any) -> str:
+    """The type column of --help. typer shows a flag as `--all <bool>` and a repeated value as `<list[Path]>`: a
+    flag takes no value, so it shows none, and a repeated value shows its element's type (the `...` beside an
+    argument's name, or the option given again, says that it repeats)."""
+    if getattr(self, "is_flag", False):
+        return ""
+    shown = str(_TYPER_DISPLAY_TYPE(self, ctx))
+    repeated = re.fullmatch(r"<list\[(.*)\]>", shown)
+    return f"<{repeated[1].lower()}>" if repeated else shown  # <list[Path]> -> <path>, as an option's Path shows
+
+
+typer.core._TyperParameter.display_type = _display_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="engram-bench",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bench.cli.program import main
+from bench.cli.program import app, main
 from bench.data.slices import slice_names
 from bench.run.arms import ARMS_DIR
 from bench.run.terminal import QUIET_ENV, VERBOSE_ENV, step
@@ -128,3 +128,12 @@ def test_paper_appendix_list_names_every_entry(capsys, monkeypatch) -> None:
     for entry in entries:
         assert any(line.startswith(entry["entry"] + " ") for line in out.splitlines()), entry["entry"]
     assert f"{len(entries)} entries" in out
+
+
+@pytest.mark.parametrize("command", [["compare"], ["import-results"], ["grid"], ["rescore"], ["run"]])
+def test_help_shows_no_type_for_a_flag_and_an_elements_type_for_a_list(command: list[str], capsys) -> None:
+    # typer printed `--all <bool>` (a flag takes no value) and `files... <list[Path]>`.
+    with pytest.raises(SystemExit):
+        app([*command, "--help"], prog_name="engram-bench")
+    shown = capsys.readouterr().out
+    assert "<bool>" not in shown and "<list[" not in shown and "Usage" in shown
