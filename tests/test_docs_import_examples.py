@@ -16,7 +16,11 @@ from tests.conftest import REPO_ROOT
 DOC = REPO_ROOT / "docs" / "importing.md"
 EXAMPLE = re.compile(r"```json (?P<format>[a-z0-9-]+)\n(?P<body>.*?)\n```", re.DOTALL)
 EXAMPLES = {m["format"]: m["body"] for m in EXAMPLE.finditer(DOC.read_text(encoding="utf-8"))}
-REFUSED_ON_PURPOSE = {"zep-responses"}  # recognised only to be refused, pointing at the grades file
+# recognised only to be refused, pointing at the file that holds the judgments
+REFUSED_ON_PURPOSE = {"zep-responses", "longmemeval-hypotheses"}
+# where each example's one answer lands, and what it is (LoCoMo formats: conv-26's first question)
+LANDS = {"longmemeval": ("longmemeval/peer.json", "gpt4_2655b836", "The GPS system was not working.")}
+LOCOMO_LANDING = ("locomo/conv-26/peer.json", "conv-26:0", "On 7 May 2023")
 
 
 def test_the_doc_shows_every_format_the_command_reads() -> None:
@@ -33,5 +37,6 @@ def test_each_example_imports_into_the_question_it_names(
     argv = ["import-results", str(source), "--out", str(tmp_path / "out"), "--name", "peer"]
     code = exit_code_of(argv if detected else [*argv, "--format", fmt], monkeypatch)
     assert code == 0
-    result = read_result(tmp_path / "out" / "locomo" / "conv-26" / "peer.json")
-    assert [(a.question_id, a.answer, a.label) for a in result.answers] == [("conv-26:0", "On 7 May 2023", "CORRECT")]
+    where, question, answer = LANDS.get(fmt, LOCOMO_LANDING)
+    result = read_result(tmp_path / "out" / where)
+    assert [(a.question_id, a.answer, a.label) for a in result.answers] == [(question, answer, "CORRECT")]

@@ -206,7 +206,7 @@ def _document(path: Path) -> Any:
     except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
         raise DataError(f"{path}: expected JSON, found {exc}") from exc
     try:
-        return json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as whole:
         lines = [line for line in text.splitlines() if line.strip()]
         try:
@@ -216,6 +216,11 @@ def _document(path: Path) -> Any:
         if len(parsed) < 2 or not all(isinstance(p, dict) for p in parsed):
             raise DataError(f"{path}: expected JSON, found a parse error: {whole}") from whole
         return parsed
+    # A JSON-lines log of one line parses whole as one object (no other format has a question_id at the top): it is
+    # still a log of one line, which was refused as holding none.
+    if isinstance(document, dict) and "question_id" in document and len(text.strip().splitlines()) == 1:
+        return [document]
+    return document
 
 
 # LoCoMo's output grades by F1 and has no judge: a row counts as correct at this F1 or above (a stand-in label,

@@ -9,6 +9,7 @@ import typer
 
 from bench.errors import DataError
 from bench.results.atomic import write_text
+from bench.results.writable import check_file
 from bench.vocab import REPO_ROOT
 
 
@@ -35,6 +36,8 @@ def field(
 
     if kind not in RENDERERS:
         raise DataError(f"--as: expected one of {', '.join(RENDERERS)}, found {kind!r}")
+    if out is not None:
+        check_file(out, "field --out")
     runs, notes = gather(REPO_ROOT, specs or [], peer_files)
     rows = score_runs(runs, choose_reference(runs, reference))
     text = RENDERERS[kind](rows, notes)

@@ -96,6 +96,7 @@ COMMANDS = {
     "grid": (["grid", "--arm", "raw-turn-rag", "--slice", "dev", "--out"], "folder"),
     "paper table": (["paper", "table", "dev", "--out"], "folder"),
     "import-v1": (["import-v1", "--out"], "folder"),
+    "field": (["field", "--out"], "file"),
     "import-v3": (["import-v3", "--out"], "folder"),
     "paper appendix run": (["paper", "appendix", "run", "table:dev", "--out"], "folder"),
 }

@@ -261,6 +261,6 @@ def test_a_result_the_full_disk_refuses_leaves_no_key_list_or_trace_without_it(
 
     monkeypatch.setattr("bench.run.provenance.write_result", disk_full)
     with pytest.raises(WriteFailed):
-        run_arm("turns", "dev", options(ws))
+        run_arm("turns", "dev", *options(ws))
     left = [p.name for p in ws["runs"].rglob("*") if p.name.endswith((".calls.txt", ".trace.json.gz", ".json"))]
     assert not any(name.startswith("turns__k") for name in left), left
