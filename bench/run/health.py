@@ -52,8 +52,9 @@ class RunHealth:
     servers: dict[str, dict[str, str]] = field(default_factory=dict)
     facts_stored: int | None = None
     messages_written: int = 0
-    #: (retrievals, empty ones) a system counted itself (store.health of an mcp arm); None: it counts none
-    retrievals: tuple[int, int] | None = None
+    #: (retrievals, empty ones, lines that change from run to run) a system counted itself (store.health of an mcp
+    #: arm); None: it counts none
+    retrievals: tuple[int, int, int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def watch(self, request: Any, result: Any) -> None:
@@ -105,9 +106,11 @@ class RunHealth:
         if self.facts_stored == 0 and self.messages_written > 0:
             found.append(f"store: 0 facts stored from {self.messages_written} messages written")
         if self.retrievals is not None:
-            asked, empty = self.retrievals
+            asked, empty, volatile = self.retrievals
             if asked >= MIN_CALLS and empty > BAD_SHARE * asked:
                 found.append(f"retrieval: {empty} of {asked} retrievals came back empty")
+            if volatile:
+                found.append(f"retrieval: {volatile} retrieved lines carry a time or id that changes (no replay)")
         return found
 
     def to_json(self) -> dict[str, Any]:
@@ -141,15 +144,19 @@ def stored_facts(store: Mapping[str, Any], pooled: bool) -> int | None:
     return sum(numbers) if numbers and len(numbers) == len(counts) else None
 
 
-def retrieval_counts(store: Mapping[str, Any], pooled: bool) -> tuple[int, int] | None:
-    """(retrievals, empty ones) from the systems that count them in `store.health`, summed over a pooled slice's
-    parts; None when the system counts none (its empty retrievals are not judged here)."""
+def retrieval_counts(store: Mapping[str, Any], pooled: bool) -> tuple[int, int, int] | None:
+    """(retrievals, empty ones, volatile lines) from the systems that count them in `store.health`, summed over a
+    pooled slice's parts; None when the system counts none (its retrievals are not judged here)."""
     parts = list(store.values()) if pooled else [store]
     healths = [part.get("health") for part in parts if isinstance(part, Mapping)]
     counted = [h for h in healths if isinstance(h, Mapping) and isinstance(h.get("retrievals"), int)]
     if not counted:
         return None
-    return sum(h["retrievals"] for h in counted), sum(int(h.get("empty_retrievals") or 0) for h in counted)
+    return (
+        sum(h["retrievals"] for h in counted),
+        sum(int(h.get("empty_retrievals") or 0) for h in counted),
+        sum(int(h.get("volatile_hits") or 0) for h in counted),
+    )
 
 
 def check(health: RunHealth, strict: bool, where: str) -> list[str]:

@@ -187,3 +187,18 @@ def _named_id(item: Mapping[str, Any]) -> str | None:
         if isinstance(item.get(key), str):
             return str(item[key])
     return None
+
+
+_CLOCK = re.compile(r"\b(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}")
+_UUID4 = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\b", re.IGNORECASE)
+
+
+def volatile_part(text: str, today: set[str]) -> str | None:
+    """A part of a hit that will differ on the next run: a clock time of today's date (`today`: the run's UTC
+    dates, yesterday to tomorrow) or a random (version 4) UUID. A replay sends the answerer other lines, so every
+    answer misses the cache; `strip` removes such parts."""
+    for clock in _CLOCK.finditer(text):
+        if clock.group(1) in today:
+            return clock.group(0)
+    found = _UUID4.search(text)
+    return found.group(0) if found else None

@@ -22,8 +22,10 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,7 +33,7 @@ from bench.errors import ConfigError, IsolationLeak, SystemFailed
 from bench.systems.adapters import venvs_dir
 from bench.systems.base import RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 from bench.systems.http_system import DATA_DIR_NAME, PROBE_K, Canary, endpoint_env, store_stats
-from bench.systems.mcp_replies import Hit, ReplyReader
+from bench.systems.mcp_replies import Hit, ReplyReader, volatile_part
 from bench.systems.mcp_stdio import StdioServer
 from bench.systems.mcp_tools import ToolCall, ToolPlan, check_templates, fill_template, plan_tools
 from bench.systems.process import LOG_NAME, command_words, env_table, expand, private_home, project_python
@@ -214,7 +216,9 @@ class McpSystem(System):
         self._rendered: dict[str, str] = {}  # message id -> the text stored for it
         self._acknowledged = 0
         self._writes = self._refused_writes = self._refused_resets = 0
-        self._retrievals = self._empty_retrievals = 0
+        self._retrievals = self._empty_retrievals = self._volatile_hits = 0
+        now = datetime.now(UTC)
+        self._today = {(now + timedelta(days=d)).date().isoformat() for d in (-1, 0, 1)}
         self._stack = contextlib.ExitStack()
         try:
             self.connection = self._connect(context)
@@ -394,7 +398,23 @@ class McpSystem(System):
         lines = tuple(hit.text for hit in hits)
         self._retrievals += 1
         self._empty_retrievals += not lines
+        self._note_volatile(lines)
         return RetrievedLines(lines, tuple(self._sources(hit) for hit in hits))
+
+    def _note_volatile(self, lines: tuple[str, ...]) -> None:
+        """Count hits that carry today's clock or a random id, and say so once on the terminal: a replay of this
+        run retrieves other lines, so its answers miss the cache (the result counts them in store.health)."""
+        for line in lines:
+            part = volatile_part(line, self._today)
+            if part is None:
+                continue
+            self._volatile_hits += 1
+            if self._volatile_hits == 1:
+                print(
+                    f"engram-bench: WARNING: {self.label}: a retrieved line carries {part!r}, which changes from run "
+                    "to run: a replay will retrieve other lines and miss the cache; remove it with settings.strip",
+                    file=sys.stderr,
+                )
 
     def _sources(self, hit: Hit) -> tuple[str, ...]:
         if hit.named_id is not None and hit.named_id in self._written:
@@ -409,6 +429,7 @@ class McpSystem(System):
             "refused_resets": self._refused_resets,
             "retrievals": self._retrievals,
             "empty_retrievals": self._empty_retrievals,
+            "volatile_hits": self._volatile_hits,
         }
         return store_stats({"stored": self._acknowledged, "unit": "acknowledged write", "health": counts})
 

@@ -140,3 +140,12 @@ def test_an_arm_can_set_the_patterns_where_detection_is_wrong() -> None:
         "alpha one",
         "beta two",
     ]
+
+
+def test_a_part_that_changes_from_run_to_run_is_found_and_an_old_date_is_not() -> None:
+    from bench.systems.mcp_replies import volatile_part
+
+    today = {"2026-12-07"}
+    assert volatile_part("seen at 2026-12-07T16:21:39Z [conv-26]", today) == "2026-12-07T16:21"
+    assert volatile_part("id 3f2b9c1e-8a4d-4f0e-9b6a-2c1d0e9f8a7b", today) == "3f2b9c1e-8a4d-4f0e-9b6a-2c1d0e9f8a7b"
+    assert volatile_part("[8 May, 2023] we met on 2023-05-08 10:00 at the pier", today) is None

@@ -213,3 +213,19 @@ env = { MEMORY_FILE_PATH = "{data_dir}/memory.json" }
     [stored] = (tmp_path / "runs").rglob("memory.json")
     # in the run's data dir, not in a copy of the relative path under it (the server's working folder)
     assert str(stored.relative_to(tmp_path)).count("system-data") == 1, stored
+
+
+def test_lines_carrying_todays_clock_are_named_on_the_terminal_and_in_the_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clocked = SERVICE_SETTINGS + "meta_lines = '^\\s*Hash:'\n"  # the Created: wall-clock lines reach the hits
+    _arm(tmp_path, "clocked", [sys.executable, str(SHAPED), "service"], clocked)
+    result = _run(tmp_path, "clocked")
+    err = capsys.readouterr().err
+    assert err.count("a retrieved line carries") == 1 and "settings.strip" in err
+    assert result["store"]["health"]["volatile_hits"] > 0
+    assert any("changes (no replay)" in p for p in result["extras"]["health"]["problems"])
+
+    _arm(tmp_path, "unclocked", [sys.executable, str(SHAPED), "service"], clocked + "strip = '\\s*Created: \\S+'\n")
+    steady = _run(tmp_path, "unclocked", out=tmp_path / "out-steady")
+    assert steady["store"]["health"]["volatile_hits"] == 0 and "a retrieved line carries" not in capsys.readouterr().err
