@@ -1,4 +1,4 @@
-"""How big is the analysis-only install (issue 22: at most 400 MB), built from this checkout two ways?
+"""How big is the analysis-only install (issue 34: at most 420 MB), built from this checkout two ways?
 
 1. "pip's default": `python -m venv V && V/bin/pip install -c requirements.lock -e .` (pip, setuptools and every
    package's bytecode compiled at install time);
