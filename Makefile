@@ -58,8 +58,9 @@ $(ANALYSIS_VENV)/.installed: pyproject.toml requirements.lock
 # server-memory about 29 MB of node_modules), rebuilt when their pins change. With them, `make test` runs the
 # adapters' tests (the contract against a schema-valid fake server, or for Letta a fake Letta server; the shipped
 # SmolLM2 replay; with the `local` extra a record on the real server replayed with it stopped; the MCP servers' own
-# runs) instead of skipping them. .ci/run builds them.
-ADAPTERS := a-mem langmem cognee graphiti letta mcp-memory-service basic-memory server-memory
+# runs) instead of skipping them. .ci/run builds them. The list is every systems/NAME/adapter.toml that asks for its
+# own environment (environment = "venv"): a new adapter folder is built without editing this file.
+ADAPTERS := $(sort $(patsubst systems/%/adapter.toml,%,$(shell grep -lE '^environment *= *.venv.' systems/*/adapter.toml)))
 adapters: export ENGRAM_TORCH_INDEX := $(TORCH_INDEX)
 adapters: $(foreach a,$(ADAPTERS),.venvs/$(a)/.installed)
 

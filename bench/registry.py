@@ -21,12 +21,15 @@ part constructed some other way.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
+import pkgutil
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 from bench.errors import RegistryError
@@ -36,6 +39,7 @@ __all__ = [
     "Registry",
     "RegistryInfo",
     "attach_info",
+    "import_modules",
     "registry_info",
 ]
 
@@ -78,6 +82,16 @@ class RegistryInfo:
             out["distribution"] = self.distribution
             out["version"] = self.version
         return out
+
+
+def import_modules(package: str, *, skip: Collection[str] = ()) -> list[ModuleType]:
+    """Import every module and sub-package directly inside `package` (a dotted name), in name order, and return them:
+    the one way a `discover` hook finds the built-in parts, so a new part is a new module and no list is edited.
+    Private modules (a leading underscore) and the names in `skip` (e.g. the module holding the base class) are left
+    out. The package is imported by name because it usually imports the registry's module, which cannot import it."""
+    found = importlib.import_module(package)
+    names = sorted(m.name for m in pkgutil.iter_modules(found.__path__))
+    return [importlib.import_module(f"{package}.{n}") for n in names if not n.startswith("_") and n not in skip]
 
 
 def registry_info(part: Any) -> RegistryInfo | None:

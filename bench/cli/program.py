@@ -6,8 +6,6 @@ A `BenchError` anywhere becomes one line on stderr and exit code 2, with nothing
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 import signal
 import sqlite3
@@ -22,7 +20,7 @@ import bench.cli.commands
 from bench import settings
 from bench.errors import BenchError, RegistryError
 from bench.models.redact import redact
-from bench.registry import Registry
+from bench.registry import Registry, import_modules
 from bench.results.atomic import written
 from bench.results.writable import disk_refused
 from bench.run.terminal import set_quiet, set_verbosity
@@ -98,11 +96,10 @@ def _command_names(application: typer.Typer) -> list[tuple[str, Any]]:
 
 
 def _register_commands() -> None:
-    for info in sorted(pkgutil.iter_modules(bench.cli.commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"bench.cli.commands.{info.name}")
+    for module in import_modules(bench.cli.commands.__name__):
         register = getattr(module, "register", None)
         if register is None:
-            raise RegistryError(f"bench/cli/commands/{info.name}.py: expected a function register(app), found none")
+            raise RegistryError(f"module {module.__name__}: expected a function register(app), found none")
         before = {id(part) for _, part in _command_names(app)}
         register(app)
         for name, part in _command_names(app):

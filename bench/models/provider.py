@@ -11,14 +11,12 @@ A provider offers what its models can do, each through the gateway (cache, budge
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bench.errors import ConfigError, RegistryError
 from bench.models.judge import LLMAnswerer, LLMJudge
-from bench.registry import Registry
+from bench.registry import Registry, import_modules
 from engram import Mem0PromptExtractor
 
 if TYPE_CHECKING:
@@ -101,12 +99,8 @@ class Provider:
 
 
 def _discover() -> None:
-    """Import every module of the providers package once, so their @register_provider decorators run (by name: the
-    package imports this module, so this module cannot import it)."""
-    package = importlib.import_module(PROVIDERS_PACKAGE)
-    for module in pkgutil.iter_modules(package.__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{PROVIDERS_PACKAGE}.{module.name}")
+    """Import every module of the providers package once, so their @register_provider decorators run."""
+    import_modules(PROVIDERS_PACKAGE)
 
 
 def _adopt(name: str, factory: Any) -> type[Provider]:

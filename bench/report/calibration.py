@@ -16,7 +16,6 @@ from bench.analysis.stats.calibration import (
     score_intervals,
 )
 from bench.analysis.stats.escalation import cost_error_curve, jev_alone_error
-from bench.report.catalog import TABLES, PaperContext
 from bench.report.inputs import ResultSet
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.tables import Table, TableBuilder
@@ -223,11 +222,3 @@ def _register_tradeoff(rs: ResultSet, numbers: Numbers) -> Table:
         "(inputs, not derivable from the published files); ε_L is assumed."
     )
     return t.table
-
-
-@TABLES.register("calibration")
-def calibration_tables(ctx: PaperContext) -> list[Table]:
-    """The calibration tables; the cells are kept for the reliability figure."""
-    cells, tables = register(ctx.results, ctx.numbers)
-    ctx.calibration = cells
-    return tables

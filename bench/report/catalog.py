@@ -2,9 +2,10 @@
 
 - A **table** is a function `(PaperContext) -> list[Table]`: it registers the numbers it prints in `ctx.numbers`
   (each with the result files it came from) and returns its tables, which cite numbers by id only. Built-in tables
-  register themselves with `@TABLES.register("name")` in their module (listed in `TABLE_MODULES`); an installed
-  package adds one through an entry point in group `engram_bench.tables` (see docs/examples/table/). A table's
-  module is imported only when a paper or `paper table NAME` uses it.
+  register themselves with `@TABLES.register("name")` in their module of bench/report/parts/ (found there: a new
+  table is a new module, no list is edited); an installed package adds one through an entry point in group
+  `engram_bench.tables` (see docs/examples/table/). A table's module is imported only when a paper or
+  `paper table NAME` uses it.
 - A **figure set** is a function `(PaperContext) -> list[FigureSpec]`: the figures a paper draws from its numbers.
 - A **paper** is a `PaperSpec`, declared in bench/report/papers.toml: which stack directory it reads, which tables (in order: a later table may cite a
   number an earlier one registered), which figure set, which list of printed numbers `paper check` compares, and
@@ -16,7 +17,6 @@ Every table a paper builds carries `registry_info` (kind "table", its name, and 
 
 from __future__ import annotations
 
-import importlib
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError, RegistryError
-from bench.registry import Registry
+from bench.registry import Registry, import_modules
 from bench.report.inputs import ARTICLE_NUMBERS, ResultSet
 from bench.report.numbers import Numbers
 from bench.report.tables import Table
@@ -50,8 +50,8 @@ class PaperContext:
 
     results: ResultSet
     numbers: Numbers
-    # bench.report.calibration.CalibrationCell items; typed loosely because that module imports this one (the
-    # report package has no import circle, not even for annotations: tests/paper/test_report_layers.py)
+    # bench.report.calibration.CalibrationCell items; typed loosely so that every table module may import the catalog
+    # (the report package has no import circle, not even for annotations: tests/paper/test_report_layers.py)
     calibration: list[Any] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
 
@@ -59,22 +59,11 @@ class PaperContext:
 TableFactory = Callable[[PaperContext], list[Table]]
 FigureSetFactory = Callable[[PaperContext], list[Any]]  # -> list[bench.report.figures.FigureSpec]
 
-# The modules that hold the built-in tables and figure sets; importing one runs its @register calls. Named as
-# strings and imported by `importlib` so that this module does not import them (they import it).
-TABLE_MODULES = (
-    "bench.report.dev",
-    "bench.report.heldout",
-    "bench.report.updates",
-    "bench.report.calibration",
-    "bench.report.v3.tables",
-    "bench.report.longmemeval",
-    "bench.report.figure_sets",
-)
-
 
 def _discover() -> None:
-    for module in TABLE_MODULES:
-        importlib.import_module(module)
+    """Import the built-in tables and figure sets: every module of bench.report.parts (by name: they import this
+    module, so this module cannot import them)."""
+    import_modules("bench.report.parts")
 
 
 def _adopt_table(name: str, factory: Any) -> TableFactory:

@@ -17,7 +17,6 @@ from bench.analysis.pairing import Pairing
 from bench.analysis.stats.bootstrap import paired_seed
 from bench.analysis.stats.intervals import ACCURACY_INTERVAL_NOTE, DIFFERENCE_INTERVAL_NOTE, accuracy_interval
 from bench.analysis.stats.mcnemar import mcnemar_exact_p
-from bench.report.catalog import TABLES, PaperContext
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.tables import Table, TableBuilder
@@ -371,9 +370,3 @@ def _perconv_table(rows: dict[str, HeldoutRow], convs: list[str], numbers: Numbe
                 t.num(f"{stem}.mcnemar_p"),
             )
     return t.table
-
-
-@TABLES.register("heldout")
-def heldout_tables(ctx: PaperContext) -> list[Table]:
-    """The held-out tables: accuracy by budget, per category, per conversation."""
-    return register(ctx.results, ctx.numbers)[1]

@@ -24,8 +24,6 @@ Systems never time model calls with the wall clock.
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +34,7 @@ from bench.errors import BenchError, ConfigError, RegistryError
 from bench.models.embeddings import shared_minilm
 from bench.models.providers import Models
 from bench.models.stacks import check_stack_name
-from bench.registry import Registry, attach_info
+from bench.registry import Registry, attach_info, import_modules
 
 if TYPE_CHECKING:  # imported for annotations only: these modules belong to other parts and may import heavily
     from bench.data.slices import SliceMessage, SliceQuestion
@@ -289,13 +287,8 @@ S = TypeVar("S", bound=type[System])
 
 
 def _discover() -> None:
-    """Import every module of this package once, so their @register_system decorators run (by name: the package
-    imports this module, so this module cannot import it)."""
-    package = importlib.import_module("bench.systems")
-
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.name != "base":
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    """Import every module of this package once, so their @register_system decorators run."""
+    import_modules("bench.systems", skip={"base"})
 
 
 def _adopt(name: str, factory: Any) -> type[System]:

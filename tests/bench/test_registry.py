@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import BenchError, ConfigError, RegistryError
-from bench.registry import ENTRY_POINT_GROUPS, Registry, RegistryInfo, registry_info
+from bench.registry import ENTRY_POINT_GROUPS, Registry, RegistryInfo, import_modules, registry_info
 
 
 class Kettle:
@@ -310,3 +310,34 @@ def test_one_file_imported_under_two_module_names_registers_one_part_but_another
     parts.add("almanac", load(tmp_path / "one.py", "tests_copy.one").Almanac)  # pytest's second name for a file
     with pytest.raises(RegistryError, match="registered twice"):
         parts.add("almanac", load(tmp_path / "other.py", "other").Almanac)
+
+
+# ------------------------------------------------------------------------------------------ built-in parts
+
+
+def test_a_new_module_in_a_parts_package_is_found_without_editing_a_list(site: Path) -> None:
+    shelf: Registry[type] = Registry("appliance", group=None, discover=lambda: import_modules("kitchen", skip={"base"}))
+    (site / "kitchen").mkdir()
+    (site / "kitchen" / "__init__.py").write_text("")
+    (site / "kitchen" / "base.py").write_text("raise AssertionError('the skipped module is imported')\n")
+    (site / "kitchen" / "_helpers.py").write_text("raise AssertionError('a private module is imported')\n")
+    register = "import sys\nclass Gadget: ...\nsys.modules['{0}'].SHELF.add('{1}', Gadget)\n"
+    (site / "kitchen" / "toaster.py").write_text(register.format(__name__, "toaster"))
+    (site / "kitchen" / "blender.py").write_text(register.format(__name__, "blender"))
+    globals()["SHELF"] = shelf
+    try:
+        assert shelf.names() == ["blender", "toaster"]
+        assert [m.__name__ for m in import_modules("kitchen", skip={"base"})] == ["kitchen.blender", "kitchen.toaster"]
+    finally:
+        del globals()["SHELF"]
+        for name in [m for m in sys.modules if m == "kitchen" or m.startswith("kitchen.")]:
+            del sys.modules[name]
+
+
+def test_every_module_of_the_report_parts_package_registers_a_table_or_figure_set() -> None:
+    from bench.report.catalog import FIGURE_SETS, TABLES
+
+    parts = [*(TABLES.get(n) for n in TABLES.names()), *(FIGURE_SETS.get(n) for n in FIGURE_SETS.names())]
+    registering = {part.__module__ for part in parts}
+    modules = {m.__name__ for m in import_modules("bench.report.parts")}
+    assert "bench.report.parts.v3_tables" in modules and modules <= registering, sorted(modules - registering)

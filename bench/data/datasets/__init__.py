@@ -19,17 +19,13 @@ is `single-hop`.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench.errors import DataError, RegistryError, ResultError
-from bench.registry import Registry
-
-if TYPE_CHECKING:
-    from bench.data.slices import Slice
+from bench.registry import Registry, import_modules
 
 __all__ = [
     "DATASETS",
@@ -73,7 +69,9 @@ class Dataset:
     description: str
     categories: tuple[Category, ...]
     slices: tuple[str, ...] = ()
-    build: Callable[[str], Slice] | str | None = field(default=None, compare=False, repr=False)
+    # -> bench.data.slices.Slice, named in words only: slices imports this module to find a slice's dataset, and the
+    # data package has no import circle, not even for annotations
+    build: Callable[[str], Any] | str | None = field(default=None, compare=False, repr=False)
     includes: tuple[str, ...] = ()
     numberings: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
     source: str = ""
@@ -157,16 +155,15 @@ class Dataset:
                 return True
         return False
 
-    def load(self, slice_name: str) -> Slice:
-        """Build one of this dataset's slices."""
+    def load(self, slice_name: str) -> Any:
+        """Build one of this dataset's slices (a `bench.data.slices.Slice`)."""
         build = self.build
         if build is None:
             raise DataError(f"slice {slice_name!r}: dataset {self.name} declares it but builds no slice")
         if isinstance(build, str):
             module, _, function = build.partition(":")
             build = getattr(importlib.import_module(module), function)
-        built: Slice = build(slice_name)
-        return built
+        return build(slice_name)
 
     def to_json(self) -> dict[str, Any]:
         """The declaration as JSON-able data (for `engram-bench slices --json` and the docs)."""
@@ -189,9 +186,7 @@ class Dataset:
 
 def _discover() -> None:
     """Import every module of this package once, so their register_dataset calls run."""
-    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
+    import_modules(__name__)
 
 
 def _adopt(name: str, factory: Any) -> Dataset:

@@ -7,9 +7,9 @@ numbers.json can cite them), and returns tables whose cells cite those numbers b
 `bench.analysis.pairing.Pairing`, the object `engram-bench compare` and the paper's own tables use.
 
 Installed as a package (pyproject.toml beside this file, group `engram_bench.tables`), it builds with
-`engram-bench paper table budget-gain --out DIR`; copied into bench/report/ with `@TABLES.register("budget-gain")`
-on the function and its module added to `bench.report.catalog.TABLE_MODULES`, it is a built-in table a paper's
-`PaperSpec.tables` can name.
+`engram-bench paper table budget-gain --out DIR`; copied into bench/report/parts/ with
+`@TABLES.register("budget-gain")` on the function (no list to edit: the catalog imports every module there), it is a
+built-in table a paper's `PaperSpec.tables` can name.
 """
 
 from __future__ import annotations

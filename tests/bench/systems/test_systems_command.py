@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -282,3 +284,37 @@ def test_a_name_shared_by_an_adapter_and_an_in_process_system_needs_no_guessing(
     assert _resolve("mem0", None, in_process=True) == ("mem0", {}, "system 'mem0'")
     code, _, err = _cli(["systems", "check", "no-such-memory"], monkeypatch, capsys)
     assert code == 2 and "no-such-memory" in err and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------------- `make adapters`
+
+
+def _make_adapters(folder: Path) -> list[str]:
+    shown = subprocess.run(
+        ["make", "-s", "--no-print-directory", "--eval", "show-adapters: ; @echo $(ADAPTERS)", "show-adapters"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return shown.stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
+def test_make_adapters_builds_every_adapter_that_asks_for_its_own_environment() -> None:
+    repo = Path(__file__).resolve().parents[3]
+    own_venv = [
+        name for name in adapter_names(repo / "systems") if load_adapter(name, repo / "systems").environment == "venv"
+    ]
+    assert "letta" in own_venv and "mem0" not in own_venv  # mem0's adapter runs in the project's environment
+    assert _make_adapters(repo) == sorted(own_venv)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
+def test_a_new_adapter_folder_joins_make_adapters_without_editing_the_makefile(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[3]
+    shutil.copy(repo / "Makefile", tmp_path / "Makefile")
+    for name, environment in (("zettel", "venv"), ("inproc", "project")):
+        (tmp_path / "systems" / name).mkdir(parents=True)
+        (tmp_path / "systems" / name / "adapter.toml").write_text(f'environment = "{environment}"\n')
+    assert _make_adapters(tmp_path) == ["zettel"]
