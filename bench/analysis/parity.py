@@ -8,15 +8,36 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from bench.analysis.categories import NUMBERING_LINE, describe_filter, split_adversarial, with_and_without_5
 from bench.analysis.stats import token_matched_k
 from bench.errors import ResultError
 
 if TYPE_CHECKING:
-    from bench.analysis.compare import ComparisonSide
+    import pandas as pd
+
     from bench.analysis.stats import TokenMatch
+    from bench.results.schema import Result
+
+
+class Side(Protocol):
+    """What the budget lines read of a side (`bench.analysis.compare.ComparisonSide` is one): declared here, not
+    imported, because compare prints these lines and so imports this module."""
+
+    @property
+    def spec(self) -> str: ...
+    @property
+    def results(self) -> tuple[Result, ...]: ...
+    @property
+    def answers(self) -> pd.DataFrame: ...
+    @property
+    def categories(self) -> frozenset[str] | None: ...
+    @property
+    def first(self) -> Result: ...
+
+
+S = TypeVar("S", bound=Side)
 
 # Two sides whose mean retrieved tokens differ by more than this share of the larger are not at budget parity.
 BUDGET_TOLERANCE = 0.10
@@ -37,7 +58,7 @@ class Budget:
         return f"{k}, {tokens}"
 
 
-def side_budget(side: ComparisonSide, question_ids: list[str] | None = None) -> Budget:
+def side_budget(side: Side, question_ids: list[str] | None = None) -> Budget:
     rows = side.answers if question_ids is None else side.answers.loc[question_ids]
     tokens = rows["retrieved_tokens"].dropna()
     return Budget(side.first.k, float(tokens.mean()) if len(tokens) else None, int(len(rows)))
@@ -51,7 +72,7 @@ def budget_gap(a: Budget, b: Budget) -> float | None:
     return abs(a.tokens - b.tokens) / larger if larger > 0 else 0.0
 
 
-def budget_lines(a: ComparisonSide, b: ComparisonSide, question_ids: list[str]) -> tuple[list[str], list[str]]:
+def budget_lines(a: Side, b: Side, question_ids: list[str]) -> tuple[list[str], list[str]]:
     """(the budget lines a comparison prints, its warnings) over the paired questions."""
     budget_a, budget_b = side_budget(a, question_ids), side_budget(b, question_ids)
     lines = [f"budget A: {budget_a.text()}", f"budget B: {budget_b.text()}"]
@@ -70,7 +91,7 @@ def budget_lines(a: ComparisonSide, b: ComparisonSide, question_ids: list[str]) 
     return lines, warnings
 
 
-def context_lines(a: ComparisonSide, b: ComparisonSide, gold_lines: list[str]) -> list[str]:
+def context_lines(a: Side, b: Side, gold_lines: list[str]) -> list[str]:
     """Which gold, which numbering and which categories; each side's accuracy with and without category 5."""
     lines = [*gold_lines, NUMBERING_LINE + f"; shown: {describe_filter(a.categories)}"]
     for name, side in (("A", a), ("B", b)):
@@ -83,7 +104,7 @@ def context_lines(a: ComparisonSide, b: ComparisonSide, gold_lines: list[str]) -
     return lines
 
 
-def match_tokens(reference: ComparisonSide, sweep: list[ComparisonSide]) -> tuple[ComparisonSide, TokenMatch]:
+def match_tokens(reference: Side, sweep: list[S]) -> tuple[S, TokenMatch]:
     """From a k-sweep of one arm (one side per k), the side whose mean retrieved tokens over the questions it
     shares with `reference` is closest to the reference's; refuses a sweep that mixes arms or stacks."""
     identities = {(s.first.arm, s.first.stack) for s in sweep}
@@ -91,7 +112,7 @@ def match_tokens(reference: ComparisonSide, sweep: list[ComparisonSide]) -> tupl
         raise ResultError(
             f"compare --match-tokens: expected a k-sweep of one arm and stack, found {sorted(identities)}"
         )
-    by_k: dict[int, ComparisonSide] = {}
+    by_k: dict[int, S] = {}
     for side in sweep:
         if side.first.k is None or side.first.k in by_k:
             raise ResultError(

@@ -29,7 +29,8 @@ from bench.data.audit import OFFICIAL, check_gold
 from bench.errors import ConfigError, ResultError
 from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
-from bench.models.judge import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS, judge_metric_for
+from bench.models.judge import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS
+from bench.models.provider import judge_metric_for
 from bench.models.providers import Models
 from bench.models.stacks import OFFLINE, build_stack
 from bench.results.schema import Provenance, Result, Source, read_result, tally_answers, tally_by_category, write_result

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from bench.models.judge import CORRECT, WRONG
@@ -21,20 +20,6 @@ from bench.models.judge import CORRECT, WRONG
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 JSON_ROLES = ("decide", "escalate", "llm_decider")
-
-
-def reply_text(provider: str, body: Mapping[str, Any]) -> str | None:
-    """The text of a chat reply (OpenAI's or Anthropic's shape); None when the body is neither (a stand-in's)."""
-    choices = body.get("choices")
-    if isinstance(choices, list):
-        message = (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
-        if message.get("tool_calls"):
-            return json.dumps(message["tool_calls"])  # a tool call is an answer in JSON
-        return str(message.get("content") or "")
-    content = body.get("content")
-    if provider == "anthropic" and isinstance(content, list):
-        return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
-    return None
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

@@ -36,9 +36,10 @@ from jinja2 import Template
 
 from bench.data import files as data
 from bench.errors import ConfigError, ExportError
+from bench.models.stacks import OFFLINE
 from bench.results.atomic import umask_mode, write_text
 from bench.results.gitinfo import head_commit
-from bench.results.schema import Answer, Result, iter_results
+from bench.results.schema import Answer, Result, is_standin_stack, iter_results
 from bench.run.arms import arm_label
 from bench.vocab import REPO_ROOT
 
@@ -227,8 +228,9 @@ def calibration_rows(raw: dict[str, Any]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------------- assembling
 
 
-# The two kinds of result a row can come from; each gets its own answers and runs split.
-PAPER, OFFLINE = "paper", "offline"
+# The two kinds of result a row can come from; each gets its own answers and runs split, the stand-in kind named
+# after the stack of stand-ins (bench.models.stacks.OFFLINE).
+PAPER = "paper"
 # What each provenance origin value means, for the card (an origin not listed here is shown as it is).
 ORIGIN_MEANINGS = {
     "engram-eval-v1 import": "the v1 article's published per-question results, converted to this schema",
@@ -238,8 +240,8 @@ ORIGIN_MEANINGS = {
 
 
 def result_kind(result: Result) -> str:
-    """ "offline" for a result any stand-in served or that ran on the offline stack, else "paper"."""
-    return OFFLINE if result.standins or result.stack == "offline" else PAPER
+    """ "offline" for a result any stand-in served or that ran on a stack of stand-ins only, else "paper"."""
+    return OFFLINE if result.standins or is_standin_stack(result.stack) else PAPER
 
 
 def _typed_table(rows: list[dict[str, Any]], features: datasets.Features) -> datasets.Dataset:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jinja2
 import numpy as np
@@ -50,8 +50,16 @@ from bench.registry import Registry
 from bench.vocab import PROMPTS_DIR, judge_metric
 
 if TYPE_CHECKING:
-    from bench.models.gateway import Gateway
     from engram import LLM, Embedder
+
+
+class Gateway(Protocol):
+    """What the stand-ins here need of `bench.models.gateway.Gateway`: one call, cached and replayed (its result has
+    `body`, `cost_usd`, `latency_ms` and `cached`). Declared, not imported: the gateway asks bench.models.provider
+    about providers, and that module builds its default answerer and judge from this one."""
+
+    def call(self, request: CallRequest, live: Callable[[CallRequest], LiveResponse]) -> Any: ...
+
 
 ANSWER_PROMPT_FILE = PROMPTS_DIR / "locomo_answer_prompt.txt"
 JUDGE_PROMPT_FILE = PROMPTS_DIR / "locomo_judge_prompt.txt"
@@ -434,7 +442,10 @@ class LexicalJudge:
 
 
 def judge_metric_for(models: Mapping[str, str], prompt: str = DEFAULT_JUDGE_PROMPT) -> str:
-    """The metric name of the judge the stack's `judge` role names with this prompt (without building it)."""
+    """The metric name of the judge the stack's `judge` role names with this prompt (without building it).
+
+    Superseded by `bench.models.provider.judge_metric_for`, which asks the judge's provider; kept only until
+    bench.run.runner calls that one (it is being rewritten on another branch), then to be deleted."""
     if models["judge"].startswith("offline/"):
         return LexicalJudge.metric
     return judge_metric(models["judge"], judge_prompt_id(prompt))

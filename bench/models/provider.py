@@ -11,22 +11,62 @@ A provider offers what its models can do, each through the gateway (cache, budge
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bench.errors import ConfigError, RegistryError
-from bench.models.judge import LLMAnswerer, LLMJudge
+from bench.models.judge import DEFAULT_JUDGE_PROMPT, LLMAnswerer, LLMJudge, judge_prompt_id
 from bench.registry import Registry, import_modules
+from bench.vocab import judge_metric
 from engram import Mem0PromptExtractor
 
 if TYPE_CHECKING:
-    from bench.models.gateway import Gateway
-    from bench.models.stacks import ProviderSettings
     from engram import LLM, DecisionBackend, Embedder, Extractor
 
 PROVIDERS_PACKAGE = "bench.models.providers"
 
 P = TypeVar("P", bound=type["Provider"])
+
+
+# What a stack file sets for a provider (`[providers.NAME]`, read by bench.models.stacks) and its prices: kept
+# with the provider, so the provider module imports no stack.
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost_usd(self, input_tokens: float, output_tokens: float) -> float:
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1_000_000
+
+
+FREE = Price(0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """A stack's settings for one provider; None = the provider's own default."""
+
+    base_url: str | None = None
+    concurrency: int | None = None
+    timeout_s: float | None = None
+    retries: int | None = None
+    max_retry_after_s: float | None = None
+    requests_per_second: float | None = None
+    paid: bool | None = None  # None: the provider's own default (every provider but `offline` is paid)
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    # What the server can take, for the gateway endpoint's translations (bench.models.endpoint.translate); None: OpenAI's
+    # behaviour. Declared here, never guessed from replies.
+    json_schema: bool | None = None  # false: response_format json_schema is sent as json_object with a schema
+    tools: bool | None = None  # false: tool calls are emulated with a schema over the offered tools
+    max_array_items: int | None = None  # set: arrays without maxItems in a schema sent upstream get this bound
+    max_string_length: int | None = None  # set: strings without maxLength in a schema sent upstream get this bound
+    repair_json: bool | None = None  # true: raw control characters inside returned JSON strings are escaped
+    default_max_tokens: int | None = None  # set: a request without max_tokens gets this many
 
 
 class Provider:
@@ -48,12 +88,29 @@ class Provider:
     # The largest reply body (JSON bytes) the gateway accepts from this provider; a larger one is refused and not
     # cached (a runaway or hostile server must not fill the cache, nor feed megabytes to scoring). None: no limit.
     max_reply_bytes: ClassVar[int | None] = 512 * 1024
+    # The server its SDK calls when a stack names no base URL, recorded so a result always names one ("": none).
+    default_base_url: ClassVar[str] = ""
+    # The installed distributions that make its calls, whose versions a result's provenance records.
+    packages: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, settings: ProviderSettings, gateway: Gateway, embedder: Callable[[], Embedder]) -> None:
+    # `gateway` is a bench.models.gateway.Gateway, typed loosely: the gateway asks this module what each provider is
+    # (a stand-in, its reply limit), and the models package has no import circle, not even for annotations.
+    def __init__(self, settings: ProviderSettings, gateway: Any, embedder: Callable[[], Embedder]) -> None:
         self.settings = settings
         self.gateway = gateway
         self.embedder = embedder
         self._closers: list[Any] = []
+
+    @classmethod
+    def reply_text(cls, body: Mapping[str, Any]) -> str | None:
+        """The text of one of its replies as the cache holds it (its reply shape); None when it has no text reply
+        shape (a decision service, a stand-in)."""
+        return None
+
+    @classmethod
+    def judge_metric(cls, model: str, prompt: str) -> str:
+        """The metric its model `model` judges under with the judge prompt `prompt` (e.g. judge:anthropic/...)."""
+        return judge_metric(f"{cls.name}/{model}", judge_prompt_id(prompt))
 
     @classmethod
     def check_model(cls, model: str, settings: ProviderSettings, where: str) -> None:
@@ -159,6 +216,38 @@ def is_unbilled(provider: str, endpoint: str) -> bool:
     """Whether `provider` bills nothing for `endpoint` whatever the model (`Provider.unbilled_endpoints`)."""
     cls = registered_class(provider)
     return cls is not None and endpoint in cls.unbilled_endpoints
+
+
+def reply_text(provider: str, body: Mapping[str, Any]) -> str | None:
+    """The text of a reply of `provider` (its class's `reply_text`); None for a name nobody registered."""
+    cls = registered_class(provider)
+    return cls.reply_text(body) if cls is not None else None
+
+
+def judge_metric_for(models: Mapping[str, str], prompt: str = DEFAULT_JUDGE_PROMPT) -> str:
+    """The metric name of the judge the `judge` role names (`provider/model`) with this prompt, as its provider
+    states it, without building the judge."""
+    provider, _, model = models["judge"].partition("/")
+    cls = registered_class(provider)
+    return (
+        cls.judge_metric(model, prompt) if cls is not None else judge_metric(models["judge"], judge_prompt_id(prompt))
+    )
+
+
+def default_base_url(provider: str) -> str:
+    """The server `provider`'s SDK calls when the stack names none (its class's `default_base_url`; "": none)."""
+    cls = registered_class(provider)
+    return cls.default_base_url if cls is not None else ""
+
+
+def provenance_packages(providers: Iterable[str]) -> tuple[str, ...]:
+    """The distributions whose versions a result's provenance records for the providers a run used (each class's
+    `packages`), once each, in the order first named."""
+    found: dict[str, None] = {}
+    for provider in providers:
+        cls = registered_class(provider)
+        found |= dict.fromkeys(cls.packages if cls is not None else ())
+    return tuple(found)
 
 
 def provider_names() -> list[str]:

@@ -29,12 +29,12 @@ import functools
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.errors import ConfigError
-from bench.models.provider import is_standin, provider_class, registered_class
+from bench.models.provider import FREE, Price, ProviderSettings, is_standin, provider_class, registered_class
 from bench.settings import STACKS as STACKS_DIR_ENV
 from bench.settings import stacks_dir_at_import
 from bench.vocab import REPO_ROOT, SHIPPED_STACKS_DIR
@@ -101,20 +101,6 @@ IMPORTED_STACK = "imported"  # result files from another run, with the models ea
 
 
 @dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def cost_usd(self, input_tokens: float, output_tokens: float) -> float:
-        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1_000_000
-
-
-FREE = Price(0.0, 0.0)
-
-
-@dataclass(frozen=True)
 class ModelRef:
     """One model of one provider: `provider/model` is its identity in stack files, arms and results."""
 
@@ -132,28 +118,6 @@ class ModelRef:
             )
         provider, model = text.split("/", 1)
         return cls(provider, model)
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    """A stack's settings for one provider; None = the provider's own default."""
-
-    base_url: str | None = None
-    concurrency: int | None = None
-    timeout_s: float | None = None
-    retries: int | None = None
-    max_retry_after_s: float | None = None
-    requests_per_second: float | None = None
-    paid: bool | None = None  # None: the provider's own default (every provider but `offline` is paid)
-    prices: Mapping[str, Price] = field(default_factory=dict)
-    # What the server can take, for the gateway endpoint's translations (bench.models.endpoint.translate); None: OpenAI's
-    # behaviour. Declared here, never guessed from replies.
-    json_schema: bool | None = None  # false: response_format json_schema is sent as json_object with a schema
-    tools: bool | None = None  # false: tool calls are emulated with a schema over the offered tools
-    max_array_items: int | None = None  # set: arrays without maxItems in a schema sent upstream get this bound
-    max_string_length: int | None = None  # set: strings without maxLength in a schema sent upstream get this bound
-    repair_json: bool | None = None  # true: raw control characters inside returned JSON strings are escaped
-    default_max_tokens: int | None = None  # set: a request without max_tokens gets this many
 
 
 _SETTING_TYPES: dict[str, tuple[type, ...]] = {

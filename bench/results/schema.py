@@ -25,7 +25,8 @@ from typing import Any
 from bench.data.datasets import CategoryCheck
 from bench.data.datasets.locomo import LOCOMO
 from bench.errors import ResultError
-from bench.models.stacks import RESULT_STACK_NAMES
+from bench.models.provider import is_standin
+from bench.models.stacks import RESULT_STACK_NAMES, load_stack_spec
 from bench.results.atomic import write_json
 
 SCHEMA_VERSION = 1
@@ -494,13 +495,14 @@ def _check_top(c: _Checker, r: Result) -> None:
     c.typed(r.updates, (dict,), "updates", "an object or null", nullable=True)
     if not isinstance(r.standins, list) or not all(isinstance(s, str) for s in r.standins):
         raise c.fail("standins", "a list of role names", r.standins)
-    if r.stack != "offline":
+    if not is_standin_stack(r.stack):
         # A stack that mixes real models with stand-ins (e.g. openai with the rules decider) lists exactly the roles
-        # an offline/* stand-in served; any other stack lists none.
-        served = sorted(role for role, model in r.models.items() if str(model).startswith("offline/"))
+        # a stand-in provider served; any other stack lists none. (The offline stack's older files name their
+        # models without a provider, so its list is not checked.)
+        served = sorted(_standin_roles(r.models))
         if sorted(r.standins) != served:
             raise c.fail(
-                "standins", f"the roles served by offline/* models on the {r.stack} stack, {served}", r.standins
+                "standins", f"the roles served by stand-in providers on the {r.stack} stack, {served}", r.standins
             )
     derived = tally_answers(r.answers)
     if r.accuracy != derived:
@@ -586,3 +588,14 @@ def result_files_of(specs: Iterable[str | Path]) -> list[Path]:
     for spec in specs:
         files += [f for f in result_files(spec) if f not in files]
     return files
+
+
+def _standin_roles(models: Mapping[str, Any]) -> set[str]:
+    """The roles whose `provider/model` names a stand-in provider."""
+    return {role for role, model in models.items() if is_standin(str(model).partition("/")[0])}
+
+
+@cache
+def is_standin_stack(stack: str) -> bool:
+    """Whether every role of `stack` is served by a stand-in provider (the offline stack)."""
+    return all(is_standin(ref.provider) for ref in load_stack_spec(stack).roles.values())

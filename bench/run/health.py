@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bench.analysis.replies import foreign_verdict, reply_text, verdict
+from bench.analysis.replies import foreign_verdict, verdict
 from bench.errors import UnhealthyRun
 from bench.models.cache import ENDPOINT_CALLER
-from bench.models.provider import is_standin
+from bench.models.provider import default_base_url, is_standin, reply_text
 
 BAD_SHARE = 0.5  # more than half of a role's replies unusable: the role did not work
 MIN_CALLS = 4  # fewer replies than this are too few to call a role broken
@@ -75,7 +75,10 @@ class RunHealth:
                 counts.empty += outcome == "empty"
                 counts.unreadable += outcome == "unreadable"
             if not standin and role not in self.servers:
-                server = {"provider": request.provider, "base_url": request.target or _default_server(request.provider)}
+                server = {
+                    "provider": request.provider,
+                    "base_url": request.target or default_base_url(request.provider),
+                }
                 reported = body.get("model")
                 if reported:
                     server["model_reported"] = str(reported)
@@ -129,11 +132,6 @@ def _asked_json(request_body: Mapping[str, Any], reply_body: Mapping[str, Any]) 
     tool call's "no tool, just this text" branch back into plain text (translation `tool_reply_as_text`)."""
     translations = (reply_body.get("x_engram_bench") or {}).get("translations") or []
     return "response_format" in request_body and "tool_reply_as_text" not in translations
-
-
-def _default_server(provider: str) -> str:
-    """The server a provider's SDK calls when the stack names none (recorded so a result always names one)."""
-    return {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}.get(provider, "")
 
 
 def stored_facts(store: Mapping[str, Any], pooled: bool) -> int | None:

@@ -13,7 +13,8 @@ from typing import Any
 
 from bench.analysis.scoring.names import LLM_FREE_METRICS
 from bench.analysis.scoring.score import llm_free_scores, metrics_block
-from bench.models.judge import LexicalJudge, judge_metric_for
+from bench.models.judge import LexicalJudge
+from bench.models.provider import judge_metric_for
 from bench.results.schema import Result
 from bench.vocab import JUDGE, evidence_recall_metric
 

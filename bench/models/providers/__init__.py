@@ -4,8 +4,9 @@ A stack names each role's model as `provider/model`; the provider name is looked
 `bench.registry.Registry`; installed packages add theirs under the entry point group `engram_bench.providers`).
 
 Adding a provider = one folder here plus one stack file (docs/examples/provider/). The folder `<name>/` holds:
-`__init__.py`, the `Provider` subclass decorated `@register_provider("<name>")` (whether it is paid, the key it
-needs, what its models can serve, its token counter); `client.py`, its calls, each through the gateway; `errors.py`,
+`__init__.py`, the `Provider` subclass decorated `@register_provider("<name>")` (its facts: whether it is paid,
+whether it is a stand-in, the key it needs, its default base URL, the shape of its replies, the packages a result's
+provenance records for it; and what its models can serve, its token counter); `client.py`, its calls, each through the gateway; `errors.py`,
 its SDK's exceptions mapped into the one provider error tree (`bench.errors`: unavailable, rate-limited, malformed
 reply, refused). Its prices are in the stack files that name it. Folders and modules here are discovered. The
 provider module imports no client: SDKs, the gateway and engram's models are imported when a role is built, so a
@@ -31,13 +32,17 @@ from bench.models.provider import (
     PROVIDERS,
     Provider,
     api_key_envs,
+    default_base_url,
     is_standin,
     is_unbilled,
+    judge_metric_for,
     plugin_records,
+    provenance_packages,
     provider_class,
     provider_names,
     register_provider,
     reply_limit,
+    reply_text,
     standin_providers,
 )
 from bench.models.stacks import ModelRef, ProviderSettings, load_stack_spec
@@ -49,13 +54,17 @@ __all__ = [
     "Models",
     "Provider",
     "api_key_envs",
+    "default_base_url",
     "is_standin",
     "is_unbilled",
+    "judge_metric_for",
     "plugin_records",
+    "provenance_packages",
     "provider_class",
     "provider_names",
     "register_provider",
     "reply_limit",
+    "reply_text",
     "standin_providers",
 ]
 

@@ -109,7 +109,7 @@ def test_malformed_files_name_the_field(tmp_path: Path, mutate, message: str) ->
 def test_the_paper_stack_cannot_carry_standins_and_nothing_is_written(tmp_path: Path) -> None:
     bad = replace(_result([_answer(0, "CORRECT")]), stack="paper")
     path = tmp_path / "paper.json"
-    with pytest.raises(ResultError, match=r"standins: expected the roles served by offline/\* models on the paper"):
+    with pytest.raises(ResultError, match="standins: expected the roles served by stand-in providers on the paper"):
         write_result(path, bad)
     assert not path.exists()
 
@@ -121,6 +121,6 @@ def test_a_mixed_stack_lists_exactly_the_roles_its_stand_ins_served(tmp_path: Pa
     write_result(tmp_path / "honest.json", honest)
     for claimed in ([], ["decide", "answer"]):
         hidden = replace(honest, standins=claimed)
-        with pytest.raises(ResultError, match="standins: expected the roles served by offline"):
+        with pytest.raises(ResultError, match="standins: expected the roles served by stand-in providers"):
             write_result(tmp_path / "hidden.json", hidden)
     assert not (tmp_path / "hidden.json").exists()

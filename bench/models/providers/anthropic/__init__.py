@@ -3,6 +3,7 @@ token-count endpoint as a token counter. Key: $ANTHROPIC_API_KEY; base URL: $ANT
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.models.providers import Provider, register_provider
@@ -17,7 +18,17 @@ class AnthropicProvider(Provider):
     key_env = "ANTHROPIC_API_KEY"
     unbilled_endpoints = frozenset({"count_tokens"})  # Anthropic does not bill token counting
     description = "Anthropic Messages API (Claude), token counting via its count endpoint"
+    default_base_url = "https://api.anthropic.com"
+    packages = ("anthropic", "httpx")  # the SDK sends over httpx
     _llm: Any = None
+
+    @classmethod
+    def reply_text(cls, body: Mapping[str, Any]) -> str | None:
+        """A Messages reply's text blocks joined; None for a body of another shape."""
+        content = body.get("content")
+        if not isinstance(content, list):
+            return None
+        return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
 
     def chat(self, model: str) -> LLM:
         if self._llm is None:

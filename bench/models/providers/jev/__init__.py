@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 class JevProvider(Provider):
     key_env = "TYPESAFE_API_KEY"
     description = "TypeSafe Jev typed decisions (/v1/systemone)"
+    packages = ("httpx",)  # the client sends over httpx
 
     def decider(self, model: str) -> DecisionBackend:
         # local import: the client loads httpx (run extra) and the gateway; stacks validate without them

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.errors import ConfigError
 from bench.models.cache import OFFLINE_PROVIDER
+from bench.models.judge import LexicalJudge
 from bench.models.providers import Provider, register_provider
 from bench.models.stacks import ProviderSettings
 from engram import RulesExtractor
@@ -40,6 +41,11 @@ class OfflineProvider(Provider):
     standin = True
     max_reply_bytes = None  # the stand-ins run in this process: nothing to guard against
     description = "local deterministic stand-ins (labelled as such), $0, no key"
+
+    @classmethod
+    def judge_metric(cls, model: str, prompt: str) -> str:
+        """Its one judge, the lexical stand-in, judges by its rules revision whatever the prompt names."""
+        return LexicalJudge.metric
 
     @classmethod
     def check_model(cls, model: str, settings: ProviderSettings, where: str) -> None:

@@ -10,8 +10,10 @@ installed and knows it, else a declared approximate counter (`bench.models.token
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import ConfigError
@@ -39,7 +41,21 @@ class OpenAIProvider(Provider):
     description = (
         "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, ollama); tiktoken or approximate counts"
     )
+    default_base_url = "https://api.openai.com/v1"
+    packages = ("openai", "httpx")  # the SDK sends over httpx
     _llm: Any = None
+
+    @classmethod
+    def reply_text(cls, body: Mapping[str, Any]) -> str | None:
+        """A chat completion's first message: its text, or its tool calls as JSON (a tool call is an answer in
+        JSON); None for a body of another shape."""
+        choices = body.get("choices")
+        if not isinstance(choices, list):
+            return None
+        message = (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
+        if message.get("tool_calls"):
+            return json.dumps(message["tool_calls"])
+        return str(message.get("content") or "")
 
     @classmethod
     def check_model(cls, model: str, settings: ProviderSettings, where: str) -> None:
