@@ -59,12 +59,14 @@ $(ANALYSIS_VENV)/.installed: pyproject.toml requirements.lock
 # adapters' tests (the contract against a schema-valid fake server, or for Letta a fake Letta server; the shipped
 # SmolLM2 replay; with the `local` extra a record on the real server replayed with it stopped; the MCP servers' own
 # runs) instead of skipping them. .ci/run builds them. The list is every systems/NAME/adapter.toml that asks for its
-# own environment (environment = "venv"): a new adapter folder is built without editing this file.
-ADAPTERS := $(sort $(patsubst systems/%/adapter.toml,%,$(shell grep -lE '^environment *= *.venv.' systems/*/adapter.toml)))
+# own environment (environment = "venv" or "npm"): a new adapter folder is built without editing this file, and
+# rebuilt when its pins change.
+ADAPTERS := $(sort $(patsubst systems/%/adapter.toml,%,$(shell grep -lE '^environment *= *.(venv|npm).' systems/*/adapter.toml)))
 adapters: export ENGRAM_TORCH_INDEX := $(TORCH_INDEX)
 adapters: $(foreach a,$(ADAPTERS),.venvs/$(a)/.installed)
 
-.venvs/%/.installed: systems/%/requirements.txt $(STAMP)
+.SECONDEXPANSION:
+.venvs/%/.installed: systems/%/adapter.toml $$(wildcard systems/$$*/requirements.txt systems/$$*/package-lock.json) $(STAMP)
 	$(BIN)/engram-bench systems install $*
 	@touch $@
 

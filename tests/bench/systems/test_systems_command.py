@@ -304,7 +304,9 @@ def _make_adapters(folder: Path) -> list[str]:
 def test_make_adapters_builds_every_adapter_that_asks_for_its_own_environment() -> None:
     repo = Path(__file__).resolve().parents[3]
     own_venv = [
-        name for name in adapter_names(repo / "systems") if load_adapter(name, repo / "systems").environment == "venv"
+        name
+        for name in adapter_names(repo / "systems")
+        if load_adapter(name, repo / "systems").environment in ("venv", "npm")
     ]
     assert "letta" in own_venv and "mem0" not in own_venv  # mem0's adapter runs in the project's environment
     assert _make_adapters(repo) == sorted(own_venv)
@@ -314,7 +316,7 @@ def test_make_adapters_builds_every_adapter_that_asks_for_its_own_environment() 
 def test_a_new_adapter_folder_joins_make_adapters_without_editing_the_makefile(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parents[3]
     shutil.copy(repo / "Makefile", tmp_path / "Makefile")
-    for name, environment in (("zettel", "venv"), ("inproc", "project")):
+    for name, environment in (("zettel", "venv"), ("inproc", "project"), ("nodemem", "npm")):
         (tmp_path / "systems" / name).mkdir(parents=True)
         (tmp_path / "systems" / name / "adapter.toml").write_text(f'environment = "{environment}"\n')
-    assert _make_adapters(tmp_path) == ["zettel"]
+    assert _make_adapters(tmp_path) == ["nodemem", "zettel"]
