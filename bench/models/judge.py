@@ -441,16 +441,6 @@ class LexicalJudge:
 # The judge a stack names (built by `bench.models.providers.Models.judge`)
 
 
-def judge_metric_for(models: Mapping[str, str], prompt: str = DEFAULT_JUDGE_PROMPT) -> str:
-    """The metric name of the judge the stack's `judge` role names with this prompt (without building it).
-
-    Superseded by `bench.models.provider.judge_metric_for`, which asks the judge's provider; kept only until
-    bench.run.runner calls that one (it is being rewritten on another branch), then to be deleted."""
-    if models["judge"].startswith("offline/"):
-        return LexicalJudge.metric
-    return judge_metric(models["judge"], judge_prompt_id(prompt))
-
-
 def check_standin_judge_prompt(prompt: str) -> None:
     """The lexical stand-in has no prompt: any prompt but the default is refused."""
     judge_prompt_file(prompt)

@@ -16,6 +16,7 @@ from bench.models import judge, longmemeval_judge, tokens
 from bench.models.budget import RunLabels
 from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway, check_mode
+from bench.models.provider import judge_metric_for
 from bench.models.providers import Models
 from bench.models.stacks import Stack
 from bench.results.schema import Answer
@@ -226,7 +227,7 @@ def _answer_one(
 
 def result_metrics(stack: Stack, k: int | None) -> dict[str, Any]:
     """The `metrics` block of a run's result: the LLM-free metrics, the stack's judge, evidence recall at k."""
-    judge_name = judge.judge_metric_for(stack.models)
+    judge_name = judge_metric_for(stack.models)
     return scoring.metrics_block(judge_name, scoring.evidence_recall_metric(k))
 
 

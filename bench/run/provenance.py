@@ -15,7 +15,7 @@ from typing import Any
 from bench.data import files as data
 from bench.models import judge
 from bench.models.cache import write_keys_file
-from bench.models.providers import is_standin, plugin_records
+from bench.models.providers import is_standin, plugin_records, provenance_packages
 from bench.results.gitinfo import git_state
 from bench.results.schema import Calls, Provenance, Result, Source, result_from_dict, write_result
 from bench.results.trace import Trace, referenced_messages, trace_name, write_trace
@@ -27,10 +27,11 @@ from bench.run.request import RunRequest, RunServices
 from bench.systems.base import plugin_record
 from bench.vocab import REPO_ROOT
 
+# The harness's own and the memory systems' packages; a provider's SDK is named by its provider class
+# (bench.models.provider.provenance_packages), so a new provider records its packages without an edit here.
 PACKAGES = (
     "engram-bench",
     "mem0ai",
-    "anthropic",
     "qdrant-client",
     "sentence-transformers",
     "torch",
@@ -105,7 +106,7 @@ def _provenance(unit: PlanUnit, services: RunServices) -> Provenance:
         dataset_sha256=the_slice.dataset_sha256,
         arm_hash=arm.hash,
         cache_subset_sha256=_subset_sha(services),
-        packages=_package_versions(),
+        packages=_package_versions(provider_names_of(stack.models)),
         sources=sources,
     )
 
@@ -121,9 +122,14 @@ def _subset_sha(services: RunServices) -> str | None:
     return ",".join(shas)
 
 
-def _package_versions() -> dict[str, str]:
+def provider_names_of(models: Mapping[str, str]) -> list[str]:
+    """The providers behind a stack's roles (`provider/model` -> provider), once each, in role order."""
+    return list(dict.fromkeys(model.partition("/")[0] for model in models.values()))
+
+
+def _package_versions(providers: Sequence[str]) -> dict[str, str]:
     versions = {}
-    for name in PACKAGES:
+    for name in (*PACKAGES, *provenance_packages(providers)):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
