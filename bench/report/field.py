@@ -184,7 +184,10 @@ def gather(repo: Path, specs: Sequence[str] = (), peer_root: Path | None = None)
 
 
 def default_peer_root() -> Path:
-    return Path(os.environ.get("ENGRAM_PEER_FILES", "/work/peer-files"))
+    """Where the real published files of data/peer-files.toml are looked for: $ENGRAM_PEER_FILES, else the user's
+    cache folder (they are not shipped, so each machine keeps its own copy, laid out as <repo>/<path>)."""
+    told = os.environ.get("ENGRAM_PEER_FILES")
+    return Path(told) if told else Path.home() / ".cache" / "engram-bench" / "peer-files"
 
 
 # ----------------------------------------------------------------------------------------------------- scoring

@@ -25,7 +25,7 @@ def field(
     peer_files: Path = typer.Option(
         None,
         "--peer-files",
-        help="Where the real files of data/peer-files.toml are (default $ENGRAM_PEER_FILES or /work/peer-files).",
+        help="Where the real files of data/peer-files.toml are (default $ENGRAM_PEER_FILES or ~/.cache/engram-bench/peer-files).",
     ),
 ) -> None:
     """Every imported run, the shipped audit file, the real published files present and our results/v1 and

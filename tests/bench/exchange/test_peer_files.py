@@ -5,13 +5,13 @@ states, or is refused in one line saying why."""
 from __future__ import annotations
 
 import hashlib
-import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.report.field import default_peer_root
 from bench.results.schema import read_result
 from tests.bench.analysis.test_compare import run_cli
 from tests.conftest import REPO_ROOT
@@ -21,7 +21,7 @@ ENTRIES: list[dict[str, Any]] = tomllib.loads(MANIFEST.read_text(encoding="utf-8
 
 
 def _real_file(entry: dict[str, Any]) -> Path:
-    root = Path(os.environ.get("ENGRAM_PEER_FILES", "/work/peer-files"))
+    root = default_peer_root()
     path = root / entry["repo"] / entry["path"]
     if not path.is_file():
         pytest.skip(
