@@ -42,7 +42,8 @@ that says what went wrong; a new error belongs in this tree, under the branch it
     │   ├── QuestionSetMismatch two results to pair do not ask the same questions
     │   └── TraceError          a trace sidecar is missing, unparsable or not in the trace schema
     ├── SystemFailed            a memory system under test failed: unreachable, crashed, too slow, or broke the protocol
-    │   └── IsolationLeak       one conversation's memory came back when retrieving for another
+    │   ├── IsolationLeak       one conversation's memory came back when retrieving for another
+    │   └── ToolRefused         an MCP tool answered isError (a duplicate, a missing folder): counted, not a stop
     ├── GitError                git failed, or is missing, where provenance or the held-out guard needs it
     ├── GridError               a grid cannot start: its executor is missing, or a Ray address does not answer
     ├── HeldoutRefused          the held-out guard said no (wrong commit, modified tree, would overwrite)
@@ -108,6 +109,7 @@ __all__ = [
     "SpendNotConfirmed",
     "SystemFailed",
     "IsolationLeak",
+    "ToolRefused",
 ]
 
 
@@ -292,6 +294,11 @@ class SystemFailed(BenchError):
 
 class IsolationLeak(SystemFailed):
     """The isolation canary came back: a marker written under one namespace was retrieved for another."""
+
+
+class ToolRefused(SystemFailed):
+    """An MCP tool answered with isError: a refusal (a duplicate, a missing folder), which the caller may count as a
+    refused write instead of stopping the run."""
 
 
 class GitError(BenchError):

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from bench.errors import ConfigError, IsolationLeak, SystemFailed
+from bench.errors import ConfigError, IsolationLeak, SystemFailed, ToolRefused
 from bench.systems.adapters import venvs_dir
 from bench.systems.base import RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 from bench.systems.http_system import DATA_DIR_NAME, PROBE_K, Canary, endpoint_env, store_stats
@@ -484,10 +484,6 @@ def announce(label: str, tools: ToolPlan) -> None:
     if line not in _ANNOUNCED:
         _ANNOUNCED.add(line)
         print(line, flush=True)
-
-
-class ToolRefused(SystemFailed):
-    """A tool answered with isError: a refusal (a duplicate, a missing folder), which the caller may count."""
 
 
 def _said(result: Any) -> str:
