@@ -65,9 +65,14 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/health":
             self._send(Reply(200, {"status": "ok"}))
         elif path in POST_PATHS:
-            self._send(_wrong_method("GET", path))
+            self._send(_wrong_method(self.command, path))
         else:
             self._send(_not_found(path))
+
+    def do_HEAD(self) -> None:
+        """What a GET would answer, headers only (HTTP gives HEAD no body; the standard library would send an HTML
+        501 page)."""
+        self.do_GET()
 
     def do_POST(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
@@ -140,7 +145,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not reply.retry:
             self.send_header("x-should-retry", "false")  # OpenAI's SDKs would otherwise retry a 5xx
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     def log_message(self, *args: object) -> None:  # requests are counted by the service, not logged per line
         pass

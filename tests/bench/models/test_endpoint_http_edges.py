@@ -57,6 +57,19 @@ def test_get_on_a_post_route_and_post_on_a_get_route_say_which_method_is_expecte
     assert status == 404 and "no route" in body["error"]["message"]
 
 
+def test_head_answers_what_get_would_with_headers_only(endpoint: EndpointHandle) -> None:
+    for path, expected in (("/health", 200), ("/v1/models", 200), ("/v1/chat/completions", 405), ("/v1/nope", 404)):
+        connection = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=10)
+        try:
+            connection.request("HEAD", path)
+            reply = connection.getresponse()
+            assert (reply.status, reply.getheader("Content-Type")) == (expected, "application/json"), path
+            assert reply.read() == b""  # a body after a HEAD reply would be read as the next response
+            assert int(reply.getheader("Content-Length") or 0) > 0
+        finally:
+            connection.close()
+
+
 def test_a_chunked_body_is_read_like_a_sized_one(endpoint: EndpointHandle) -> None:
     request = json.dumps({"model": "engram-bench/embed", "input": ["the kettle is on", "rain again"]}).encode()
     chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (request[:17], request[17:])) + b"0\r\n\r\n"
