@@ -41,7 +41,8 @@ def listing() -> list[dict[str, Any]]:
         except ConfigError as exc:  # an installed package's entry point that fails to load: listed, not fatal
             rows.append(_row(name, "in-process", str(exc), "(its package does not load)", f'system = "{name}"'))
             continue
-        doc = (cls.__doc__ or sys.modules[cls.__module__].__doc__ or cls.__module__).strip().splitlines()[0]
+        module = sys.modules.get(cls.__module__)  # a part registered from a file outside any package may have none
+        doc = (cls.__doc__ or (module.__doc__ if module else None) or cls.__module__).strip().splitlines()[0]
         rows.append(_row(name, "in-process", None, doc, f'system = "{name}"'))
     for name in adapter_names():
         try:

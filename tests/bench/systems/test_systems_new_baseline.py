@@ -5,25 +5,38 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from bench.run.runner import run_arm
 from bench.systems import get_system
+from bench.systems.base import SYSTEMS
 from tests.bench.run_args import run_args
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "new_baseline"
 
 
-def _register_example() -> None:
-    """What dropping the file into bench/systems/ does: importing it runs its @register_system."""
-    spec = importlib.util.spec_from_file_location("bench.systems.recent_turns", EXAMPLE / "recent_turns.py")
+@pytest.fixture
+def example_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """What dropping the file into bench/systems/ does: importing it runs its @register_system. The module and its
+    registration last only for this test: left behind, the registry named a module missing from sys.modules, and
+    `systems list` run later in the same worker process failed on it."""
+    name = "bench.systems.recent_turns"
+    spec = importlib.util.spec_from_file_location(name, EXAMPLE / "recent_turns.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
     spec.loader.exec_module(module)
+    yield
+    SYSTEMS.remove("recent-turns")
 
 
-def test_the_example_baseline_runs_on_the_dev_slice_from_one_module_and_one_toml(tmp_path: Path) -> None:
-    _register_example()
+def test_the_example_baseline_runs_on_the_dev_slice_from_one_module_and_one_toml(
+    tmp_path: Path, example_registered: None
+) -> None:
     assert get_system("recent-turns").name == "recent-turns"
     arms = tmp_path / "arms"
     arms.mkdir()
