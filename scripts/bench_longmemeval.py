@@ -21,19 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_concurrency import machine  # the CPU model and load average, as every script reports them
+
 REPO = Path(__file__).resolve().parents[1]
 ANCHOR = "raw-turn-rag"
-
-
-def machine() -> tuple[str, str]:
-    model = "unknown CPU"
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return model, " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def measure(root: Path, arm: str, slice_name: str) -> tuple[float, int]:
