@@ -29,6 +29,7 @@ from bench.analysis.stats import (
 )
 from bench.data.audit import OFFICIAL, Errata
 from bench.errors import ResultError
+from bench.models.provider import shown_model
 from bench.results.schema import Result, read_result, result_files
 from bench.systems.base import roles_used
 from bench.vocab import ingested_data
@@ -234,7 +235,7 @@ def stack_warnings(a: ComparisonSide, b: ComparisonSide) -> list[str]:
     used = _used_by_both(a.first, b.first)
     roles = sorted(set(a.first.models) & set(b.first.models) & used)
     differing = [
-        f"{role}: {a.first.models[role]} vs {b.first.models[role]}"
+        f"{role}: {shown_model(a.first.models[role])} vs {shown_model(b.first.models[role])}"
         for role in roles
         if not same_model(a.first.models[role], b.first.models[role])
     ]
@@ -265,9 +266,8 @@ def _describe_side(name: str, side: ComparisonSide, correct: pd.Series) -> list[
     tokens = side.answers.loc[correct.index, "retrieved_tokens"].dropna()
     token_text = f", {tokens.mean():.0f} retrieved tokens/q" if len(tokens) else ""
     used = _used(first)
-    models = ", ".join(f"{role}={model}" for role, model in sorted(first.models.items()) if role in used) or (
-        "none recorded"
-    )
+    shown = [f"{role}={shown_model(model)}" for role, model in sorted(first.models.items()) if role in used]
+    models = ", ".join(shown) or "none recorded"
     standins = ", ".join(role for role in first.standins if role in used) or "none"
     return [
         f"{name}: {side.label}  ({len(side.files)} file{'s' if len(side.files) != 1 else ''}; "

@@ -20,6 +20,7 @@ from statistics import mean
 from typing import Any
 
 from bench.data.longmemeval import QUESTION_TYPES, is_abstention, session_of
+from bench.models.provider import shown_model
 from bench.results.schema import Answer, Result
 
 SLICE_PREFIX = "longmemeval:"
@@ -99,8 +100,9 @@ def report(answers: Sequence[Answer]) -> Report:
 def judge_note(result: Result) -> str:
     """Who labelled the answers: the stand-in is named as one."""
     if "judge" in result.standins:
-        return f"judged by the offline stand-in {result.models.get('judge', 'lexical judge')}, not LongMemEval's judge"
-    return f"judged by {result.models.get('judge', '?')} with LongMemEval's templates and 'yes' rule"
+        judge = shown_model(result.models["judge"]) if "judge" in result.models else "lexical judge"
+        return f"judged by the offline stand-in {judge}, not LongMemEval's judge"
+    return f"judged by {shown_model(result.models.get('judge', '?'))} with LongMemEval's templates and 'yes' rule"
 
 
 def _pct(value: float | None) -> str:

@@ -23,6 +23,7 @@ from bench.analysis.pairing import GradedComparison, Pairing
 from bench.analysis.scoring.names import EVIDENCE_RECALL
 from bench.analysis.scoring.values import MetricChoice, answer_value, check_carries, metric_entry
 from bench.analysis.stats import paired_seed
+from bench.models.provider import shown_model
 
 
 def metric_values(side: ComparisonSide, choice: MetricChoice, include_unscored: bool) -> pd.Series:
@@ -165,7 +166,8 @@ def _answer_texts(side: ComparisonSide, include_unscored: bool) -> dict[str, str
 
 def _judge_names(side: ComparisonSide) -> str:
     names = sorted({n for r in side.results for n in r.metrics if n.startswith("judge:")})
-    return ", ".join(names) or f"judge model {side.first.models.get('judge', 'unrecorded')}"
+    judge = side.first.models.get("judge")
+    return ", ".join(names) or f"judge model {shown_model(judge) if judge else 'unrecorded'}"
 
 
 def judge_agreement(a: ComparisonSide, b: ComparisonSide, include_unscored: bool) -> JudgeAgreement | None:

@@ -117,6 +117,12 @@ class Provider:
         """Refuse a model this provider cannot serve (called when a stack or an arm names it)."""
 
     @classmethod
+    def model_name(cls, model: str) -> tuple[str, str | None]:
+        """The name a stack writes for the model a result records as `model`, and its version when the recorded id
+        carries one apart from that name (a stand-in's); a model whose id is its name: (model, None)."""
+        return model, None
+
+    @classmethod
     def check_ready(cls, settings: ProviderSettings, where: str) -> None:
         """Refuse settings this provider cannot run with here (called when a run's stack is built, before anything
         is written or sent; unlike `check_model` it may read the environment, e.g. a base URL variable)."""
@@ -205,6 +211,27 @@ def is_standin(provider: str) -> bool:
     computed here, for $0, by a labelled stand-in". A name that is not registered is not a stand-in."""
     cls = registered_class(provider)
     return cls is not None and cls.standin
+
+
+def shown_model(recorded: str) -> str:
+    """A result's model as every screen names it: `provider/name`, the name a stack writes, with a stand-in's version
+    beside it (`offline/rules-standin-v9` is shown `offline/rules-decider (stand-in v9)`). An older offline file
+    records a stand-in's id without its provider (`rules-standin-v1`); it is named by the stand-in provider whose id
+    it is. A model of a provider nobody registered is shown as recorded."""
+    provider, slash, model = recorded.partition("/")
+    if not slash:
+        provider, model = "", recorded
+    for name in [provider] if provider else standin_providers():
+        cls = registered_class(name)
+        if cls is None:
+            continue
+        shown, version = cls.model_name(model)
+        if version is None:
+            if provider:
+                return f"{name}/{shown}"
+            continue
+        return f"{name}/{shown} ({'stand-in ' if cls.standin else ''}{version})"
+    return recorded
 
 
 def standin_providers() -> list[str]:

@@ -23,6 +23,7 @@ from markupsafe import Markup
 from bench.analysis import longmemeval
 from bench.data.audit import OFFICIAL
 from bench.errors import ResultError
+from bench.models.provider import shown_model
 from bench.results.atomic import write_text
 from bench.results.schema import iter_results
 from bench.view.model import (
@@ -156,7 +157,7 @@ def _items_for_view(items: dict[str, dict[str, Any]], option_sets: _OptionSets) 
         shown[item_id] = {
             **item,
             "decisions": [_decision_row(d, option_sets) for d in decisions],
-            "models": sorted({d["model"] for d in decisions if d.get("model")}),
+            "models": sorted({shown_model(d["model"]) for d in decisions if d.get("model")}),
         }
     return shown
 
@@ -244,6 +245,7 @@ def _side_header(side: Side) -> dict[str, Any]:
         "provenance": asdict(r.provenance),
         "headline": headline(r),
         "standins": list(r.standins),
+        "models": {role: shown_model(model) for role, model in sorted(r.models.items())},
         "trace_note": trace_missing_reason(side),
         # LongMemEval's own report (task-averaged, abstention, session recall); its stand-in judge named in it
         "longmemeval": longmemeval.summary_lines(r) if longmemeval.is_longmemeval(r) else [],

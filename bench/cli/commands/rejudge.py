@@ -8,6 +8,7 @@ import typer
 
 from bench.analysis.rejudge import judge_bills, judge_choice, judge_entry, rejudge_files
 from bench.errors import ResultError
+from bench.models.provider import shown_model
 from bench.results.schema import result_files_of
 from bench.results.writable import check_folder
 from bench.vocab import RUNS_DIR
@@ -40,7 +41,7 @@ def rejudge(
     written = rejudge_files(files, choice, out, mode, gold)
     for target, result in written:
         typer.echo(
-            f"{target}: {result.accuracy.correct}/{result.accuracy.n} correct, judged by {result.models['judge']} "
+            f"{target}: {result.accuracy.correct}/{result.accuracy.n} correct, judged by {shown_model(result.models['judge'])} "
             f"against the {gold} gold"
         )
     if written:

@@ -279,11 +279,18 @@ def test_a_fresh_raw_turn_rag_run_and_its_committed_result_have_the_same_models(
     assert "MODELS DIFFER" not in out and "STAND-INS DIFFER" not in out
     assert "models: the same in every role both call (answer, count_tokens, judge)" in out
     assert "extract=" not in out and "offline stand-ins: answer, count_tokens, judge\n" in out
+    # one name per model: the fresh file's `offline/local-token-counter-standin-v1` and the committed file's
+    # `local-token-counter-standin-v1` are both shown by the stack's name, with the version that ran
+    assert out.count("count_tokens=offline/wordpiece-counter (stand-in v1)") == 2
+    assert "standin-v1," not in out and "standin-v1;" not in out
 
     # A role both call, answered by another model, is still named.
     other = tmp_path / "other"
     other.mkdir()
     changed = _rerun_of(committed, other, fresh | {"answer": "offline/extractive-answerer-standin-v2"})
     code, out, _ = run_cli(["compare", str(changed), str(committed)], capsys, monkeypatch)
-    assert "MODELS DIFFER: answer: offline/extractive-answerer-standin-v2 vs extractive-answerer-standin-v1" in out
+    assert (
+        "MODELS DIFFER: answer: offline/extractive-answerer (stand-in v2) vs offline/extractive-answerer (stand-in v1)"
+        in out
+    )
     assert "decide" not in out.split("\n", 2)[1]

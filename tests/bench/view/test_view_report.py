@@ -60,6 +60,11 @@ def test_an_offline_result_is_labelled_as_stand_ins_and_its_lines_are_embedded_o
     assert sorted(payload["strings"]) == sorted(set(shown))  # each distinct line once
     rebuilt = [payload["strings"][cell[0]] for row in payload["rows"] for cell in row["s"][0]["l"]]
     assert rebuilt == shown
+    # each model by the name its stack writes, with the stand-in version that ran (the file records the counter as
+    # offline/local-token-counter-standin-v1 and the decider as offline/rules-standin-v9)
+    assert "count_tokens=offline/wordpiece-counter (stand-in v1)" in html
+    assert "decide=offline/rules-decider (stand-in v9)" in html
+    assert "local-token-counter" not in html
 
 
 def test_a_traced_engram_result_carries_decisions_and_the_superseded_chain(traced_engram: Path, tmp_path) -> None:
@@ -75,6 +80,9 @@ def test_a_traced_engram_result_carries_decisions_and_the_superseded_chain(trace
     closer = items[closed[0]["fact"]["closed_by"]]
     assert closed[0]["fact"]["id"] in closer["superseded"]
     assert payload["turns"]["conv-26"]["T:1"]["text"] == "I live in Paris."
+    # a decision's model (the trace records the decider's id, rules-standin-vN) by its stand-in's one name
+    deciders = {model for item in items.values() for model in item["models"]}
+    assert deciders and all(m.startswith("offline/rules-decider (stand-in v") for m in deciders), deciders
 
 
 def test_html_in_the_data_cannot_break_out_of_the_page() -> None:

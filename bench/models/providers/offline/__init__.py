@@ -1,6 +1,13 @@
 """The `offline` provider: local, deterministic stand-ins for every role ($0, no key), served through the gateway
 and the cache exactly like paid models. Each stand-in is labelled as one wherever a result shows it, and its model id
-(`rules-standin-v5`, ...) comes from the stand-in object itself, so a result names the version that really ran.
+(`rules-standin-v9`, ...) comes from the stand-in object itself, so a result names the version that really ran.
+
+One name per stand-in: the name a stack writes (`offline/rules-decider`). The id a result records is the one the
+stand-in's code answers under, which is also the model in its calls' cache keys (`rules-standin-v9`); two of those
+ids do not start with the name (the counter's and the decider's). Renaming the ids would change every key of the
+shipped cache subsets and the models of every committed offline result, so the ids stay and every screen shows a
+recorded id by its stand-in's name with the version beside it (`OfflineProvider.model_name`, from `STANDINS`):
+`offline/rules-decider (stand-in v9)`.
 
 Stand-ins by name (what a stack file writes after `offline/`):
 - `rules-extractor`: engram's `RulesExtractor` (mem0 wraps the same rules in its own output format);
@@ -12,6 +19,7 @@ Stand-ins by name (what a stack file writes after `offline/`):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import ConfigError
@@ -25,13 +33,27 @@ from engram.deciders import RulesDecider
 if TYPE_CHECKING:
     from engram import LLM, DecisionBackend, Extractor
 
-# stand-in name -> the capabilities it has
-STANDINS: dict[str, tuple[str, ...]] = {
-    "rules-extractor": ("extractor",),
-    "rules-decider": ("decider", "chat"),
-    "extractive-answerer": ("answerer",),
-    "lexical-judge": ("judge",),
-    "wordpiece-counter": ("token_counter",),
+
+@dataclass(frozen=True)
+class Standin:
+    """What a stack may ask of a stand-in, and the ids its versions answer under: `<recorded_as><N>`."""
+
+    capabilities: tuple[str, ...]
+    recorded_as: str
+
+    def version_of(self, model: str) -> str | None:
+        """The version ("v9") when `model` is an id this stand-in answers under; None otherwise."""
+        number = model.removeprefix(self.recorded_as)
+        return f"v{number}" if number != model and number.isdigit() else None
+
+
+# stand-in name (what a stack writes after `offline/`) -> what it serves and the ids it records
+STANDINS: dict[str, Standin] = {
+    "rules-extractor": Standin(("extractor",), "rules-extractor-standin-v"),
+    "rules-decider": Standin(("decider", "chat"), "rules-standin-v"),
+    "extractive-answerer": Standin(("answerer",), "extractive-answerer-standin-v"),
+    "lexical-judge": Standin(("judge",), "lexical-judge-standin-v"),
+    "wordpiece-counter": Standin(("token_counter",), "local-token-counter-standin-v"),
 }
 
 
@@ -48,6 +70,16 @@ class OfflineProvider(Provider):
         return LexicalJudge.metric
 
     @classmethod
+    def model_name(cls, model: str) -> tuple[str, str | None]:
+        """A recorded id by its stand-in's name and version (`rules-standin-v9`: `rules-decider`, "v9"); a
+        stand-in's name as it is (a role the run never called records the stack's name)."""
+        for name, standin in STANDINS.items():
+            version = standin.version_of(model)
+            if version is not None:
+                return name, version
+        return model, None
+
+    @classmethod
     def check_model(cls, model: str, settings: ProviderSettings, where: str) -> None:
         if model not in STANDINS:
             raise ConfigError(
@@ -55,7 +87,8 @@ class OfflineProvider(Provider):
             )
 
     def _require(self, model: str, capability: str, what: str) -> None:
-        if capability not in STANDINS.get(model, ()):
+        standin = STANDINS.get(model)
+        if standin is None or capability not in standin.capabilities:
             raise ConfigError(f"models: offline/{model} cannot serve as {what}")
 
     def _rules_decider(self) -> DecisionBackend:
