@@ -79,6 +79,9 @@ class Preflight:
     total_limit_usd: float
     spent_usd: float  # the ledger's total before this run
     destination: Path
+    # The system's store (its memory, kept after the run for inspection); None for a unit that builds none (a
+    # token-matched arm answers from its sweep's lines). With --out DIR it is under DIR/runs/, beside the results.
+    store: Path | None = None
     ks: tuple[int | None, ...] | None = None  # the ks this stage answers at
     cache_dir: Path | None = None
     arm_spec: Arm | None = None  # the arm and slice as the run loaded them (the estimate reads them)
@@ -127,7 +130,7 @@ class Preflight:
 
     def banner(self, estimate: SpendEstimate | None) -> str:
         """A few short lines: what runs where, the models of the roles this arm uses (one line per model), the
-        budget and where results go."""
+        budget, where results go and where the system's store is built."""
         by_model: dict[str, list[str]] = {}
         for role in self.roles_used():
             by_model.setdefault(self.stack.models[role], []).append(role)
@@ -141,6 +144,7 @@ class Preflight:
                 f"({usd(self.spent_usd)} spent so far) | estimate: "
                 f"{estimate.describe() if estimate else 'none made (no plan for this run)'}",
                 f"  results -> {_shown(self.destination)}",
+                *([f"  store -> {_shown(self.store)}"] if self.store is not None else []),
             )
         )
 

@@ -200,6 +200,14 @@ def _resolve_limit(arm_name: str, slice_name: str, request: RunRequest, services
     return replace(request, limit_of=asked)
 
 
+def store_folder(unit: PlanUnit, services: RunServices) -> Path:
+    """Where the run builds its system's store: `<runs root>/<stack>/<slice>/<arm>/<run-id>/store/` (the runs root
+    is DIR/runs/ with --out DIR, so everything a run writes stays in DIR)."""
+    assert unit.request.run_id is not None
+    folder = run_folder(services.runs_root, unit.stack.name, unit.the_slice.name, unit.arm.name, unit.request.run_id)
+    return folder / STORE_DIR
+
+
 def _preflight(unit: PlanUnit, services: RunServices, destination: Path) -> None:
     """The banner, then the yes a spending run needs; nothing has been written or sent yet."""
     request, stack = unit.request, unit.stack
@@ -215,6 +223,7 @@ def _preflight(unit: PlanUnit, services: RunServices, destination: Path) -> None
         total_limit_usd=total_limit,
         spent_usd=spent,
         destination=destination,
+        store=None if unit.matches_tokens else store_folder(unit, services),
         ks=unit.ks,
         cache_dir=services.cache_dir,
         arm_spec=unit.arm,
@@ -281,7 +290,7 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
     run_id = f"{stack.name}/{slice_dir(the_slice.name)}/{arm.name}"
     # The store is built from scratch in the run's own fresh folder (the cache makes that cheap on a re-run), so
     # no run ever deletes or shares another run's store.
-    run_dir = run_folder(services.runs_root, stack.name, the_slice.name, arm.name, request.run_id) / STORE_DIR
+    run_dir = store_folder(unit, services)
     run_dir.mkdir(parents=True, exist_ok=False)
     gateway = open_gateway(request, services, run_id, arm.name, the_slice.name)
     # what ingestion's calls were like, and each k's answers and verdicts: a result file reports its own calls

@@ -76,6 +76,9 @@ def test_a_key_in_the_environment_does_not_switch_run_to_the_paid_stack(
     banner = captured.out.split("\n\n")[0]
     assert banner.startswith("run raw-turn-rag on dev | stack offline")
     assert "mode local" in banner and f"results -> {out}" in banner
+    # --out DIR keeps the run's store in DIR too, and the first screen says where
+    [store] = (out / "runs" / "offline" / "dev" / "raw-turn-rag").glob("*/store")
+    assert f"  store -> {store}\n" in banner + "\n"
 
 
 def test_the_banner_says_stack_mode_models_budgets_destination_and_estimate() -> None:
@@ -87,7 +90,9 @@ def test_the_banner_says_stack_mode_models_budgets_destination_and_estimate() ->
     # one line per model, naming the roles it serves for this arm (mem0 calls no decide or llm_decider)
     assert "  extract: anthropic/claude-haiku-4-5" in lines and "decide" not in line and "llm_decider" not in line
     assert "$20.00 per run, $100.00 total ($12.50 spent so far)" in line
-    assert "results -> /somewhere/runs/offline/dev/mem0/r1" in line
+    assert "results -> /somewhere/runs/offline/dev/mem0/r1" in line and "store ->" not in line
+    stored = preflight("paper", {"anthropic": "replay"}, store=Path("/somewhere/runs/offline/dev/mem0/r1/store"))
+    assert stored.banner(None).endswith("\n  store -> /somewhere/runs/offline/dev/mem0/r1/store")
     assert "estimate: none made" in line
     every_role = preflight("paper", {"anthropic": "replay", "jev": "replay"}).banner(None)  # no arm: all roles
     assert "decide" in every_role and "llm_decider" in every_role
