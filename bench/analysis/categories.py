@@ -38,6 +38,18 @@ def code_of(category: str) -> int | None:
     return _CODE_OF.get(category)
 
 
+def numbered_by_locomo(answers: Iterable[Answer]) -> bool:
+    """Whether some answer is in one of LoCoMo's categories. Only then do LoCoMo's numbering, its category 5 and its
+    audit say anything about the answers: a LongMemEval result's question types have none of them."""
+    return any(code_of(a.category) is not None for a in answers)
+
+
+def numbering_line(answers: Iterable[Answer], kept: frozenset[str] | None) -> str:
+    """Which numbering the categories are in, and which are shown."""
+    numbering = NUMBERING_LINE if numbered_by_locomo(answers) else "categories by name (their dataset numbers none)"
+    return f"{numbering}; shown: {describe_filter(kept)}"
+
+
 def labelled(category: str) -> str:
     """`4 single-hop` for a LoCoMo category, the bare name otherwise: how a table row names its category."""
     code = code_of(category)
@@ -101,6 +113,13 @@ def with_and_without_5(answers: Sequence[Answer]) -> str:
     if len(every) != len(without):
         parts.append(_share("with 5", every))
     return "; ".join(parts)
+
+
+def accuracy_line(answers: Sequence[Answer]) -> str:
+    """`with_and_without_5` for answers in LoCoMo's categories; `12 questions: 2/12 = 16.7%` for any others."""
+    if numbered_by_locomo(answers):
+        return with_and_without_5(answers)
+    return _share(f"{len(answers)} questions", answers)
 
 
 def _share(title: str, answers: Sequence[Answer]) -> str:

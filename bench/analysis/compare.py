@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from bench.analysis import longmemeval
-from bench.analysis.categories import CATEGORY_NUMBERING, keep_categories
+from bench.analysis.categories import CATEGORY_NUMBERING, keep_categories, numbered_by_locomo
 from bench.analysis.coverage import partial_note
 from bench.analysis.gold import gold_line, under_gold
 from bench.analysis.pairing import Pairing
@@ -374,7 +374,9 @@ def render_report(report: dict) -> str:
         lines.append(
             f"   minimum detectable effect at 80% power: {100 * overall.mde:.1f} points (paired t, observed sd)"
         )
-    lines += ["", f"per category: ({CATEGORY_NUMBERING})"] + _group_table(report["by_category"], "category")
+    numbered = any(numbered_by_locomo(r.answers) for side in (report["a"], report["b"]) for r in side.results)
+    heading = f"per category: ({CATEGORY_NUMBERING})" if numbered else "per category:"
+    lines += ["", heading] + _group_table(report["by_category"], "category")
     lines += ["", "per conversation:"] + _group_table(report["by_conversation"], "conversation")
     return "\n".join(lines)
 

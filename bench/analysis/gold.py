@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from bench.analysis.categories import with_answers
+from bench.analysis.categories import numbered_by_locomo, with_answers
 from bench.analysis.scoring.score import llm_free_scores
 from bench.data.audit import AUDITED, AUDITED_EXCLUDE, OFFICIAL, Errata, check_gold, load_errata
 from bench.models.judge import evidence_recall
@@ -94,7 +94,10 @@ GOLD_TEXT = {
 
 def gold_line(gold: str, results: list[Result]) -> str:
     """`gold: audited (...)` plus, for the audited gold, whether the judge labels follow it."""
-    line = f"gold: {gold} ({GOLD_TEXT[gold]})"
+    said = GOLD_TEXT[gold]
+    if gold == OFFICIAL and not any(numbered_by_locomo(r.answers) for r in results):
+        said = "the dataset's gold as published"  # LongMemEval's, say: none of LoCoMo's questions is here
+    line = f"gold: {gold} ({said})"
     if gold == AUDITED_EXCLUDE:
         dropped = sum(int(r.extras.get("gold", {}).get("dropped", 0)) for r in results)
         line += f"; {dropped} answer(s) dropped"

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from bench.analysis.categories import NUMBERING_LINE, describe_filter, split_adversarial, with_and_without_5
+from bench.analysis.categories import numbered_by_locomo, numbering_line, split_adversarial, with_and_without_5
 from bench.analysis.stats import token_matched_k
 from bench.errors import ResultError
 
@@ -93,9 +93,14 @@ def budget_lines(a: Side, b: Side, question_ids: list[str]) -> tuple[list[str], 
 
 def context_lines(a: Side, b: Side, gold_lines: list[str]) -> list[str]:
     """Which gold, which numbering and which categories; each side's accuracy with and without category 5."""
-    lines = [*gold_lines, NUMBERING_LINE + f"; shown: {describe_filter(a.categories)}"]
-    for name, side in (("A", a), ("B", b)):
-        answers = [x for r in side.results for x in r.answers if x.question_id in side.answers.index]
+    shown = {
+        name: [x for r in side.results for x in r.answers if x.question_id in side.answers.index]
+        for name, side in (("A", a), ("B", b))
+    }
+    lines = [*gold_lines, numbering_line([x for answers in shown.values() for x in answers], a.categories)]
+    for name, answers in shown.items():
+        if not numbered_by_locomo(answers):
+            continue  # category 5 is LoCoMo's adversarial category: nothing to say of another dataset's questions
         without, every = split_adversarial(answers)
         if len(without) == len(every):  # "by category 5: without 5: 0/5" read as if something had been taken out
             lines.append(f"{name} by category 5: none of its {len(every)} questions is category 5 (adversarial)")

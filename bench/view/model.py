@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.analysis.categories import code_of
-from bench.results.schema import ORIGIN_V1_IMPORT, SCORED_CATEGORIES, Answer, Result, read_result
+from bench.results.schema import ORIGIN_V1_IMPORT, Answer, Result, read_result
 from bench.results.trace import Trace, trace_of
 
 STANDIN_BANNER = "OFFLINE STAND-INS — NOT THE PAPER'S NUMBERS"
@@ -136,6 +136,7 @@ def headline(result: Result) -> Headline:
     per category (every labelled answer, as the result's own ``accuracy_by_category``)."""
     scored = result.scored_answers()
     est, low, high = _wilson(result.accuracy.correct, result.accuracy.n)
+    counted = {a.category for a in result.answers if a.scored}  # the dataset's scored categories, as each answer says
     rows = []
     for category, tally in result.accuracy_by_category.items():
         c_est, c_low, c_high = _wilson(tally.correct, tally.n)
@@ -143,7 +144,7 @@ def headline(result: Result) -> Headline:
             {
                 "category": category,
                 "code": code_of(category),  # LoCoMo's number for it (the table says which numbering)
-                "scored": category in SCORED_CATEGORIES,
+                "scored": category in counted,
                 "correct": tally.correct,
                 "n": tally.n,
                 "estimate": c_est,

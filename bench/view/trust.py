@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bench.analysis.categories import NUMBERING_LINE, describe_filter, keep_categories, with_and_without_5
+from bench.analysis.categories import accuracy_line, keep_categories, numbered_by_locomo, numbering_line
 from bench.analysis.coverage import partial_note
 from bench.analysis.gold import gold_line, under_gold
 from bench.data.audit import OFFICIAL, Errata, load_errata
@@ -71,13 +71,16 @@ def trust_lines(sides: Sequence[Side]) -> list[str]:
     results = [s.result for s in sides]
     gold = str(results[0].extras.get("gold", {}).get("name", OFFICIAL))
     kept = results[0].extras.get("categories")
-    lines = [gold_line(gold, results), f"{NUMBERING_LINE}; shown: {describe_filter(frozenset(kept) if kept else None)}"]
+    every = [a for r in results for a in r.answers]
+    lines = [gold_line(gold, results), numbering_line(every, frozenset(kept) if kept else None)]
     for tag, side in zip("AB", sides):
         name = f"{tag} ({side.label})" if len(sides) > 1 else side.label
         tokens = [a.retrieved_tokens for a in side.result.answers if a.retrieved_tokens is not None]
         budget = f"{sum(tokens) / len(tokens):,.0f} retrieved tokens/question" if tokens else "tokens not recorded"
         k = side.result.k if side.result.k is not None else "none"
-        lines.append(f"{name}: {with_and_without_5(side.result.answers)}; k={k}, {budget}{partial_note([side.result])}")
+        lines.append(f"{name}: {accuracy_line(side.result.answers)}; k={k}, {budget}{partial_note([side.result])}")
+    if not numbered_by_locomo(every):
+        return lines  # the LoCoMo audit's errata are about LoCoMo's questions only
     errata = _shipped_errata()
     if isinstance(errata, str):
         lines.append(f"audited questions are not marked: {errata}")
