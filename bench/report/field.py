@@ -1,12 +1,11 @@
 """The field's table (`engram-bench field`): every LoCoMo run this repository can read, published by others or run
 here, side by side under one scoring.
 
-Runs come from four places, each row naming its source:
-- the LoCoMo audit's file shipped in data/locomo-audit/ (read by the `eval-results` reader);
+Runs come from three places, each row naming its source:
+- the real published files of data/peer-files.toml (bench.data.peer_files): the shipped ones from data/, the ones
+  that may not ship from the peer-files folder when a user put them there (the sha256 checked first);
 - our committed results, results/v1 and results/v3 (whole LoCoMo conversations only: `heldout:<conv>` and
   `locomo:<conv>` slices, one run per arm, k and stack);
-- the real published files of data/peer-files.toml found under $ENGRAM_PEER_FILES (the sha256 checked first; the
-  files are not in the repository, see the manifest);
 - result files named on the command line (e.g. `runs/imported/<name>/`, written by `import-results`).
 
 Per run: producer, system, answer and judge model as stated, judgment runs, coverage of LoCoMo's 1,540 scored
@@ -22,8 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import os
-import tomllib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -34,15 +31,13 @@ from bench.analysis.categories import code_of
 from bench.analysis.coverage import coverage_phrase
 from bench.analysis.stats import accuracy_interval, mcnemar_exact_p
 from bench.data.audit import Errata, load_errata
-from bench.data.files import data_dir
+from bench.data.peer_files import PeerFile, is_the_named_file, location, peer_files
 from bench.errors import DataError
 from bench.exchange.import_results import NOT_STATED, read_rows, results_of
 from bench.exchange.peer_rows import coverage_of, locomo
 from bench.results.schema import Result, iter_results, read_result, result_files_of
 from bench.vocab import LOCOMO_PREFIX, ingested_data
 
-SHIPPED_AUDIT_FILE = Path("locomo-audit") / "ap-baseline-v2" / "ap_eval_results_scored.json"
-PEER_MANIFEST = "peer-files.toml"
 OUR_RESULTS = ("results/v1", "results/v3")
 SCORED_CODES = (1, 2, 3, 4)
 
@@ -59,6 +54,7 @@ class FieldRun:
     labels: list[dict[str, bool]]  # one {question id: correct} per judgment run, scored questions only
     codes: dict[str, int]  # question id -> LoCoMo's category code
     sha256: str | None = None  # the source file's, when the run was read from one file
+    origin: str | None = None  # a published file's provenance beyond its source: full commit, sha256, licence
 
 
 @dataclass(frozen=True)
@@ -116,12 +112,6 @@ def _read_file(path: Path, fmt: str | None, source: str, producer: str, system: 
     return replace(run_of(list(results.values()), source, producer, system), sha256=sha256)
 
 
-def shipped_runs(root: Path) -> list[FieldRun]:
-    path = root / SHIPPED_AUDIT_FILE
-    source = f"data/{SHIPPED_AUDIT_FILE.as_posix()} (shipped)"
-    return [_read_file(path, "eval-results", source, "dial481/locomo-audit", "adversarial probe v2 (vague answers)")]
-
-
 def our_runs(repo: Path, folders: Iterable[str] = OUR_RESULTS) -> list[FieldRun]:
     """Our committed runs on whole LoCoMo conversations, one per (arm, k, stack) in each folder."""
     runs = []
@@ -137,25 +127,37 @@ def our_runs(repo: Path, folders: Iterable[str] = OUR_RESULTS) -> list[FieldRun]
     return runs
 
 
-def peer_runs(manifest: Path, peer_root: Path) -> tuple[list[FieldRun], list[str]]:
-    """The manifest's real files present under peer_root (refused ones left out); and a note per file absent."""
-    if not manifest.is_file():
-        return [], [f"no {manifest}: no published files beyond the shipped one"]
-    entries = tomllib.loads(manifest.read_text(encoding="utf-8"))["file"]
+def peer_runs(peer_root: Path | None) -> tuple[list[FieldRun], list[str]]:
+    """The manifest's published files (the refused ones left out): the shipped ones always, the others when present
+    under peer_root (not looked for when it is None); and a note per file left out. The notes name no folder of this
+    machine, so a table built anywhere reads the same."""
     runs, notes = [], []
-    for entry in entries:
-        if "refused" in entry["stated"]:
+    for entry in peer_files():
+        if entry.refused:
             continue
-        path = peer_root / entry["repo"] / entry["path"]
-        if not path.is_file():
-            notes.append(f"absent: {entry['repo']}/{entry['path']} (data/{PEER_MANIFEST}; put it under {peer_root})")
-            continue
-        if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
-            notes.append(f"left out: {path} is not the file data/{PEER_MANIFEST} names (sha256 differs)")
-            continue
-        source = f"{entry['repo']}@{entry['commit'][:10]}:{entry['path']}"
-        runs.append(_read_file(path, entry["format"], source, entry["repo"], entry["system"]))
+        path = location(entry, peer_root)
+        if path is None or not path.is_file():
+            notes.append(_absent_note(entry))
+        elif not is_the_named_file(path, entry):
+            notes.append(f"left out: {path} is not the file data/peer-files.toml names (sha256 differs)")
+        else:
+            run = _read_file(path, entry.format, entry.source, entry.repo, entry.system)
+            runs.append(replace(run, origin=_origin(entry)))
     return runs, notes
+
+
+def _origin(entry: PeerFile) -> str:
+    where = f"shipped as data/{entry.shipped_as}" if entry.shipped_as else "not shipped"
+    return f"commit {entry.commit}, sha256 {entry.sha256}; licence: {entry.licence}; {where}"
+
+
+def _absent_note(entry: PeerFile) -> str:
+    if entry.shippable:  # shipped, so only a damaged checkout lacks it
+        return f"missing: data/{entry.shipped_as} (shipped with this repository; restore it from git)"
+    return (
+        f"not shipped: {entry.source} (licence: {entry.licence}); put it under the peer-files folder "
+        "($ENGRAM_PEER_FILES or --peer-files, default ~/.cache/engram-bench/peer-files) as <repo>/<path> to add its row"
+    )
 
 
 def spec_runs(specs: Sequence[str]) -> list[FieldRun]:
@@ -174,20 +176,10 @@ def spec_runs(specs: Sequence[str]) -> list[FieldRun]:
 
 
 def gather(repo: Path, specs: Sequence[str] = (), peer_root: Path | None = None) -> tuple[list[FieldRun], list[str]]:
-    """Every run the table shows, and notes on what was left out: the published files first (the shipped audit file
-    only when the same file is not among the real files present), then ours, then the ones named."""
-    root = data_dir()
-    peers, notes = peer_runs(root / PEER_MANIFEST, peer_root or default_peer_root())
-    present = {run.sha256 for run in peers}
-    shipped = [run for run in shipped_runs(root) if run.sha256 not in present]
-    return [*peers, *shipped, *our_runs(repo), *spec_runs(specs)], notes
-
-
-def default_peer_root() -> Path:
-    """Where the real published files of data/peer-files.toml are looked for: $ENGRAM_PEER_FILES, else the user's
-    cache folder (they are not shipped, so each machine keeps its own copy, laid out as <repo>/<path>)."""
-    told = os.environ.get("ENGRAM_PEER_FILES")
-    return Path(told) if told else Path.home() / ".cache" / "engram-bench" / "peer-files"
+    """Every run the table shows, and notes on what was left out: the published files first, then ours, then the
+    ones named. peer_root None: the shipped published files only (what a fresh clone holds)."""
+    peers, notes = peer_runs(peer_root)
+    return [*peers, *our_runs(repo), *spec_runs(specs)], notes
 
 
 # ----------------------------------------------------------------------------------------------------- scoring
@@ -320,6 +312,11 @@ NOTE = (
 )
 
 
+def origins(rows: Sequence[FieldRow]) -> list[str]:
+    """'<source>: <full commit, sha256, licence>' for each row read from a published file."""
+    return [f"{row.run.source}: {row.run.origin}" for row in rows if row.run.origin]
+
+
 def render_markdown(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
     lines = ["# The field on LoCoMo, under one scoring", "", NOTE, ""]
     lines.append("| " + " | ".join(HEADERS) + " |")
@@ -327,6 +324,8 @@ def render_markdown(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
     for row in rows:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(row)) + " |")
     lines.extend(["", *(f"- {n}" for n in notes)])
+    if origins(rows):
+        lines.extend(["", "## The published files", "", *(f"- {o}" for o in origins(rows))])
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -339,12 +338,14 @@ def render_html(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
         for row in rows
     )
     items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    published = "".join(f"<li>{html.escape(o)}</li>" for o in origins(rows))
+    sources = f"<h2>The published files</h2>\n<ul>{published}</ul>\n" if published else ""
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>The field on LoCoMo</title>'
         "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;font-size:13px}"
         "tr.partial td{background:#fff4e0}</style></head><body>\n<h1>The field on LoCoMo, under one scoring</h1>\n"
         f"<p>{html.escape(NOTE)}</p>\n<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>\n"
-        f"<ul>{items}</ul>\n</body></html>\n"
+        f"<ul>{items}</ul>\n{sources}</body></html>\n"
     )
 
 
@@ -363,6 +364,8 @@ def render_terminal(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
         flag = f"; {c['flag']}" if c["flag"] else ""
         lines.append(f"    vs reference: {c['Δ vs reference (shared n, exact McNemar p)']}{flag}")
     lines.extend(["", *notes])
+    if origins(rows):
+        lines.extend(["", "The published files:", *(f"  {o}" for o in origins(rows))])
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -1,5 +1,5 @@
-"""`engram-bench field [RESULTS...] [--reference TEXT] [--as terminal|markdown|html] [--out FILE]`: the field's
-published LoCoMo runs and ours side by side under one scoring (the logic lives in bench.report.field)."""
+"""`engram-bench field [RESULTS...] [--reference TEXT] [--as terminal|markdown|html] [--out FILE] [--shipped-only]`:
+the field's published LoCoMo runs and ours side by side under one scoring (the logic lives in bench.report.field)."""
 
 from __future__ import annotations
 
@@ -25,20 +25,27 @@ def field(
     peer_files: Path = typer.Option(
         None,
         "--peer-files",
-        help="Where the real files of data/peer-files.toml are (default $ENGRAM_PEER_FILES or ~/.cache/engram-bench/peer-files).",
+        help="Where published files that may not ship are (default $ENGRAM_PEER_FILES or "
+        "~/.cache/engram-bench/peer-files); the shipped ones are always read from data/.",
+    ),
+    shipped_only: bool = typer.Option(
+        False, "--shipped-only", help="Only the published files shipped in data/ (what a fresh clone holds)."
     ),
 ) -> None:
-    """Every imported run, the shipped audit file, the real published files present and our results/v1 and
-    results/v3 runs: coverage, accuracy under the official and audited-exclude gold with Wilson intervals, per
-    category, the audited-ceiling flag and exact McNemar against a reference; each row names its source."""
+    """Every published file of data/peer-files.toml (the shipped ones, and the others a user put in the peer-files
+    folder), our results/v1 and results/v3 runs and the runs named: coverage, accuracy under the official and
+    audited-exclude gold with Wilson intervals, per category, the audited-ceiling flag and exact McNemar against a
+    reference; each row names its source."""
     # local import: pandas/statsmodels and every reader load only when the table is asked for
+    from bench.data.peer_files import default_peer_root
     from bench.report.field import RENDERERS, choose_reference, gather, score_runs
 
     if kind not in RENDERERS:
         raise DataError(f"--as: expected one of {', '.join(RENDERERS)}, found {kind!r}")
     if out is not None:
         check_file(out, "field --out")
-    runs, notes = gather(REPO_ROOT, specs or [], peer_files)
+    peer_root = None if shipped_only else (peer_files or default_peer_root())
+    runs, notes = gather(REPO_ROOT, specs or [], peer_root)
     rows = score_runs(runs, choose_reference(runs, reference))
     text = RENDERERS[kind](rows, notes)
     if out is None:
