@@ -3,7 +3,10 @@
 Written against the `System` interface the runner uses, so one contract covers in-process systems, `http` and `mcp`
 arms and adapters alike. On four short turns, each check says what it saw in one line:
 
-- round trip: a question about one written turn gets a line sourced from that turn;
+- round trip: a question about one written turn gets a line sourced from that turn. A question that gets no line at
+  all is asked once more as the turn's own name ("Odalys"): a server that matches text (a substring or keyword
+  search) passes on that, and the line says the question itself found nothing, so its runs will retrieve little
+  (the run's health counts the empty retrievals). This checks the plumbing, not the retrieval; a run never asks so;
 - valid source ids: every source is the id of a turn written to that conversation;
 - k respected: asked for one line, the system shows at most one;
 - retrieved tokens: a protocol system's own count of the lines it returned is not 0 for lines (null: it does not
@@ -46,6 +49,7 @@ TURNS = (
 )
 ASKED_TURN = 1  # the round trip asks about Odalys
 ROUND_TRIP_QUESTION = "Where did Odalys move to?"
+ROUND_TRIP_KEYWORD = "Odalys"  # the asked turn's distinctive word: what a text-matching server can find
 MARKER_TURN = ("Ines", "My hamster Quintessa sleeps inside a porcelain teapot.")
 MARKER_WORD = "quintessa"
 MARKER_QUESTION = "Where does the hamster sleep?"  # never the marker itself: a server may echo the query back
@@ -155,23 +159,17 @@ def run_contract(build: Builder, work_dir: Path, *, reuse_dir: bool) -> list[Out
             system_holder["home"] = system
             for message in home:
                 system.write(message)
-            found = system.retrieve(question(HOME, ROUND_TRIP_QUESTION, 1), ROUND_TRIP_K)
+            outcome, found, asked = _round_trip(system, home[ASKED_TURN].id)
             system_holder["found"] = found  # type: ignore[assignment]
-            sourced = [line for line, s in zip(found.lines, found.sources, strict=True) if home[ASKED_TURN].id in s]
-            if sourced:
-                return Outcome("round trip", True, f"{len(found.lines)} lines, one from the asked turn: {sourced[0]!r}")
-            return Outcome(
-                "round trip",
-                False,
-                f"wrote {len(home)} turns; asked about {home[ASKED_TURN].id} at k={ROUND_TRIP_K}, got "
-                f"{len(found.lines)} lines sourced from {sorted({s for ids in found.sources for s in ids})}",
-            )
+            system_holder["asked"] = asked  # type: ignore[assignment]
+            return outcome
 
         if not attempt("round trip", first):
             if "home" not in system_holder:
                 return outcomes
         system = system_holder["home"]
         found: RetrievedLines = system_holder.get("found")  # type: ignore[assignment]
+        asked: str = system_holder.get("asked", ROUND_TRIP_QUESTION)  # type: ignore[assignment]
         if found is not None:
             outcomes.append(_sources_valid(found, written))
             outcomes.append(_tokens(system, found))
@@ -182,10 +180,51 @@ def run_contract(build: Builder, work_dir: Path, *, reuse_dir: bool) -> list[Out
         # A server whose own reset is a fresh data dir (no reset tool) is reset the way a run resets it.
         reuse = reuse_dir and not getattr(system, "resets_by_fresh_dir", False)
         again = work_dir / ("home-1" if reuse else "home-2")
-        attempt("reset isolation", lambda: _reset_isolation(build, again, written))
+        attempt("reset isolation", lambda: _reset_isolation(build, again, written, asked))
         if found is not None:
-            attempt("replay", lambda: _replay(build, work_dir / "home-replay", home, found))
+            attempt("replay", lambda: _replay(build, work_dir / "home-replay", home, found, asked))
     return outcomes
+
+
+def _round_trip(system: System, asked_id: str) -> tuple[Outcome, RetrievedLines, str]:
+    """The round trip's outcome, the lines it judged and the query that got them (the later checks ask it again:
+    for a text-matching server the question finds nothing, before a reset or after it alike, which proves nothing)."""
+    found = system.retrieve(question(HOME, ROUND_TRIP_QUESTION, 1), ROUND_TRIP_K)
+    sourced = _sourced(found, asked_id)
+    if sourced:
+        return (
+            Outcome("round trip", True, f"{len(found.lines)} lines, one from the asked turn: {sourced[0]!r}"),
+            found,
+            ROUND_TRIP_QUESTION,
+        )
+    if found.lines:  # lines, none of them the asked turn's: a wrong source or a wrong store, not a way of searching
+        return _round_trip_failed(found, asked_id, ROUND_TRIP_QUESTION), found, ROUND_TRIP_QUESTION
+    by_word = system.retrieve(question(HOME, ROUND_TRIP_KEYWORD, 7), ROUND_TRIP_K)
+    sourced = _sourced(by_word, asked_id)
+    if not sourced:
+        return (
+            _round_trip_failed(by_word, asked_id, f"{ROUND_TRIP_QUESTION!r} (no lines), then {ROUND_TRIP_KEYWORD!r}"),
+            found,
+            ROUND_TRIP_QUESTION,
+        )
+    detail = (
+        f"found only by its keyword {ROUND_TRIP_KEYWORD!r} ({sourced[0]!r}); the question {ROUND_TRIP_QUESTION!r} "
+        "itself found nothing: this server matches text, so a run's questions will retrieve little"
+    )
+    return Outcome("round trip", True, detail), by_word, ROUND_TRIP_KEYWORD
+
+
+def _sourced(found: RetrievedLines, asked_id: str) -> list[str]:
+    return [line for line, s in zip(found.lines, found.sources, strict=True) if asked_id in s]
+
+
+def _round_trip_failed(found: RetrievedLines, asked_id: str, asked: str) -> Outcome:
+    return Outcome(
+        "round trip",
+        False,
+        f"wrote {len(TURNS)} turns; asked {asked} about {asked_id} at k={ROUND_TRIP_K}, got "
+        f"{len(found.lines)} lines sourced from {sorted({s for ids in found.sources for s in ids})}",
+    )
 
 
 def _sources_valid(found: RetrievedLines, written: set[str]) -> Outcome:
@@ -246,12 +285,12 @@ def _errors_one_line(system: System) -> Outcome:
     return Outcome("errors in one line", False, "a write without speaker, date or text was accepted (HTTP 2xx)")
 
 
-def _replay(build: Builder, folder: Path, home: list[SliceMessage], first: RetrievedLines) -> Outcome:
+def _replay(build: Builder, folder: Path, home: list[SliceMessage], first: RetrievedLines, asked: str) -> Outcome:
     again = build(HOME, folder)
     try:
         for message in home:
             again.write(message)
-        found = again.retrieve(question(HOME, ROUND_TRIP_QUESTION, 6), ROUND_TRIP_K)
+        found = again.retrieve(question(HOME, asked, 6), ROUND_TRIP_K)
     finally:
         again.close()
     if found.lines == first.lines:
@@ -268,10 +307,10 @@ def _replay(build: Builder, folder: Path, home: list[SliceMessage], first: Retri
     )
 
 
-def _reset_isolation(build: Builder, folder: Path, written: set[str]) -> Outcome:
+def _reset_isolation(build: Builder, folder: Path, written: set[str], asked: str) -> Outcome:
     again = build(HOME, folder)
     try:
-        found = again.retrieve(question(HOME, ROUND_TRIP_QUESTION, 5), ROUND_TRIP_K)
+        found = again.retrieve(question(HOME, asked, 5), ROUND_TRIP_K)
     finally:
         again.close()
     stale = [

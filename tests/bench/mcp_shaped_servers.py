@@ -8,6 +8,8 @@ TOML alone.
   is refused with isError; the store lives under ~ unless $SERVICE_BASE_DIR moves it.
 `graph`: `create_entities` takes structured entities, `search_nodes` a query and no count and no namespace;
   replies are structured `{"entities": [...], "relations": [...]}`; the store is $MEMORY_FILE_PATH, else ~.
+  `graph --substring` searches as server-memory does: the entities whose name, type or an observation contains
+  the whole query (case-insensitive), unranked, so a question in words finds nothing and a name finds its turn.
 `notes`: `write_note` needs title, content and directory; `search_notes` answers `{"result": {"results": [...]}}`
   or a plain "No results found" string; a `search` tool with one argument is a decoy; the store lives in the
   working folder.
@@ -104,8 +106,14 @@ def service(server: FastMCP) -> None:
         return f"Successfully deleted {gone} memories"
 
 
-def graph(server: FastMCP) -> None:
+def graph(server: FastMCP, substring: bool = False) -> None:
     store = Store(Path(os.environ.get("MEMORY_FILE_PATH") or Path.home() / "memory.json"))
+
+    def matching(query: str) -> list[dict[str, Any]]:
+        if not substring:
+            return store.ranked(query, store.items, None)
+        asked = query.lower()
+        return [item for item in store.items if any(asked in item[key].lower() for key in ("name", "type", "text"))]
 
     def entity(item: dict[str, Any]) -> dict[str, Any]:
         return {"name": item["name"], "entityType": item["type"], "observations": [item["text"]]}
@@ -130,7 +138,7 @@ def graph(server: FastMCP) -> None:
     @server.tool()
     def search_nodes(query: str) -> dict[str, Any]:
         """Search for nodes in the knowledge graph based on a query."""
-        return {"entities": [entity(item) for item in store.ranked(query, store.items, None)], "relations": []}
+        return {"entities": [entity(item) for item in matching(query)], "relations": []}
 
     @server.tool()
     def read_graph() -> dict[str, Any]:
@@ -182,9 +190,13 @@ def notes(server: FastMCP) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("shape", choices=["service", "graph", "notes"])
-    shape = parser.parse_args().shape
-    server = FastMCP(f"{shape}-memory")
-    {"service": service, "graph": graph, "notes": notes}[shape](server)
+    parser.add_argument("--substring", action="store_true", help="graph: search_nodes as a substring match")
+    options = parser.parse_args()
+    server = FastMCP(f"{options.shape}-memory")
+    if options.shape == "graph":
+        graph(server, substring=options.substring)
+    else:
+        {"service": service, "notes": notes}[options.shape](server)
     server.run(transport="stdio")
 
 

@@ -42,6 +42,13 @@ env = { SERVICE_BASE_DIR = "{data_dir}/service" }
 """
 
 
+GRAPH_SETTINGS = """
+ingest_tool = "create_entities"
+ingest_args = { entities = [{ name = "{message_id}", entityType = "turn", observations = ["{text}"] }] }
+env = { MEMORY_FILE_PATH = "{data_dir}/memory.json" }
+"""
+
+
 def test_a_service_shaped_server_gets_its_memory_tools_and_hits_without_hashes_or_clock_times(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -69,12 +76,7 @@ def test_a_service_shaped_server_gets_its_memory_tools_and_hits_without_hashes_o
 
 
 def test_a_graph_shaped_server_stores_each_turn_as_an_entity_from_a_json_template(tmp_path: Path) -> None:
-    settings = """
-ingest_tool = "create_entities"
-ingest_args = { entities = [{ name = "{message_id}", entityType = "turn", observations = ["{text}"] }] }
-env = { MEMORY_FILE_PATH = "{data_dir}/memory.json" }
-"""
-    _arm(tmp_path, "graph", [sys.executable, str(SHAPED), "graph"], settings, k=3)
+    _arm(tmp_path, "graph", [sys.executable, str(SHAPED), "graph"], GRAPH_SETTINGS, k=3)
     result = _run(tmp_path, "graph", limit=3)
     described = result["extras"]["system"]
     assert described["tools"]["search"] == {"tool": "search_nodes", "text_arg": "query"}
@@ -161,12 +163,12 @@ def test_an_env_value_with_an_unknown_placeholder_is_one_line_when_the_arm_loads
     assert not (tmp_path / "runs").exists()  # refused before anything started
 
 
-def _contract(folder: Path, settings: str, shape: str = "service") -> dict[str, tuple[bool, str]]:
+def _contract(folder: Path, settings: str, shape: str = "service", *flags: str) -> dict[str, tuple[bool, str]]:
     from bench.systems.contract import context_builder, offline_gateway, run_contract
     from bench.systems.mcp_system import McpSystem
 
     resolved = McpSystem.validate_settings(
-        {"command": [sys.executable, str(SHAPED), shape], "timeout_s": 30, **_toml(settings)}
+        {"command": [sys.executable, str(SHAPED), shape, *flags], "timeout_s": 30, **_toml(settings)}
     )
     with offline_gateway(folder / "cache") as gateway:
         outcomes = run_contract(context_builder("mcp", resolved, "offline", gateway), folder / "check", reuse_dir=True)
@@ -180,14 +182,39 @@ def _toml(text: str) -> dict:
 
 
 def test_the_contract_passes_a_server_whose_reset_is_a_fresh_data_dir(tmp_path: Path) -> None:
-    settings = """
-ingest_tool = "create_entities"
-ingest_args = { entities = [{ name = "{message_id}", entityType = "turn", observations = ["{text}"] }] }
-env = { MEMORY_FILE_PATH = "{data_dir}/memory.json" }
-"""
-    outcomes = _contract(tmp_path, settings, "graph")
+    outcomes = _contract(tmp_path, GRAPH_SETTINGS, "graph")
     assert all(passed for passed, _ in outcomes.values()), outcomes
     assert set(outcomes) >= {"round trip", "reset isolation", "replay", "namespace isolation"}
+    assert "keyword" not in outcomes["round trip"][1]  # the question itself found the turn
+
+
+def test_a_server_that_matches_text_passes_the_round_trip_by_the_turns_name_and_says_its_questions_find_little(
+    tmp_path: Path,
+) -> None:
+    outcomes = _contract(tmp_path, GRAPH_SETTINGS, "graph", "--substring")
+    assert all(passed for passed, _ in outcomes.values()), outcomes
+    passed, detail = outcomes["round trip"]
+    assert "found only by its keyword 'Odalys'" in detail
+    assert "the question 'Where did Odalys move to?' itself found nothing" in detail
+    assert "a run's questions will retrieve little" in detail
+    # Reset and replay ask the name too: the question alone finds nothing before a reset or after it, proving nothing.
+    assert outcomes["replay"][1] == "the same 1 lines from the same turns written again"
+
+
+def test_a_server_that_finds_the_turn_neither_by_question_nor_by_name_fails_the_round_trip(tmp_path: Path) -> None:
+    # The text goes in a field the server ignores: nothing is stored, which is what the round trip is for.
+    unfindable = GRAPH_SETTINGS.replace('observations = ["{text}"]', 'observations = [], note = "{text}"')
+    passed, detail = _contract(tmp_path, unfindable, "graph", "--substring")["round trip"]
+    assert not passed
+    assert "'Where did Odalys move to?' (no lines), then 'Odalys'" in detail and "got 0 lines" in detail
+
+
+def test_a_run_on_a_server_that_matches_text_reports_its_empty_retrievals(tmp_path: Path) -> None:
+    """The contract passes it on a name; a run asks questions, finds nothing for them, and its health says so."""
+    _arm(tmp_path, "substring", [sys.executable, str(SHAPED), "graph", "--substring"], GRAPH_SETTINGS)
+    result = _run(tmp_path, "substring")
+    assert [a["lines"] for a in result["answers"]] == [[]] * 4
+    assert "retrieval: 4 of 4 retrievals came back empty" in result["extras"]["health"]["problems"]
 
 
 def test_the_replay_check_catches_a_clock_in_the_lines_and_strip_removes_it(tmp_path: Path) -> None:
@@ -203,12 +230,7 @@ def test_placeholders_are_absolute_paths_when_the_runs_folder_is_given_relative(
 ) -> None:
     # A relative MEMORY_FILE_PATH would be resolved against the server's own folder (its working folder here).
     monkeypatch.chdir(tmp_path)
-    settings = """
-ingest_tool = "create_entities"
-ingest_args = { entities = [{ name = "{message_id}", entityType = "turn", observations = ["{text}"] }] }
-env = { MEMORY_FILE_PATH = "{data_dir}/memory.json" }
-"""
-    _arm(tmp_path, "graph", [sys.executable, str(SHAPED), "graph"], settings, k=2)
+    _arm(tmp_path, "graph", [sys.executable, str(SHAPED), "graph"], GRAPH_SETTINGS, k=2)
     _run(tmp_path, "graph", limit=2, runs_root=Path("runs"), arms_dir=Path("arms"))
     [stored] = (tmp_path / "runs").rglob("memory.json")
     # in the run's data dir, not in a copy of the relative path under it (the server's working folder)
