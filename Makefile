@@ -19,7 +19,7 @@ export HF_DATASETS_OFFLINE := 1
 export MEM0_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env analysis-env adapters lint test test-all reproduce-dev paper paper-check bench heldout-tags clean-env
+.PHONY: env analysis-env adapters lint test test-all reproduce-dev paper paper-check field bench heldout-tags clean-env
 
 env: $(STAMP)
 
@@ -108,6 +108,10 @@ paper: $(STAMP)
 
 paper-check: $(STAMP)
 	$(BIN)/engram-bench paper check
+
+# The field's table as shipped (docs/field.md, docs/field.html), from the published files in data/ and results/.
+field: $(STAMP)
+	$(BIN)/engram-bench field --build
 
 # Performance figures (printed, recorded in the README; never timed unit tests).
 bench: $(STAMP)

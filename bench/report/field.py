@@ -370,3 +370,33 @@ def render_terminal(rows: Sequence[FieldRow], notes: Sequence[str]) -> str:
 
 
 RENDERERS = {"terminal": render_terminal, "markdown": render_markdown, "html": render_html}
+
+
+# ------------------------------------------------------------------------------------------------ the built table
+
+# The table as shipped: built from what every clone holds (the shipped published files and results/v1, results/v3),
+# never from a machine's peer-files folder, so building it anywhere gives the same bytes.
+BUILT = {"docs/field.md": "markdown", "docs/field.html": "html"}
+BUILT_NOTE = (
+    "Built by `engram-bench field --build` from the published files shipped in this repository and our results/v1 and "
+    "results/v3; `engram-bench field --check` says whether it is current."
+)
+
+
+def built_tables(repo: Path) -> dict[str, str]:
+    """Each shipped table file (path relative to the repository) and the text it should hold."""
+    runs, notes = gather(repo, (), None)
+    rows = score_runs(runs, choose_reference(runs, None))
+    return {path: RENDERERS[kind](rows, [BUILT_NOTE, *notes]) for path, kind in BUILT.items()}
+
+
+def stale_tables(repo: Path) -> list[str]:
+    """One line per shipped table file whose bytes differ from a fresh build (or that is missing)."""
+    problems = []
+    for relative, text in built_tables(repo).items():
+        path = repo / relative
+        if not path.is_file():
+            problems.append(f"{relative}: missing; expected the table `engram-bench field --build` writes")
+        elif path.read_bytes() != text.encode("utf-8"):
+            problems.append(f"{relative}: differs from a fresh build; run `engram-bench field --build`")
+    return problems

@@ -1,5 +1,6 @@
 """`engram-bench field` sets the field's LoCoMo runs side by side: from a fresh clone (the published files shipped
-in data/, none from a peer-files folder) it builds for $0 in three forms; runs named on the command line join it, paired with a chosen reference
+in data/, none from a peer-files folder) it builds for $0 in three forms, and the shipped table (docs/field.md,
+docs/field.html) is what a fresh build gives; runs named on the command line join it, paired with a chosen reference
 by exact McNemar; a partial run and a score above the audited ceiling are marked."""
 
 from __future__ import annotations
@@ -46,6 +47,46 @@ def test_from_a_fresh_clone_the_field_builds_in_all_three_forms(tmp_path, capsys
     assert (
         code == 0 and "[1] full context, CoT prompt (gpt-4o-mini)" in terminal and "vs reference: reference" in terminal
     )
+
+
+def test_the_shipped_table_is_what_a_fresh_build_gives(tmp_path, capsys, monkeypatch) -> None:
+    """docs/field.md and docs/field.html are built from what every clone holds: `field --check` rebuilds them and
+    compares bytes, whatever this machine keeps in its peer-files folder."""
+    monkeypatch.setenv("ENGRAM_PEER_FILES", str(tmp_path / "no-peer-files"))
+    code, text, err = run_cli(["field", "--check"], capsys, monkeypatch)
+    assert code == 0, err
+    assert "docs/field.md and docs/field.html are current" in text
+    shipped = (REPO_ROOT / "docs" / "field.md").read_text(encoding="utf-8")
+    assert "| getzep/zep-papers@4b7f26cc76:kg_architecture_agent_memory/locomo_eval/data/zep_locomo_grades.json |" in (
+        shipped
+    )
+    assert "commit 4b7f26cc76cca20743314ba9acb8c2cb6adc42f6, sha256 2ecb7010" in shipped  # each row's full source
+
+
+def test_the_shipped_table_takes_no_other_runs_or_options(tmp_path, capsys, monkeypatch) -> None:
+    for extra in (["--as", "html"], ["--shipped-only"], [str(tmp_path)], ["--build"]):
+        code, _, err = run_cli(["field", "--check", *extra], capsys, monkeypatch)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "field" in err, extra
+
+
+def test_a_stale_shipped_table_is_named_in_one_line(tmp_path, monkeypatch) -> None:
+    from bench.report import field
+
+    repo = tmp_path / "clone"
+    (repo / "docs").mkdir(parents=True)
+    for folder in ("results/v1", "results/v3"):
+        (repo / folder).parent.mkdir(parents=True, exist_ok=True)
+        (repo / folder).symlink_to(REPO_ROOT / folder)
+    for relative, text in field.built_tables(repo).items():
+        (repo / relative).write_text(text, encoding="utf-8")
+    assert field.stale_tables(repo) == []
+    page = repo / "docs" / "field.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("75.1 [", "84.0 ["), encoding="utf-8")
+    (repo / "docs" / "field.md").unlink()
+    assert field.stale_tables(repo) == [
+        "docs/field.md: missing; expected the table `engram-bench field --build` writes",
+        "docs/field.html: differs from a fresh build; run `engram-bench field --build`",
+    ]
 
 
 def _omb(tmp_path: Path, name: str, labels: dict[tuple[str, int], bool]) -> Path:
