@@ -55,6 +55,9 @@ class RunHealth:
     #: (retrievals, empty ones, lines that change from run to run) a system counted itself (store.health of an mcp
     #: arm); None: it counts none
     retrievals: tuple[int, int, int] | None = None
+    #: (retrievals compared with the first run's, how many differed, the first difference) for a system whose search
+    #: a replay runs again (bench.run.retrievals); None: not compared
+    replayed: tuple[int, int, str | None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def watch(self, request: Any, result: Any) -> None:
@@ -87,7 +90,10 @@ class RunHealth:
     def merged(self, other: RunHealth) -> RunHealth:
         """Both watchers' counts and servers together (a result file: its ingestion's calls and its own k's)."""
         joined = RunHealth(
-            facts_stored=self.facts_stored, messages_written=self.messages_written, retrievals=self.retrievals
+            facts_stored=self.facts_stored,
+            messages_written=self.messages_written,
+            retrievals=self.retrievals,
+            replayed=self.replayed,
         )
         for source in (self, other):
             for role, counts in source.roles.items():
@@ -114,6 +120,12 @@ class RunHealth:
                 found.append(f"retrieval: {empty} of {asked} retrievals came back empty")
             if volatile:
                 found.append(f"retrieval: {volatile} retrieved lines carry a time or id that changes (no replay)")
+        if self.replayed is not None and self.replayed[1]:
+            compared, differing, first = self.replayed
+            found.append(
+                f"retrieval: {differing} of {compared} retrievals differ from the first run's, so their answers miss "
+                f"the cache (first: {first})"
+            )
         return found
 
     def to_json(self) -> dict[str, Any]:
@@ -122,6 +134,7 @@ class RunHealth:
             "facts_stored": self.facts_stored,
             "messages_written": self.messages_written,
             **({"retrievals": list(self.retrievals)} if self.retrievals is not None else {}),
+            **({"replayed": list(self.replayed[:2])} if self.replayed is not None and self.replayed[0] else {}),
             "threshold": {"bad_share": BAD_SHARE, "min_calls": MIN_CALLS},
             "problems": self.problems(),
         }

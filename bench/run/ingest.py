@@ -10,6 +10,7 @@ from typing import Any
 from bench.data.slices import Slice, SliceQuestion
 from bench.results.schema import Answer
 from bench.run.planner import is_asked, is_scored
+from bench.run.retrievals import Comparison, question_key
 from bench.run.terminal import progress_bars
 from bench.systems import RetrievedLines, System, WriteUsage
 
@@ -38,6 +39,7 @@ class PartRun:
     asked: list[Asked]
     explained: dict[int | None, dict[str, Any] | None]  # System.trace of the facts shown at each k
     models: dict[str, str]  # role -> the provider/model that served it in this part
+    replay: Comparison | None = None  # its retrievals against the recorded run's (None: not checked)
 
 
 def ingest_and_ask(
@@ -79,6 +81,15 @@ def _retrieve(system: System, question: SliceQuestion, ks: tuple[int | None, ...
         retrieval = system.retrieve(question, widest)
         return {k: retrieval.top(k) for k in ks}
     return {k: system.retrieve(question, k) for k in ks}
+
+
+def retrieved_lines(asked: Sequence[Asked]) -> dict[str, tuple[str, ...]]:
+    """Every retrieval of a part by question, checkpoint and k: what bench.run.retrievals compares and keeps."""
+    return {
+        question_key(item.question.id, item.checkpoint, k): lines.lines
+        for item in asked
+        for k, lines in item.retrievals.items()
+    }
 
 
 def traced_ids(asked: Sequence[Asked], k: int | None) -> list[str]:

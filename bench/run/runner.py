@@ -49,13 +49,14 @@ from bench.run import health
 from bench.run.answer import KeyTap, answer_all, embedder_of, open_gateway, result_metrics
 from bench.run.arms import load_arm
 from bench.run.inflight import InFlight
-from bench.run.ingest import PartRun, has_decision_layer, ingest_and_ask, traced_ids
+from bench.run.ingest import PartRun, has_decision_layer, ingest_and_ask, retrieved_lines, traced_ids
 from bench.run.output import STORE_DIR, new_run_id, refuse_clobbering, run_folder, run_lock, target_path
 from bench.run.plan import estimate_for  # noqa: F401 (registers the banner's spend estimate)
 from bench.run.planner import Planner, PlanUnit, RunPlan, calls_in_flight, is_asked
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
 from bench.run.provenance import calls_of, identity, now, run_notes, trace_of_run, write_all
 from bench.run.request import RunRequest, RunServices
+from bench.run.retrievals import Comparison, compare_and_keep, record_path
 from bench.run.terminal import progress_bars, step
 from bench.run.tokenmatch import check_token_matchable, run_token_matched
 from bench.systems import SystemContext, build_system
@@ -262,6 +263,7 @@ def _run_part(
     concurrency = unit.request.concurrency
     try:
         usages, asked = ingest_and_ask(system, part, ks, services.progress, arm.scores_adversarial)
+        replay = _compare_retrievals(unit, part, system_tap, retrieved_lines(asked)) if system.REPLAY_CHECKED else None
         answers = {
             k: answer_all(asked, k, part, stack, answer_taps[k], embedder, concurrency, services.progress, ran, pool)
             for k in ks
@@ -277,10 +279,33 @@ def _run_part(
             asked=asked,
             explained={k: system.trace(traced_ids(asked, k)) for k in ks},
             models={**context.hub.ran, **ran},
+            replay=replay,
         )
     finally:
         system.close()
         context.hub.close()
+
+
+def _compare_retrievals(
+    unit: PlanUnit, part: Slice, system_tap: KeyTap, lines: Mapping[str, Sequence[str]]
+) -> Comparison | None:
+    """This part's retrievals against the first run's (bench.run.retrievals), kept beside the run's local cache;
+    None when the run has none (a replay of shipped subsets alone)."""
+    local = getattr(system_tap.as_gateway(), "local", None)
+    if local is None:
+        return None
+    identity = {
+        "arm": unit.arm.name,
+        "system": unit.arm.system,
+        "settings": unit.arm.settings,
+        "stack": unit.stack.name,
+        "slice": part.name,
+        "conversation": part.conversation,
+        "messages": len(part.messages),
+        "last_message": part.messages[-1].id if part.messages else None,
+        "replicate": unit.request.replicate,
+    }
+    return compare_and_keep(record_path(local.directory, identity), identity, lines)
 
 
 def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
@@ -345,6 +370,10 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
     system_health.messages_written = len(usages)
     system_health.facts_stored = health.stored_facts(store, pooled=bool(the_slice.parts))
     system_health.retrievals = health.retrieval_counts(store, pooled=bool(the_slice.parts))
+    compared = [r.replay for r in runs if r.replay is not None]
+    if compared:
+        replay = sum(compared, Comparison())
+        system_health.replayed = (replay.compared, replay.differing, replay.first)
     health_of = {k: system_health.merged(answer_health[k]) for k in ks}
     where = f"{arm.name} on {the_slice.name}"
     warnings = [problem for k in ks for problem in health.check(health_of[k], request.health_strict, where)]

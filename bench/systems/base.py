@@ -181,6 +181,10 @@ class System(ABC):
     #: Whether the system has a decision layer, so a result reports decision cost and decision p50 for it. None
     #: leaves it to the recorded figures: any write with decision latency or cost means yes.
     DECISION_LAYER: ClassVar[bool | None] = None
+    #: True when the system retrieves outside the harness (a server), so a replay runs its search again rather than
+    #: reading it from the cache: the runner then compares each run's lines with the first run's
+    #: (bench.run.retrievals), and a difference is a health problem.
+    REPLAY_CHECKED: ClassVar[bool] = False
     #: Model calls besides answering and judging, per message written, by role, when the system fixes them (an
     #: empty mapping: none at all). None: they depend on what the models say (`engram-bench plan` then counts
     #: them from the offline run of the arm).

@@ -188,6 +188,7 @@ class HttpSystem(System):
         Setting("env", dict, {}, "environment variables for a started server ({port}, {data_dir}, {python}, {dir})"),
     )
     PREFIX_STABLE = False
+    REPLAY_CHECKED = True
 
     def __init__(self, settings: Mapping[str, Any], context: SystemContext) -> None:
         super().__init__(settings, context)

@@ -203,6 +203,7 @@ class McpSystem(System):
         Setting("strip", (str, type(None)), None, "regex: parts of each hit removed (volatile: wall-clock times)"),
     )
     PREFIX_STABLE = False
+    REPLAY_CHECKED = True
 
     def __init__(self, settings: Mapping[str, Any], context: SystemContext) -> None:
         super().__init__(settings, context)

@@ -8,6 +8,8 @@ own memory server looks like. It keeps short notes per user and ranks them by sh
 --store-in-home: like --data-dir, in $NOTEBOOK_DATA_DIR, else ~/.notebook (as servers that keep a store under ~ do).
 --slow-search S: every search takes S seconds; --die-after N: the process ends on store call N+1.
 --http-port P: serve streamable HTTP on 127.0.0.1:P (path /mcp) instead of stdio.
+$NOTEBOOK_SALT, when set, ends every note it returns (" #<salt>"): a server whose search gives other lines from
+one run to the next, as a test decides.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def main() -> None:
         asked = set(WORD.findall(query.lower()))
         pool = [n for ns in notes.values() for n in ns] if options.ignore_user else notes.get(user, [])
         ranked = sorted(enumerate(pool), key=lambda it: (-len(asked & set(WORD.findall(it[1].lower()))), it[0]))
-        return [{"memory": text, "rank": str(i)} for i, (_, text) in enumerate(ranked[:limit])]
+        salt = f" #{os.environ['NOTEBOOK_SALT']}" if os.environ.get("NOTEBOOK_SALT") else ""
+        return [{"memory": text + salt, "rank": str(i)} for i, (_, text) in enumerate(ranked[:limit])]
 
     def forget(user: str) -> str:
         notes.pop(user, None)

@@ -160,3 +160,35 @@ def test_a_line_is_traced_to_the_turn_it_quotes_and_never_to_a_short_reply_by_ch
     # A server that keeps only the words still gets its source; a short reply inside another line does not.
     assert trace_sources("Ysolde said: Our ferry to Tromso leaves at dawn. Yes!", stored, said) == ("D7:2",)
     assert trace_sources("Yes! said the captain", stored, said) == ()
+
+
+def test_a_rerun_whose_server_retrieves_other_lines_is_named_on_the_terminal_and_in_the_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cache replays model calls, not a server's search: the runner keeps the first run's lines beside the cache
+    and says when a later run of the same arm retrieved others (its answers then miss the cache)."""
+    _arm(tmp_path, "notebook", k=3)
+
+    def run(salt: str, out: str) -> dict:
+        monkeypatch.setenv("NOTEBOOK_SALT", salt)  # the server ends each note it returns with it
+        [written] = run_arm("notebook", "dev", *folder_options(tmp_path, 4, out=tmp_path / out))
+        return json.loads(written.read_text())
+
+    first = run("a", "first")
+    assert "replayed" not in first["extras"]["health"] and first["extras"]["health"]["problems"] == []
+    assert len(list((tmp_path / "cache" / "retrievals").glob("*.json"))) == 1
+    same = run("a", "same")
+    assert same["extras"]["health"]["replayed"] == [4, 0] and same["extras"]["health"]["problems"] == []
+    assert same["calls"]["misses"] == 0
+    capsys.readouterr()
+
+    other = run("b", "other")
+    [problem] = other["extras"]["health"]["problems"]
+    assert problem.startswith(
+        "retrieval: 4 of 4 retrievals differ from the first run's, so their answers miss the cache"
+    )
+    assert (
+        "(first: question conv-26:0 at k=3: recorded '…" in problem and " #a', now '…" in problem and " #b')" in problem
+    )
+    assert other["extras"]["health"]["replayed"] == [4, 4] and other["calls"]["misses"] > 0
+    assert problem in capsys.readouterr().err  # on the terminal too, as a warning
