@@ -97,12 +97,16 @@ class CallRequest:
         return material
 
     def key(self) -> str:
-        return self._key
-
-    @functools.cached_property
-    def _key(self) -> str:
         # Computed once per request: the tap, the lookup and the recording each ask for it, and a full-context
-        # prompt is a whole transcript to serialise and hash. A request is frozen, so its key cannot change.
+        # prompt is a whole transcript to serialise and hash. A request is frozen, so its key cannot change; it is
+        # kept in the instance's own dict, as functools.cached_property would keep it, but without that property's
+        # lock, which Python 3.11 shares between all requests (threads hashing transcripts waited on each other).
+        key: str | None = self.__dict__.get("_key")
+        if key is None:
+            key = self.__dict__["_key"] = self._computed_key()
+        return key
+
+    def _computed_key(self) -> str:
         try:
             return sha256_hex(canonical_json(self.key_material()))
         except (TypeError, ValueError) as exc:
@@ -314,7 +318,12 @@ class SubsetManifest:
 
 
 class ShippedSubset:
-    """A committed, read-only subset `cache/<name>/` (sorted JSON lines + manifest), verified when opened."""
+    """A committed, read-only subset `cache/<name>/` (sorted JSON lines + manifest).
+
+    Opening checks the manifest, the file's sha256 and its number of entries, and indexes each line by its key; an
+    entry is parsed and checked against its own checksum when it is first read. A run reads a few entries of each
+    subset (none, for a run whose calls no subset holds), and parsing and checksumming every entry of every subset
+    at start-up cost seconds per run once a subset held tens of thousands of calls."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
@@ -334,13 +343,13 @@ class ShippedSubset:
         digest = hashlib.sha256(raw).hexdigest()
         if digest != manifest.sha256:
             raise CacheError(f"{entries_path}: expected sha256 {manifest.sha256} (manifest), found {digest}")
-        where = str(entries_path)
-        self._entries: dict[str, CacheEntry] = {}
+        self._file = str(entries_path)
+        self._lines: dict[str, tuple[int, str]] = {}  # key -> (line number, the entry's JSON text)
         for number, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
-            key = _line_key(line, where=f"{where}:{number}")
-            self._entries[key] = parse_entry(line, key=key, where=f"{where}:{number}", hint=SUBSET_HINT)
-        if len(self._entries) != manifest.entries:
-            raise CacheError(f"{manifest_path}: expected {manifest.entries} entries, found {len(self._entries)}")
+            self._lines[_line_key(line, where=f"{self._file}:{number}")] = (number, line)
+        if len(self._lines) != manifest.entries:
+            raise CacheError(f"{manifest_path}: expected {manifest.entries} entries, found {len(self._lines)}")
+        self._entries: dict[str, CacheEntry] = {}  # the entries read so far, verified
         self.manifest = manifest
 
     @classmethod
@@ -357,13 +366,23 @@ class ShippedSubset:
         return subset
 
     def get(self, key: str) -> CacheEntry | None:
-        return self._entries.get(key)
+        entry = self._entries.get(key)
+        if entry is None and key in self._lines:
+            number, line = self._lines[key]
+            entry = parse_entry(line, key=key, where=f"{self._file}:{number}", hint=SUBSET_HINT)
+            self._entries[key] = entry  # two threads reading it at once both verify it and store the same entry
+        return entry
+
+    def verify(self) -> None:
+        """Read every entry, so a damaged one is reported now rather than when a run first reads it."""
+        for key in self._lines:
+            self.get(key)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._lines)
 
     def keys(self) -> Iterable[str]:
-        return self._entries.keys()
+        return self._lines.keys()
 
 
 def _file_stamp(path: Path) -> tuple[int, int] | None:
@@ -377,7 +396,20 @@ def _file_stamp(path: Path) -> tuple[int, int] | None:
 _OPENED_SUBSETS: dict[Path, tuple[tuple[tuple[int, int] | None, ...], ShippedSubset]] = {}
 
 
+# An exported line is canonical JSON (sorted keys), so the entry's own "key" is the last `"key":"` in it: every
+# field after it (latency_ms ... replicate) is a number or a string, and a string's quotes are escaped. A line read
+# so is still checked when its entry is read (parse_entry refuses an entry whose key is not the one it is indexed by).
+_KEY_FIELD = '"key":"'
+_HEX = frozenset("0123456789abcdef")
+
+
 def _line_key(line: str, *, where: str) -> str:
+    at = line.rfind(_KEY_FIELD)
+    if at >= 0:
+        start = at + len(_KEY_FIELD)
+        key = line[start : start + 64]
+        if line[start + 64 : start + 65] == '"' and len(key) == 64 and _HEX.issuperset(key):
+            return key
     try:
         return str(json.loads(line)["key"])
     except (ValueError, KeyError, TypeError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -14,7 +15,15 @@ from pathlib import Path
 import pytest
 
 from bench.errors import CacheError
-from bench.models.cache import CacheEntry, CallRequest, LocalStore, ShippedSubset, canonical_json, write_subset
+from bench.models.cache import (
+    CacheEntry,
+    CallRequest,
+    LocalStore,
+    ShippedSubset,
+    canonical_json,
+    discover_subsets,
+    write_subset,
+)
 from bench.models.gateway import Gateway, LiveResponse
 
 REPO = Path(__file__).resolve().parents[3]
@@ -224,6 +233,31 @@ def test_an_edited_subset_is_refused_naming_the_file(tmp_path: Path) -> None:
         ShippedSubset(tmp_path / "dev")
 
 
+def test_a_damaged_entry_of_a_resealed_subset_is_refused_when_it_is_read(tmp_path: Path) -> None:
+    # Someone edits one answer and writes the manifest's sha256 anew: the file matches its manifest, so the subset
+    # opens, but that entry no longer matches its own checksum. It is refused, naming its line, when it is read
+    # (or verified); the entries next to it are served.
+    nested = _entry("b" * 64, "hello")
+    nested = replace(nested, body={"text": "hello", "key": "e" * 64})  # a body with a "key" of its own
+    write_subset([_entry("a" * 64), nested, _entry("c" * 64)], tmp_path / "dev", source="run-1")
+    path = tmp_path / "dev" / "calls.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = lines[2].replace("hello", "HELLO")
+    path.write_text("".join(lines))
+    manifest = json.loads((tmp_path / "dev" / "manifest.json").read_text())
+    manifest["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (tmp_path / "dev" / "manifest.json").write_text(json.dumps(manifest))
+    subset = ShippedSubset(tmp_path / "dev")
+    assert len(subset) == 3 and sorted(subset.keys()) == ["a" * 64, "b" * 64, "c" * 64]
+    assert subset.get("a" * 64).body == {"text": "hello"}
+    assert subset.get("b" * 64).body == {"text": "hello", "key": "e" * 64}
+    assert subset.get("e" * 64) is None
+    with pytest.raises(CacheError, match=r"calls\.jsonl:3: entry c{64} fails its checksum"):
+        subset.get("c" * 64)
+    with pytest.raises(CacheError, match=r"calls\.jsonl:3"):
+        subset.verify()
+
+
 def test_shipped_subsets_are_read_before_the_local_cache(tmp_path: Path) -> None:
     request = CallRequest("offline", "answer", "standin", {"q": "which first?"}, "answer")
     local = LocalStore(tmp_path / "local")
@@ -233,3 +267,12 @@ def test_shipped_subsets_are_read_before_the_local_cache(tmp_path: Path) -> None
     gateway = Gateway(local=tmp_path / "local", subsets=[tmp_path / "dev"])
     result = gateway.call(request, lambda r: pytest.fail("must not compute: cached"))
     assert result.body == {"text": "from subset"} and result.cached
+
+
+def test_every_committed_subset_reads_back_intact() -> None:
+    # A run verifies only the entries it reads; this checks every entry of every subset the repository ships.
+    subsets = [ShippedSubset.open(path) for path in discover_subsets()]
+    assert subsets, "the repository ships call subsets under cache/"
+    for subset in subsets:
+        subset.verify()
+        assert len(subset) == subset.manifest.entries
