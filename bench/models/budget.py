@@ -97,15 +97,18 @@ class Ledger:
             yield
 
     def append(self, record: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
-        created = not self.path.exists()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # the umask decides, as for any file
+        flags = os.O_WRONLY | os.O_APPEND
+        try:
+            fd, created = os.open(self.path, flags), False
+        except FileNotFoundError:  # the first line: the folder may be missing too
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, created = os.open(self.path, flags | os.O_CREAT, 0o666), True  # the umask decides, as for any file
         try:
             os.write(fd, line)
             # Spend must survive a crash, so a line that carries some is on disk before the call counts as settled.
             # A $0 line (a server declared free in its stack) changes no total: it is written but not flushed, so a
-            # run against a local server does not wait for the disk once per call under the ledger's lock.
+            # run against a local server does not wait for the disk once per call.
             if float(record.get("usd", 0.0)) != 0.0:
                 os.fsync(fd)
         finally:
@@ -274,22 +277,26 @@ class Budget:
         """A call returned: its real cost goes to the ledger at once (and its reservation, if given, is released).
         `labels` name the run that made the call when one budget serves several (a grid's)."""
         labels = labels or self.labels
+        record = {
+            "run_id": labels.run_id,
+            "arm": labels.arm,
+            "slice": labels.slice_name,
+            "provider": request.provider,
+            "model": request.model,
+            "purpose": request.purpose,
+            "usd": actual_usd,
+            "key": key,
+            "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
         with self._lock:
             self._spent += actual_usd
-            with self.ledger.locked():
-                self.ledger.append(
-                    {
-                        "run_id": labels.run_id,
-                        "arm": labels.arm,
-                        "slice": labels.slice_name,
-                        "provider": request.provider,
-                        "model": request.model,
-                        "purpose": request.purpose,
-                        "usd": actual_usd,
-                        "key": key,
-                        "time": datetime.now(UTC).isoformat(timespec="seconds"),
-                    }
-                )
+            if actual_usd == 0.0:
+                # A $0 line changes no total that anyone decides on, and one O_APPEND write never interleaves with
+                # another: it needs no lock across processes (a run against a local server settles every call so).
+                self.ledger.append(record)
+            else:
+                with self.ledger.locked():
+                    self.ledger.append(record)
         self.release(reservation)
 
 
