@@ -16,8 +16,9 @@ from bench.data import files as data
 from bench.models import judge
 from bench.models.cache import write_keys_file
 from bench.models.providers import is_standin, plugin_records, provenance_packages
+from bench.results.atomic import write_text
 from bench.results.gitinfo import git_state
-from bench.results.schema import Calls, Provenance, Result, Source, result_from_dict, write_result
+from bench.results.schema import Calls, Provenance, Result, Source, result_text
 from bench.results.trace import Trace, referenced_messages, trace_name, write_trace
 from bench.run.answer import KeyTap
 from bench.run.arms import Arm
@@ -184,17 +185,16 @@ def trace_of_run(path: Path, system: str, runs: Sequence[PartRun], k: int | None
 def write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) -> list[Path]:
     """Validate every result of a sweep before writing any, so a bad one leaves no half-written sweep. A result's
     trace sidecar is written before the result, so a result never names a trace that is not there."""
-    for path, result, _, _ in planned:
-        result_from_dict(json.loads(json.dumps(result.to_dict())), where=str(path))
+    texts = [result_text(result, str(path)) for path, result, _, _ in planned]  # each file's text, validated
     written = []
-    for path, result, keys, trace in planned:
+    for (path, _, keys, trace), text in zip(planned, texts, strict=True):
         sidecars = [path.with_suffix(".calls.txt"), *([path.with_name(trace_name(path))] if trace is not None else [])]
         new = [sidecar for sidecar in sidecars if not sidecar.exists()]
         try:
             write_keys_file(sidecars[0], keys)
             if trace is not None:
                 write_trace(sidecars[1], trace)
-            written.append(write_result(path, result))
+            written.append(write_text(path, text))
         except BaseException:
             # A full disk refused the result after its sidecars were written: a key list and a trace naming a
             # result that is not there were left behind. The ones this write created go with it.

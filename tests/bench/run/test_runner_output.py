@@ -256,10 +256,10 @@ def test_run_results_by_default_stay_out_of_the_checkout(ws: dict[str, Path]) ->
 def test_a_result_the_full_disk_refuses_leaves_no_key_list_or_trace_without_it(
     ws: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def disk_full(path: Path, result: Result) -> Path:
+    def disk_full(path: Path, text: str) -> Path:
         raise WriteFailed(f"{path}: could not write the result (No space left on device)")
 
-    monkeypatch.setattr("bench.run.provenance.write_result", disk_full)
+    monkeypatch.setattr("bench.run.provenance.write_text", disk_full)
     with pytest.raises(WriteFailed):
         run_arm("turns", "dev", *options(ws))
     left = [p.name for p in ws["runs"].rglob("*") if p.name.endswith((".calls.txt", ".trace.json.gz", ".json"))]
