@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import settings
-from bench.analysis import metrics
+from bench.analysis import metrics, scoring
 from bench.data.slices import Slice, first_messages_of
 from bench.errors import ConfigError
 from bench.models import judge, longmemeval_judge
@@ -328,6 +328,7 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
     parts = the_slice.runs()
     in_flight = calls_in_flight(stack, request.concurrency)
     part_seconds: dict[str, float] = {}  # each part's wall time (parts may run side by side)
+    scoring.load_scorers()
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
         with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="answer") as pool:

@@ -27,7 +27,7 @@ from bench.analysis.scoring.names import (
     evidence_recall_metric,
     judge_metric,
 )
-from bench.analysis.scoring.score import category_code, llm_free_scores, metrics_block
+from bench.analysis.scoring.score import category_code, llm_free_scores, load_scorers, metrics_block
 
 __all__ = [
     "EVIDENCE_RECALL",
@@ -42,5 +42,6 @@ __all__ = [
     "evidence_recall_metric",
     "judge_metric",
     "llm_free_scores",
+    "load_scorers",
     "metrics_block",
 ]

@@ -45,6 +45,13 @@ def llm_free_scores(answer: str | None, gold: Any, category: str) -> tuple[float
     return f1, {MEM0_F1: mem0_f1(answer, gold), MEM0_BLEU1: mem0_bleu1(answer, gold)}
 
 
+def load_scorers() -> None:
+    """Load what the LLM-free scores need (NLTK's Porter stemmer and tokenizers: about 1.5 s of imports) now, on the
+    calling thread, by scoring one answer. A run calls it before its answer threads start: otherwise every thread
+    that reaches its first score waits on the same import."""
+    llm_free_scores("loaded", "loaded", "single-hop")
+
+
 def metrics_block(judge_metric_name: str | None, evidence_metric_name: str | None) -> dict[str, Any]:
     """What a result's `metrics` field says: each metric it carries, its version, where its value lives and where
     its rule comes from."""
