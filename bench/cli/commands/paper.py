@@ -153,11 +153,11 @@ def register(app: typer.Typer) -> None:
             for name in TABLES.names():
                 typer.echo(f"{name}  ({TABLES.origin(name)})")
             return
+        for name in names:  # an unknown or broken table: one line naming it, before --out or anything is read
+            TABLES.get(name, "paper table")
         if out is None:
             raise ConfigError("paper table --out: expected an output directory, found none")
         check_folder(out, "paper table --out")
-        for name in names:
-            TABLES.get(name, "paper table")  # an unknown or broken table: one line, before anything is read
         paper = compute_tables(names, results, stack)
         # the tables and the numbers they cite, never the article (a table alone does not make the paper)
         for entry in [f"table:{table.name}" for table in paper.tables] + ["numbers"]:

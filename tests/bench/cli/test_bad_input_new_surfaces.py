@@ -49,6 +49,12 @@ CASES = {
     "compare, empty categories": (["compare", A, B, "--categories", ""], "--categories: expected LoCoMo category"),
     "view, blank categories": (["view", A, "--categories", " ", "--out", "{tmp}/r.html"], "found nothing"),
     "paper table, unknown table": (["paper", "table", "NOPE", "--out", "{tmp}/paper"], "unknown table 'NOPE'"),
+    # the unknown name is the mistake to name, not the --out not yet given
+    "paper table, unknown table, no --out": (["paper", "table", "NOPE"], "paper table: unknown table 'NOPE'"),
+    "paper appendix run, unknown entry, no --out": (
+        ["paper", "appendix", "run", "NOPE"],
+        "paper appendix run: expected an entry of appendix_e/INDEX.md",
+    ),
     "paper appendix run, unknown entry": (
         ["paper", "appendix", "run", "NOPE", "--out", "{tmp}/paper"],
         "paper appendix run: expected an entry of appendix_e/INDEX.md",
