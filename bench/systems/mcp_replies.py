@@ -2,7 +2,8 @@
 
 Servers answer in three shapes, read in this order:
 - `structuredContent`, or JSON inside the text (a list, or an object holding a list under `results`, `memories`,
-  `entities`...; FastMCP wraps a return value as `{"result": ...}`): one hit per item, its text from the usual keys
+  `entities`...; FastMCP wraps a return value as `{"result": ...}`, and a tool that returns its JSON as a string
+  arrives as `{"result": "[...]"}`, read as that JSON): one hit per item, its text from the usual keys
   (`text`, `memory`, `content`...) or an entity's `observations`. An item whose text is null is no hit.
 - Plain text: one block split into hits. Numbered items (`1. ...`) or markdown headings each start a hit (what
   comes before the first is a header); otherwise blank lines separate hits; otherwise each line is one. Metadata
@@ -159,8 +160,21 @@ def _as_list(data: Any, reader: ReplyReader) -> list[Any]:
             return lists[0]
         return [data] if data else []
     if isinstance(data, str):
-        return list(reader.split_text(data))
+        inner = _json_text(data)
+        return _as_list(inner, reader) if inner is not None else list(reader.split_text(data))
     return [] if data is None else [data]
+
+
+def _json_text(text: str) -> list[Any] | dict[str, Any] | None:
+    """The list or object a text holds when the whole text is JSON (a tool that returned `json.dumps(...)`, which
+    FastMCP wraps as `{"result": "<that text>"}`); None for any other text."""
+    if not text.lstrip().startswith(("[", "{")):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, list | dict) else None
 
 
 def item_text(item: Mapping[str, Any]) -> str | None:

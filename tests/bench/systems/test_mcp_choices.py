@@ -126,6 +126,15 @@ def test_paragraphs_are_hits_and_a_lone_line_per_hit_still_works() -> None:
 
 def test_json_items_with_null_text_are_no_hits_and_entities_show_their_observations() -> None:
     assert texts(reply(json.dumps([{"memory": None}, {"memory": "kept"}]))) == ["kept"]
+    # a FastMCP tool that returns json.dumps(...) arrives as structured {"result": "<that JSON>"}: read as JSON too,
+    # never stored as one literal line
+    returned = json.dumps([{"memory": None}, {"memory": None}])
+    assert texts(reply(returned, {"result": returned})) == []
+    kept = json.dumps([{"memory": None}, {"memory": "kept"}])
+    assert texts(reply(kept, {"result": kept})) == ["kept"]
+    assert texts(reply(None, {"result": "[8 May, 2023] Caroline: a line that only starts like JSON"})) == [
+        "[8 May, 2023] Caroline: a line that only starts like JSON"
+    ]
     graph = {"entities": [{"name": "D1:3", "entityType": "turn", "observations": ["a", "b"]}], "relations": []}
     [hit] = ReplyReader.from_settings({}).hits(reply(json.dumps(graph), graph))
     assert (hit.text, hit.named_id) == ("a | b", "D1:3")
