@@ -52,15 +52,15 @@ $(ANALYSIS_VENV)/.installed: pyproject.toml requirements.lock
 	  -c requirements.lock -e .
 	@touch $@
 
-# The shipped third-party adapters' own environments (.venvs/NAME/ from systems/NAME/requirements.txt; A-MEM's about
-# 2.1 GB with torch's CPU build, LangMem's about 260 MB, cognee's about 1.6 GB, Graphiti's about 260 MB on Python
-# 3.12, Letta's client about 46 MB; the real MCP servers mcp-memory-service about 350 MB, basic-memory about 720 MB,
-# server-memory about 29 MB of node_modules), rebuilt when their pins change. With them, `make test` runs the
-# adapters' tests (the contract against a schema-valid fake server, or for Letta a fake Letta server; the shipped
-# SmolLM2 replay; with the `local` extra a record on the real server replayed with it stopped; the MCP servers' own
-# runs) instead of skipping them. .ci/run builds them. The list is every systems/NAME/adapter.toml that asks for its
-# own environment (environment = "venv" or "npm"): a new adapter folder is built without editing this file, and
-# rebuilt when its pins change.
+# The shipped third-party adapters' own environments (.venvs/NAME/ from systems/NAME/requirements.txt; A-MEM's about 2.1
+# GB with torch's CPU build, LangMem's about 260 MB, cognee's about 1.6 GB, Graphiti's about 260 MB on Python 3.12,
+# Letta's client about 46 MB; the real MCP servers mcp-memory-service about 350 MB, basic-memory about 720 MB,
+# server-memory about 29 MB of node_modules, mcp-server-qdrant about 380 MB), rebuilt when their pins change. With them,
+# `make test` runs the adapters' tests (the contract against a schema-valid fake server, or for Letta a fake Letta
+# server; the shipped SmolLM2 replay; with the `local` extra a record on the real server replayed with it stopped; the
+# MCP servers' own runs) instead of skipping them. .ci/run builds them. The list is every systems/NAME/adapter.toml that
+# asks for its own environment (environment = "venv" or "npm"): a new adapter folder is built without editing this file,
+# and rebuilt when its pins change.
 ADAPTERS := $(sort $(patsubst systems/%/adapter.toml,%,$(shell grep -lE '^environment *= *.(venv|npm).' systems/*/adapter.toml)))
 adapters: export ENGRAM_TORCH_INDEX := $(TORCH_INDEX)
 adapters: $(foreach a,$(ADAPTERS),.venvs/$(a)/.installed)

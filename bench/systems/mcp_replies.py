@@ -4,7 +4,9 @@ Servers answer in three shapes, read in this order:
 - `structuredContent`, or JSON inside the text (a list, or an object holding a list under `results`, `memories`,
   `entities`...; FastMCP wraps a return value as `{"result": ...}`, and a tool that returns its JSON as a string
   arrives as `{"result": "[...]"}`, read as that JSON): one hit per item, its text from the usual keys
-  (`text`, `memory`, `content`...) or an entity's `observations`. An item whose text is null is no hit.
+  (`text`, `memory`, `content`...) or an entity's `observations`. An item whose text is null is no hit. A list whose
+  first item is a one-line header before other items ("Results for the query '...'", mcp-server-qdrant's) has it
+  dropped, as a plain-text reply's header is: it is no memory, and it would echo the question to the answerer.
 - Plain text: one block split into hits. Numbered items (`1. ...`) or markdown headings each start a hit (what
   comes before the first is a header); otherwise blank lines separate hits; otherwise each line is one. Metadata
   lines (`Hash:`, `ID:`, `Score:`, `Created:`...) are kept out of the hit's text, so the answerer never reads them
@@ -124,7 +126,7 @@ class ReplyReader:
             blocks = [[self.hit_start.sub("", block[0], count=1), *block[1:]] for block in blocks]
         elif any(not line.strip() for line in lines):
             blocks = _paragraphs(lines)
-            if len(blocks) > 1 and len(blocks[0]) == 1 and HEADER.match(blocks[0][0]):
+            if len(blocks) > 1 and len(blocks[0]) == 1 and _is_header(blocks[0][0]):
                 blocks = blocks[1:]  # "Found 3 memories for ...:" says how many, it is no hit
         else:
             blocks = [[line] for line in lines if line.strip()]
@@ -146,9 +148,14 @@ def _paragraphs(lines: Sequence[str]) -> list[list[str]]:
     return [block for block in blocks if block]
 
 
+def _is_header(text: str) -> bool:
+    """A one-line "Found 3 memories for ...:" / "Results for the query '...'": what a reply says before its hits."""
+    return "\n" not in text.strip() and HEADER.match(text) is not None
+
+
 def _as_list(data: Any, reader: ReplyReader) -> list[Any]:
     if isinstance(data, list):
-        return data
+        return data[1:] if len(data) > 1 and isinstance(data[0], str) and _is_header(data[0]) else data
     if isinstance(data, Mapping):
         for key in LIST_KEYS:
             if isinstance(data.get(key), list):

@@ -1,4 +1,4 @@
-"""What three real MCP memory servers said when we ran them (tests/bench/systems/mcp_captures/: each one's tools/list
+"""What four real MCP memory servers said when we ran them (tests/bench/systems/mcp_captures/: each one's tools/list
 and real replies, captured 2026-12-07 with the package and version recorded), read with the settings of their shipped
 arms: the tools the harness picks and the hits it reads. Runs without the servers installed."""
 
@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bench.errors import SystemFailed
 from bench.run.arms import load_arm
 from bench.systems.mcp_replies import ReplyReader
 from bench.systems.mcp_tools import plan_tools
@@ -46,6 +47,10 @@ def test_each_capture_names_the_package_and_version_that_answered() -> None:
         "basic-memory": ("basic-memory", "0.24.1"),
     }
     assert capture("server-memory")["package"] == "@modelcontextprotocol/server-memory"
+    assert (capture("mcp-server-qdrant")["package"], capture("mcp-server-qdrant")["version"]) == (
+        "mcp-server-qdrant",
+        "0.8.1",
+    )
 
 
 @pytest.mark.parametrize(
@@ -54,6 +59,7 @@ def test_each_capture_names_the_package_and_version_that_answered() -> None:
         ("mcp-memory-service", "memory_store", "memory_search", "agent_id", "limit"),
         ("basic-memory", "write_note", "search_notes", None, "page_size"),
         ("server-memory", "create_entities", "search_nodes", None, None),
+        ("mcp-server-qdrant", "qdrant-store", "qdrant-find", "collection_name", None),
     ],
 )
 def test_a_shipped_arm_calls_the_real_servers_tools_it_means(
@@ -104,3 +110,31 @@ def test_server_memory_hits_are_entities_read_as_their_observations() -> None:
     assert hits[0].text == "[8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful."
     # A question in words is in no observation: the whole-query substring test finds nothing.
     assert reader.hits(reply("server-memory", "search_nodes", "What did Melanie paint?")) == []
+
+
+def test_mcp_server_qdrant_tried_as_a_new_user_stops_in_one_line_naming_the_setting_it_needs() -> None:
+    """Its tools are found by name and their collection_name filled with the namespace; its store tool's text
+    argument, `information`, is no name the harness knows, so without the arm's text_arg it stops saying so."""
+    settings = {key: value for key, value in arm_settings("mcp-server-qdrant").items() if key != "text_arg"}
+    with pytest.raises(SystemFailed) as raised:
+        plan_tools(listed_tools("mcp-server-qdrant"), settings, "mcp-server-qdrant")
+    message = str(raised.value)
+    assert "qdrant-store: no string argument for the text (settings.text_arg)" in message and "\n" not in message
+
+
+def test_mcp_server_qdrant_hits_are_its_entries_without_the_header_that_echoes_the_query() -> None:
+    """qdrant-find answers a JSON list: "Results for the query '...'", then one <entry> per hit. The header is no
+    memory (it would show the answerer its own question and take a place among the k); the arm's strip removes the
+    <entry><content> wrapping, never the words."""
+    reader = ReplyReader.from_settings(arm_settings("mcp-server-qdrant"))
+    hits = reader.hits(reply("mcp-server-qdrant", "qdrant-find", "What did Melanie paint?"))
+    assert [hit.text for hit in hits] == [
+        "[8 May, 2023] Melanie: I painted a lake sunrise last year, it's special to me.",
+        "[8 May, 2023] Caroline: The transgender stories were so inspiring!",
+        "[8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    ]
+    unstripped = ReplyReader.from_settings({})
+    first = unstripped.hits(reply("mcp-server-qdrant", "qdrant-find", "support group"))[0].text
+    assert first.startswith("<entry><content>[8 May, 2023] Caroline: I went to a LGBTQ support group")
+    # A collection never written to: no content at all.
+    assert reader.hits(reply("mcp-server-qdrant", "qdrant-find", "What did Melanie paint?", which=1)) == []

@@ -1,8 +1,9 @@
-"""Three real MCP memory servers none of us wrote, each run as a new user runs it, from its arm file alone
+"""Four real MCP memory servers none of us wrote, each run as a new user runs it, from its arm file alone
 (arms/NAME.toml, `system = "mcp"`; systems/NAME/ only builds its environment): the reference
-@modelcontextprotocol/server-memory (npm), mcp-memory-service's -lite build and basic-memory (PyPI), their embeddings
-the ONNX MiniLM the install put beside them. A run on dev records and a second one replays: no miss, the same lines,
-every line sourced to a turn the run wrote. Their retrieval is measured as it is.
+@modelcontextprotocol/server-memory (npm), mcp-memory-service's -lite build, basic-memory and mcp-server-qdrant (PyPI),
+their embeddings the ONNX MiniLM the install put beside them. A run on dev records and a second one replays: no miss,
+the same lines (the runner compared them: none differed), every line sourced to a turn the run wrote. Their retrieval
+is measured as it is.
 
 Skips unless the server's environment is built (`engram-bench systems install NAME`, or `make adapters`); with
 ENGRAM_BENCH_REQUIRE_ADAPTERS=1 (set by .ci/run) a missing one fails instead. The contract (`systems check NAME`) is
@@ -28,6 +29,7 @@ CHOSEN = {
     "server-memory": ("create_entities", "search_nodes"),
     "mcp-memory-service": ("memory_store", "memory_search"),
     "basic-memory": ("write_note", "search_notes"),
+    "mcp-server-qdrant": ("qdrant-store", "qdrant-find"),
 }
 
 
@@ -78,7 +80,9 @@ def sources_of(result: dict[str, Any]) -> set[str]:
     return {source for answer in result["answers"] for line in answer["sources"] for source in line}
 
 
-@pytest.mark.parametrize("recorded_and_replayed", ["mcp-memory-service", "basic-memory"], indirect=True)
+@pytest.mark.parametrize(
+    "recorded_and_replayed", ["mcp-memory-service", "basic-memory", "mcp-server-qdrant"], indirect=True
+)
 def test_a_semantic_mcp_memory_server_runs_on_dev_from_its_arm_and_replays_what_it_retrieved(
     recorded_and_replayed: Runs,
 ) -> None:
@@ -86,6 +90,7 @@ def test_a_semantic_mcp_memory_server_runs_on_dev_from_its_arm_and_replays_what_
     assert tools_of(first) == CHOSEN[server]
     assert again["calls"]["misses"] == 0
     assert lines_of(again) == lines_of(first)
+    assert again["extras"]["health"]["replayed"] == [QUESTIONS, 0]  # the runner compared every retrieval
     # Every question got lines (MiniLM vectors find something for any question), each one a turn the run wrote and
     # shown as the turn itself, with no hash, score or wall-clock line of the server's reply in it.
     assert len(first["answers"]) == QUESTIONS and all(answer["lines"] for answer in first["answers"])
@@ -103,6 +108,7 @@ def test_the_reference_memory_server_runs_from_its_arm_and_its_substring_search_
     server, first, again = recorded_and_replayed
     assert tools_of(first) == CHOSEN[server]
     assert again["calls"]["misses"] == 0 and lines_of(again) == lines_of(first)
+    assert again["extras"]["health"]["replayed"] == [QUESTIONS, 0]
     assert lines_of(first) == [[]] * QUESTIONS
     health = first["store"]["health"]
     assert health["empty_retrievals"] == health["retrievals"] == QUESTIONS
