@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.analysis.coverage import coverage_of as covered_of
 from bench.data import files as data
 from bench.data.datasets.locomo import LOCOMO
 from bench.errors import DataError
@@ -178,7 +179,5 @@ def coverage(rows: Sequence[Row], known: Locomo) -> dict[str, Any]:
 
 
 def coverage_of(question_ids: set[str], known: Locomo) -> dict[str, Any]:
-    """The same from the scored question ids a run holds."""
-    missing = [c for c in known.order if not question_ids & set(known.scored(c))]
-    total = sum(len(known.scored(c)) for c in known.order)
-    return {"questions": len(question_ids), "of": total, "missing": missing, "partial": len(question_ids) < total}
+    """The same from the scored question ids a run holds, by LoCoMo's conversations (the rule: bench.analysis.coverage)."""
+    return covered_of(question_ids, {c: known.scored(c) for c in known.order})
