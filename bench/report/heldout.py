@@ -20,7 +20,7 @@ from bench.analysis.stats.mcnemar import mcnemar_exact_p
 from bench.report.inputs import Loaded, ResultSet
 from bench.report.numbers import Numbers, SourceFile
 from bench.report.tables import Table, TableBuilder
-from bench.results.schema import SCORED_CATEGORIES
+from bench.results.schema import SCORED_CATEGORIES, Result
 from bench.vocab import is_heldout
 
 BOOTSTRAP_DRAWS = 10_000
@@ -60,6 +60,10 @@ class HeldoutRow:
     @property
     def sources(self) -> list[SourceFile]:
         return [f.source for f in self.files]
+
+    @property
+    def results(self) -> list[Result]:
+        return [f.result for f in self.files]
 
     def scored(self) -> pd.DataFrame:
         return self.frame[self.frame["scored"]]
@@ -284,7 +288,7 @@ def _heldout_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) ->
         comp = _comparison_for(name)
         if comp:
             t.row(
-                rows[name].row.label,
+                t.run_label(rows[name].row.label, rows[name].results),
                 t.num(f"{stem}.k"),
                 t.num(f"{stem}.tokens"),
                 t.num(f"{stem}.accuracy"),
@@ -294,7 +298,7 @@ def _heldout_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) ->
             )
         else:
             t.row(
-                rows[name].row.label,
+                t.run_label(rows[name].row.label, rows[name].results),
                 t.num(f"{stem}.k"),
                 t.num(f"{stem}.tokens"),
                 t.num(f"{stem}.accuracy"),
@@ -327,7 +331,7 @@ def _category_table(rows: dict[str, HeldoutRow], numbers: Numbers, label: str) -
     for name, hr in rows.items():
         stem = f"heldout.{name}"
         t.row(
-            hr.row.label,
+            t.run_label(hr.row.label, hr.results),
             t.num(f"{stem}.k"),
             *[t.num_or_dash(f"{stem}.category.{cat}.accuracy") for cat in SCORED_CATEGORIES],
             t.num_or_dash(f"{stem}.adversarial_accuracy"),

@@ -3,11 +3,14 @@ to Markdown and LaTeX. A table never holds a number that is not in numbers.json.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import jinja2
 
+from bench.analysis.coverage import partial_note
 from bench.report.numbers import Numbers
+from bench.results.schema import Result
 from bench.vocab import PAPER_TEMPLATES_DIR
 
 
@@ -42,6 +45,15 @@ class TableBuilder:
 
     def interval(self, low_id: str, high_id: str) -> str:
         return f"[{self.num(low_id)}, {self.num(high_id)}]"
+
+    def run_label(self, label: str, results: Iterable[Result]) -> str:
+        """The label of a row showing a run's figures: a partial run (bench.analysis.coverage) is marked, and a note
+        says what it covers, so its accuracy never reads as a whole run's."""
+        note = partial_note(results)
+        if not note:
+            return label
+        self.note(f"{label}:{note}.")
+        return f"{label} (PARTIAL)"
 
     def row(self, *cells: str) -> None:
         if len(cells) != len(self.table.columns):

@@ -102,7 +102,7 @@ def register(rs: ResultSet, numbers: Numbers) -> list[Table]:
         if d.arm in loaded:
             stem = f"dev.{d.arm}"
             t.row(
-                _row_label(d, loaded[d.arm], rs.stack),
+                t.run_label(_row_label(d, loaded[d.arm], rs.stack), [loaded[d.arm].result]),
                 t.num(f"{stem}.accuracy"),
                 t.num_or_dash(f"{stem}.decision_cost_per_1k"),
                 t.num_or_dash(f"{stem}.decision_p50"),
