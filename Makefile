@@ -12,6 +12,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock
 STAMP  := $(VENV)/.installed
+# The extras `make env` installs; .ci/run names more (browser, local) so that one pip resolution installs everything
+# instead of a second `pip install` re-resolving the whole set after this one.
+EXTRAS ?= test,run,hf,ray,mcp
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -37,7 +40,7 @@ $(STAMP): pyproject.toml requirements.lock
 	@# initialize NumPy", which reads like a broken install; only torch's CUDA flag is read here.
 	@$(BIN)/python -W ignore::UserWarning -c "import torch, sys; sys.exit(0 if torch.version.cuda is None else 1)" || \
 	  echo "make env: WARNING: torch $$($(BIN)/python -W ignore::UserWarning -c 'import torch; print(torch.__version__)') is a CUDA build (several GB); this project needs only the CPU build (see README, Install)"
-	$(PIP) -e '.[test,run,hf,ray,mcp]'
+	$(PIP) -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 # The analysis-only install (compare, view, show, rescore, the importers, paper build/check; no run layer) in
