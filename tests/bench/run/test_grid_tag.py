@@ -79,8 +79,13 @@ def test_a_grid_under_a_tag_stamps_the_tag_into_every_result_and_a_second_grid_n
     def loader(name: str) -> Slice:  # a held-out name over six dev messages: the stamp is what is tested
         return small if name == "heldout:conv-30" else pytest.fail(f"unexpected slice {name}")
 
+    # One worker process: the stamp is the same from one as from several, and each spawned worker pays its own start.
     spec = GridSpec(
-        arms=("full-context", "raw-turn-rag"), slices=("heldout:conv-30",), tag="frozen-v1", out=tmp_path / "results"
+        arms=("full-context", "raw-turn-rag"),
+        slices=("heldout:conv-30",),
+        tag="frozen-v1",
+        out=tmp_path / "results",
+        workers=1,
     )
     lines: list[str] = []
     kwargs = {"slice_loader": loader, "cache_dir": tmp_path / "cache", "progress": False, "say": lines.append}

@@ -193,6 +193,9 @@ def test_a_malformed_manifest_is_refused_naming_its_field(
 MATCHES_TEXT = {"server-memory"}
 
 
+# Each shipped adapter's real library in its own process (mem0's with its models, in the project's environment; the
+# others in .venvs/): the slowest single tests of the suite, so `make test` leaves them to `make test-all`.
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", adapter_names())
 def test_every_shipped_adapter_passes_the_contract(
     adapter: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest

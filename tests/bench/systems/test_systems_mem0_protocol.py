@@ -13,6 +13,10 @@ from bench.models.cache import LocalStore
 from bench.run.runner import run_arm
 from tests.bench.run_args import run_args
 
+# Each test runs mem0 itself on the dev slice (twice in process and through the protocol, or twice behind a crashing
+# proxy): whole runs of the library, minutes of CPU between them, so `make test` leaves them to `make test-all`.
+pytestmark = pytest.mark.slow
+
 COMPARED = ("question_id", "answer", "label", "lines", "sources", "retrieved_tokens", "evidence_recall", "f1")
 
 
