@@ -17,6 +17,7 @@ from tests.bench.installed import bench_cli, install_package
 EXAMPLE = REPO_ROOT / "docs" / "examples" / "dataset"
 
 
+@pytest.mark.slow  # a whole run in a subprocess, as the installed plugin system's run is
 def test_an_installed_dataset_runs_under_an_existing_arm_with_its_own_categories(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

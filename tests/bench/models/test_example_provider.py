@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.vocab import REPO_ROOT
 from tests.bench.installed import bench_cli, install_package
 
@@ -25,6 +27,7 @@ def stacks_with_echo(tmp_path: Path) -> Path:
     return stacks
 
 
+@pytest.mark.slow  # two whole runs in a subprocess each, as the installed plugin system's run is
 def test_a_provider_folder_and_a_stack_file_serve_a_role_of_an_existing_arm(tmp_path: Path) -> None:
     site = tmp_path / "site-packages"
     install_package(EXAMPLE, site)

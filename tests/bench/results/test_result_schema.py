@@ -20,13 +20,15 @@ from tests.bench.analysis.test_compare import run_cli
 PUBLISHED = DOCS_DIR / "result.schema.json"
 
 
-def committed_result_files() -> list[Path]:
-    files = []
-    for path in sorted(RESULTS_DIR.rglob("*.json")):
-        head = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(head, dict) and "schema_version" in head:
-            files.append(path)
-    return files
+def committed_results(share: int, shares: int) -> list[tuple[Path, Any]]:
+    """Every `shares`-th JSON file under results/ from the `share`-th on that is a result file (it has a
+    schema_version), with what it holds: each file is read once, by the share it falls in."""
+    found = []
+    for path in sorted(RESULTS_DIR.rglob("*.json"))[share::shares]:
+        held = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(held, dict) and "schema_version" in held:
+            found.append((path, held))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +49,20 @@ def test_the_cli_prints_the_schema(capsys: pytest.CaptureFixture[str], monkeypat
     assert code == 0 and json.loads(out) == result_json_schema()
 
 
-def test_every_committed_result_file_satisfies_the_schema(validator: jsonschema.Draft202012Validator) -> None:
-    files = committed_result_files()
-    assert len(files) > 100  # v1, v3 and the offline runs, not an empty folder
+# The committed files (about 100 MB of JSON) are validated in a few shares, every SHARES-th file in each, so that
+# pytest-xdist's workers take them side by side instead of one worker validating them all.
+SHARES = 4
+
+
+@pytest.mark.parametrize("share", range(SHARES))
+def test_every_committed_result_file_satisfies_the_schema(
+    validator: jsonschema.Draft202012Validator, share: int
+) -> None:
+    results = committed_results(share, SHARES)
+    assert len(results) > 100 // SHARES  # v1, v3 and the offline runs, not an empty folder
     failures = []
-    for path in files:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(path.read_text(encoding="utf-8"))))
+    for path, held in results:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(held))
         if error is not None:
             failures.append(f"{path.relative_to(RESULTS_DIR)}: {error.json_path}: {error.message[:120]}")
     assert failures == []
