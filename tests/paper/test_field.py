@@ -77,8 +77,10 @@ def test_a_stale_shipped_table_is_named_in_one_line(tmp_path, monkeypatch) -> No
     for folder in ("results/v1", "results/v3"):
         (repo / folder).parent.mkdir(parents=True, exist_ok=True)
         (repo / folder).symlink_to(REPO_ROOT / folder)
-    for relative, text in field.built_tables(repo).items():
+    built = field.built_tables(repo)
+    for relative, text in built.items():
         (repo / relative).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(field, "built_tables", lambda _: built)  # the same build; this test is about the comparison
     assert field.stale_tables(repo) == []
     page = repo / "docs" / "field.html"
     page.write_text(page.read_text(encoding="utf-8").replace("75.1 [", "84.0 ["), encoding="utf-8")
