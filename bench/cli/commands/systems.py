@@ -85,12 +85,13 @@ def list_systems(as_json: bool = typer.Option(False, "--json", help="Print the l
     if as_json:
         typer.echo(json.dumps(rows, indent=2, sort_keys=True))
         return
-    typer.echo(f"{'system':<16} {'kind':<11} {'runs here':<10} description")
+    width = max([16, *(len(row["name"]) for row in rows)])  # a long name (mcp-server-qdrant) keeps the columns
+    typer.echo(f"{'system':<{width}} {'kind':<11} {'runs here':<10} description")
     for row in rows:
         runs = "yes" if row["runnable"] else "no"
-        typer.echo(f"{row['name']:<16} {row['kind']:<11} {runs:<10} {row['description']}")
+        typer.echo(f"{row['name']:<{width}} {row['kind']:<11} {runs:<10} {row['description']}")
         if row["why_not"]:
-            typer.echo(f"{'':<39}  ({row['why_not']})")
+            typer.echo(f"{'':<{width + 23}}  ({row['why_not']})")
     runnable = sum(1 for row in rows if row["runnable"])
     typer.echo(f"{runnable} of {len(rows)} runnable here")
 

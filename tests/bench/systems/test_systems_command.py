@@ -48,6 +48,19 @@ def test_list_shows_in_process_systems_the_two_generic_kinds_and_each_adapter(
     assert shipped["arm"] == 'system = "http", adapter = "mem0"'
 
 
+def test_the_listing_keeps_its_columns_when_a_name_is_longer_than_the_usual(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ENGRAM_SYSTEMS_DIR", str(tmp_path / "systems"))
+    monkeypatch.setenv("ENGRAM_VENVS_DIR", str(tmp_path / "venvs"))
+    _venv_adapter(tmp_path / "systems", "a-rather-long-memory-server", "# no third-party packages\n")
+    _, out, _ = _cli(["systems", "list"], monkeypatch, capsys)
+    header, *rows = out.splitlines()
+    kind_column = header.index("kind")
+    listed = [row for row in rows if row.split(" ", 1)[0] in ("engram", "a-rather-long-memory-server")]
+    assert len(listed) == 2 and all(row[kind_column:].split()[0] in ("in-process", "adapter") for row in listed)
+
+
 @pytest.mark.slow
 def test_an_adapter_is_not_runnable_until_installed_and_install_builds_its_own_environment(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
