@@ -20,6 +20,10 @@ from typing import Any
 
 _NLP: Any = None
 _NLP_LOCK = threading.Lock()
+# How many texts each per-text reading below remembers, as many as `parse` keeps Docs for. The decider reads the same
+# texts (a new fact, its source message, each candidate) once per question it asks, and a message of a few hundred
+# words is asked about once per candidate: re-walking its tokens every time cost more than parsing it.
+TEXT_CACHE_SIZE = 50_000
 
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"})
 GENERIC_SUBJECTS = frozenset({"user", "the user", "i", "me", "we", "speaker"})
@@ -340,7 +344,7 @@ def nlp() -> Any:
         return _NLP
 
 
-@lru_cache(maxsize=50_000)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def parse(text: str) -> Any:
     """The spaCy Doc of a text; cached, since the decider asks many questions about the same texts."""
     pipeline = nlp()
@@ -348,6 +352,7 @@ def parse(text: str) -> Any:
         return pipeline(text)
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def normalise(text: str) -> str:
     """Lowercase with curly apostrophes straightened and whitespace collapsed."""
     return re.sub(r"\s+", " ", text.replace("\u2019", "'").lower()).strip()
@@ -368,7 +373,12 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
 
 def cues_in(text: str, cues: tuple[str, ...]) -> list[str]:
     """The cue phrases of `cues` present in `text` (lowercased, at word boundaries), in order of appearance."""
-    return [m.group(1) for m in _cue_pattern(cues).finditer(normalise(text))]
+    return list(_cues_in(text, cues))  # a fresh list: callers extend it
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _cues_in(text: str, cues: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(m.group(1) for m in _cue_pattern(cues).finditer(normalise(text)))
 
 
 # Modal verbs are read from the part-of-speech tag (MD), so the month "May" is not a possibility.
@@ -378,9 +388,15 @@ HYPOTHETICAL_MODALS = frozenset({"might", "may", "could", "would", "'d", "should
 
 def modals(text: str) -> list[str]:
     """Lowercased modal verbs of a text ("will", "might", "'ll"...)."""
-    return [t.lower_ for t in parse(text) if t.tag_ == "MD"]
+    return list(_modals(text))
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _modals(text: str) -> tuple[str, ...]:
+    return tuple(t.lower_ for t in parse(text) if t.tag_ == "MD")
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def content_lemmas(text: str) -> frozenset[str]:
     """Lowercased lemmas of the content words: no stop words, punctuation or first-person pronouns."""
     return frozenset(
@@ -395,6 +411,7 @@ def content_lemmas(text: str) -> frozenset[str]:
 TOPIC_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def topic_lemmas(text: str) -> frozenset[str]:
     """Lowercased lemmas of the words a text is about, by part of speech (no auxiliaries, pronouns, wh-words or
     first-person words): what a question and a memory about the same thing share."""
@@ -425,6 +442,7 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return len(set_a & set_b) / len(union) if union else 0.0
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def entities(text: str) -> frozenset[str]:
     """Named things in a text (people, places, organisations, products...), lowercased; dates and numbers excluded.
 
@@ -437,11 +455,13 @@ def entities(text: str) -> frozenset[str]:
     return frozenset(found - GENERIC_SUBJECTS)
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def has_date(text: str) -> bool:
     """Does the text name a date or time (an answer to "when")?"""
     return any(e.label_ in {"DATE", "TIME"} for e in parse(text).ents)
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def entity_labels(text: str) -> frozenset[str]:
     return frozenset(e.label_ for e in parse(text).ents)
 
@@ -564,7 +584,7 @@ def lemma_of(token: Any) -> str:
 _LEAD_IN = re.compile(r"^(?P<head>[^:;.!?]{1,40}?)\s*(?::|\s[-\u2013\u2014])\s+(?P<rest>\S.*)$")
 
 
-@lru_cache(maxsize=50_000)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def statement(text: str) -> str:
     """The text without a lead-in that has no subject of its own; anything else is returned as given."""
     match = _LEAD_IN.match(text.strip())
@@ -575,7 +595,7 @@ def statement(text: str) -> str:
     return match["rest"]
 
 
-@lru_cache(maxsize=50_000)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def frame(text: str) -> Frame:
     """Read the first clause of a fact sentence (after any lead-in) as subject -[predicate]-> object."""
     text = statement(text)
@@ -637,7 +657,7 @@ class Slot:
     value: frozenset[str]
 
 
-@lru_cache(maxsize=50_000)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def slot(text: str) -> Slot | None:
     """The first singular possessed attribute on either side of a "be" in the text, with the other side's content
     lemmas as its value; None when there is none."""
@@ -672,6 +692,7 @@ def slot(text: str) -> Slot | None:
     return None
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def present_tense(text: str) -> bool:
     """Is the main clause a finite present-tense statement ("lives", "is", "drive")?"""
     doc = parse(statement(text))
@@ -684,16 +705,26 @@ def present_tense(text: str) -> bool:
 
 def completed_changes(text: str) -> list[str]:
     """Lemmas of past-tense change verbs ("moved", "switched", "got", "sold"): reports of a change that happened."""
-    return [
+    return list(_completed_changes(text))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _completed_changes(text: str) -> tuple[str, ...]:
+    return tuple(
         t.lemma_.lower()
         for t in parse(text)
         if t.lemma_.lower() in CHANGE_VERBS and "Past" in t.morph.get("Tense") and t.pos_ == "VERB"
-    ]
+    )
 
 
 def sentences(text: str) -> list[str]:
     """spaCy's sentence split, stripped, empties dropped."""
-    return [s.text.strip() for s in parse(text).sents if s.text.strip()]
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(s.text.strip() for s in parse(text).sents if s.text.strip())
 
 
 def is_question(sentence: str) -> bool:
@@ -702,6 +733,7 @@ def is_question(sentence: str) -> bool:
     return stripped.endswith("?")
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def is_small_talk(sentence: str) -> bool:
     """Greetings, thanks, reactions and filler: every content word belongs to a small-talk phrase.
 
@@ -1252,6 +1284,7 @@ EDGE_LEMMAS: dict[str, frozenset[str]] = {
 }
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def fact_lemmas(text: str) -> frozenset[str]:
     """All lowercased lemmas and lowercased words of a text (stop words included: "will" and "every" are cues)."""
     doc = parse(text)
@@ -1260,6 +1293,11 @@ def fact_lemmas(text: str) -> frozenset[str]:
 
 def edge_evidence(text: str) -> dict[str, float]:
     """How many cue lemmas of each relation type the text contains, with the predicate's cues counted twice."""
+    return dict(_edge_evidence(text))  # a fresh dict: callers add to it
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _edge_evidence(text: str) -> tuple[tuple[str, float], ...]:
     lemmas = fact_lemmas(text)
     read = frame(text)
     # The predicate and the head of its object say more about the relation than modifiers ("a job at the city
@@ -1270,4 +1308,4 @@ def edge_evidence(text: str) -> dict[str, float]:
         hits = len(lemmas & cue_lemmas) + len(predicate_words & cue_lemmas)
         if hits:
             evidence[relation] = float(hits)
-    return evidence
+    return tuple(evidence.items())

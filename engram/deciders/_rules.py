@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -341,6 +341,7 @@ def _moved(text: str) -> bool:
     return bool(set(lexical.completed_changes(text)) & _MOVE_VERBS)
 
 
+@lru_cache(maxsize=lexical.TEXT_CACHE_SIZE)
 def _not_yet(text: str) -> bool:
     """ "hasn't moved to York yet", "not ... yet": a negated verb with "yet", which says a change is still to come."""
     doc = lexical.parse(text)
