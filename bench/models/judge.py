@@ -45,6 +45,7 @@ import numpy as np
 from py_rust_stemmers import SnowballStemmer
 
 from bench.errors import ConfigError
+from bench.models import longmemeval_answer
 from bench.models.cache import OFFLINE_PROVIDER, CallRequest, LiveResponse
 from bench.registry import Registry
 from bench.vocab import PROMPTS_DIR, judge_metric
@@ -186,7 +187,9 @@ def parse_label(reply: str) -> str:
 
 
 class LLMAnswerer:
-    """Answers with mem0's LoCoMo answer prompt on a chat model (claude-sonnet-4-6 on the paper stack)."""
+    """Answers with mem0's LoCoMo answer prompt on a chat model (claude-sonnet-4-6 on the paper stack); a question
+    asked on a date (LongMemEval's) with LongMemEval's own answer prompt, which states that date
+    (bench.models.longmemeval_answer)."""
 
     def __init__(self, llm: LLM, model: str) -> None:
         self.llm = llm
@@ -198,13 +201,17 @@ class LLMAnswerer:
         lines: Sequence[str],
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
+        asked_on: str | None = None,
     ) -> Reply:
-        system = render_answer_prompt(question, memories_by_speaker(lines, line_speakers, speakers))
+        if asked_on is not None:  # upstream sends its filled prompt as the one user message, with no system prompt
+            system, user = None, longmemeval_answer.render(question, asked_on, lines)
+        else:
+            system, user = render_answer_prompt(question, memories_by_speaker(lines, line_speakers, speakers)), question
         reply = self.llm.complete(
             role="answer",
             model=self.model,
             system=system,
-            messages=[{"role": "user", "content": question}],
+            messages=[{"role": "user", "content": user}],
             max_tokens=ANSWER_MAX_TOKENS,
             temperature=TEMPERATURE,
         )
@@ -347,7 +354,8 @@ class ExtractiveAnswerer:
     Score of a line = 0.5 × (share of the question's content stems found in the line) + 0.5 × MiniLM cosine between
     question and line statement; ties go to the higher-ranked line. The answer is the line's statement without its
     date and quote decorations; for a when/what-year/how-long question the line's date is appended, because the date
-    is then the answer. No lines → "I don't know".
+    is then the answer. No lines → "I don't know". A question asked on a date (LongMemEval's) has that date in its
+    request, as the LLM answerer's prompt has it, so its answers are keyed on it; the rules above do not read it.
     """
 
     model = EXTRACTIVE_ANSWERER_MODEL
@@ -362,9 +370,12 @@ class ExtractiveAnswerer:
         lines: Sequence[str],
         speakers: Sequence[str],
         line_speakers: Sequence[str | None] | None = None,
+        asked_on: str | None = None,
     ) -> Reply:
         shown = list(lines)
-        body = {"question": question, "lines": shown, "rules": EXTRACTIVE_ANSWERER_RULES}
+        body: dict[str, Any] = {"question": question, "lines": shown, "rules": EXTRACTIVE_ANSWERER_RULES}
+        if asked_on is not None:  # only then: an undated question's request (every LoCoMo one) keeps its key
+            body["asked_on"] = asked_on
         request = CallRequest(
             provider=OFFLINE_PROVIDER, endpoint="answer", model=self.model, body=body, purpose="answer"
         )

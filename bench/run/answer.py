@@ -191,7 +191,9 @@ def _answer_one(
     shown = item.retrievals[k]
     gold = _gold(question)
     line_speakers = [speaker_of.get(sources[0]) if sources else None for sources in shown.sources]
-    reply = answerer.answer(question.question, list(shown.lines), the_slice.speakers, line_speakers)
+    reply = answerer.answer(
+        question.question, list(shown.lines), the_slice.speakers, line_speakers, asked_on=question.asked_on
+    )
     # LongMemEval's questions get its own judge templates and session recall (smallest hook; rules live there)
     verdict = longmemeval_judge.judge(
         judge_model, question.category_name, question.id, question.question, gold, reply.text

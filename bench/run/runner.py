@@ -38,7 +38,7 @@ from bench import settings
 from bench.analysis import metrics, scoring
 from bench.data.slices import Slice, first_messages_of
 from bench.errors import ConfigError
-from bench.models import judge, longmemeval_judge
+from bench.models import judge, longmemeval_answer, longmemeval_judge
 from bench.models.budget import Ledger, limits_from_env
 from bench.models.gateway import check_mode, ledger_path, provider_mode
 from bench.models.stacks import check_stack_name
@@ -429,7 +429,8 @@ def _each_part(
 
 
 def longmemeval_protocol(the_slice: Slice) -> dict[str, str]:
-    """A LongMemEval slice's result records its judge templates' hash and rule beside the default prompts."""
+    """A LongMemEval slice's result records its answer and judge templates' hashes and rules beside the default
+    prompts."""
     if any(q.category_name in longmemeval_judge.TEMPLATE_FOR_TYPE for q in the_slice.questions):
-        return longmemeval_judge.protocol()
+        return longmemeval_answer.protocol() | longmemeval_judge.protocol()
     return {}
