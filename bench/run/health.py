@@ -95,15 +95,28 @@ class RunHealth:
             retrievals=self.retrievals,
             replayed=self.replayed,
         )
-        for source in (self, other):
-            for role, counts in source.roles.items():
-                total = joined.roles.setdefault(role, RoleHealth())
+        joined.absorb(self)
+        joined.absorb(other)
+        return joined
+
+    def absorb(self, other: RunHealth) -> None:
+        """Add another watcher's reply counts and servers to these (a resumed run: the parts done before it)."""
+        with self._lock:
+            for role, counts in other.roles.items():
+                total = self.roles.setdefault(role, RoleHealth())
                 total.calls += counts.calls
                 total.empty += counts.empty
                 total.unreadable += counts.unreadable
-            for role, server in source.servers.items():
-                joined.servers.setdefault(role, server)
-        return joined
+            for role, server in other.servers.items():
+                self.servers.setdefault(role, server)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Kept in a resume sidecar (bench.run.resume) without its lock; a fresh lock on reading."""
+        return {name: value for name, value in self.__dict__.items() if name != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def problems(self) -> list[str]:
         """One phrase per problem, naming the role; empty when the run is healthy."""

@@ -19,6 +19,7 @@ from bench.run.request import RunRequest, RunServices, default_runs_root
 from bench.vocab import RESULTS_DIR
 
 STORE_DIR = "store"
+PARTIAL_DIR = "partial"
 
 
 LOCK_FILE = ".run.lock"
@@ -109,6 +110,11 @@ def _lock_holder(owner: Path) -> str:
         return f"pid {int(owner.read_text().split()[0])}"
     except (OSError, ValueError, IndexError):
         return "pid unknown"
+
+
+def partial_folder(runs_root: Path, stack: str, slice_name: str, arm: str) -> Path:
+    """`runs/<stack>/<slice-dir>/<arm>/partial/`: the finished parts of interrupted runs (bench.run.resume)."""
+    return _arm_runs(runs_root, stack, slice_name, arm) / PARTIAL_DIR
 
 
 def _arm_runs(runs_root: Path, stack: str, slice_name: str, arm: str) -> Path:

@@ -56,6 +56,7 @@ from bench.run.planner import Planner, PlanUnit, RunPlan, calls_in_flight, is_as
 from bench.run.preflight import Preflight, announce_and_confirm, modes_for
 from bench.run.provenance import calls_of, identity, now, run_notes, trace_of_run, write_all
 from bench.run.request import RunRequest, RunServices
+from bench.run.resume import FinishedPart, PartProgress, TapCounts
 from bench.run.retrievals import Comparison, compare_and_keep, record_path
 from bench.run.terminal import progress_bars, step
 from bench.run.tokenmatch import check_token_matchable, run_token_matched
@@ -329,6 +330,17 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
     in_flight = calls_in_flight(stack, request.concurrency)
     part_seconds: dict[str, float] = {}  # each part's wall time (parts may run side by side)
     scoring.load_scorers()
+    targets = [target_path(request, services, stack.name, the_slice.name, arm.name, k) for k in ks]
+    # A pooled slice keeps each finished part in a sidecar, so the same command after an interruption runs only the
+    # parts still missing (bench.run.resume); a plain slice is one part, with nothing to resume.
+    progress = PartProgress.for_unit(unit, services, targets) if the_slice.parts else None
+    done = progress.finished(parts) if progress is not None else {}
+    for finished in done.values():
+        _count_finished(finished, system_tap, answer_taps, system_health, answer_health)
+        part_seconds[finished.conversation] = finished.seconds
+    if done and progress is not None:
+        (services.say or print)(f"resuming: {len(done)} of {len(parts)} parts already done ({progress.folder})")
+    index_of = {part.conversation: i for i, part in enumerate(parts)}
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.
         with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="answer") as pool:
@@ -336,11 +348,34 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
             def one_part(part: Slice, part_services: RunServices) -> PartRun:
                 folder = run_dir / part.conversation if the_slice.parts else run_dir
                 part_started = time.perf_counter()
-                ran = _run_part(unit, part, part_services, folder, system_tap, answer_taps, pool)
+                if progress is None:
+                    ran = _run_part(unit, part, part_services, folder, system_tap, answer_taps, pool)
+                    part_seconds[part.conversation] = round(time.perf_counter() - part_started, 3)
+                    return ran
+                # the part's own taps and watchers (inside the run's), so what it called is kept with it
+                part_health = health.RunHealth()
+                part_answer_health = {k: health.RunHealth() for k in ks}
+                part_system = PartTap(system_tap, part_health.watch)
+                part_answers = {k: PartTap(answer_taps[k], part_answer_health[k].watch) for k in ks}
+                ran = _run_part(unit, part, part_services, folder, part_system, part_answers, pool)
                 part_seconds[part.conversation] = round(time.perf_counter() - part_started, 3)
+                progress.save(
+                    FinishedPart(
+                        index=index_of[part.conversation],
+                        conversation=part.conversation,
+                        run=ran,
+                        seconds=part_seconds[part.conversation],
+                        system_calls=part_system.counts(),
+                        answer_calls={k: tap.counts() for k, tap in part_answers.items()},
+                        system_health=part_health,
+                        answer_health=part_answer_health,
+                    )
+                )
                 return ran
 
-            runs = _each_part(parts, one_part, services, min(in_flight, len(parts)))
+            missing = [part for i, part in enumerate(parts) if i not in done]
+            fresh = iter(_each_part(missing, one_part, services, min(in_flight, max(len(missing), 1))))
+            runs = [done[i].run if i in done else next(fresh) for i in range(len(parts))]
     except (OSError, sqlite3.OperationalError) as exc:  # a full disk under the store: name it, keep the rest
         refused = store_write_refused(exc, run_dir)
         if refused is None:
@@ -403,7 +438,43 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
             trace=trace_name(path),
         )
         planned.append((path, result, system_tap.keys | answer_taps[k].keys, trace))
-    return write_all(planned)
+    written = write_all(planned)
+    if progress is not None:
+        progress.finish()  # the result has landed: the finished parts are no longer needed
+    return written
+
+
+class PartTap(KeyTap):
+    """One part's tap inside the run's own: every call goes through the run's tap (its bound, its watcher, its key
+    list) and is also counted here, so a finished part keeps exactly the calls it made."""
+
+    def __init__(self, run_tap: KeyTap, watch: Callable[[Any, Any], None]) -> None:
+        super().__init__(run_tap.as_gateway(), watch)
+        self.run_tap = run_tap
+
+    def note_external(self, keys: Sequence[str], hits: int, misses: int) -> None:
+        super().note_external(keys, hits, misses)
+        self.run_tap.note_external(keys, hits, misses)
+
+    def counts(self) -> TapCounts:
+        return TapCounts(frozenset(self.keys), self.hits, self.misses)
+
+
+def _count_finished(
+    finished: FinishedPart,
+    system_tap: KeyTap,
+    answer_taps: Mapping[int | None, KeyTap],
+    system_health: health.RunHealth,
+    answer_health: Mapping[int | None, health.RunHealth],
+) -> None:
+    """A part finished by an earlier, interrupted run counts in this run's calls and health as if it had run here."""
+    calls = finished.system_calls
+    system_tap.note_external(sorted(calls.keys), calls.hits, calls.misses)
+    system_health.absorb(finished.system_health)
+    for k, tap in answer_taps.items():
+        calls = finished.answer_calls[k]
+        tap.note_external(sorted(calls.keys), calls.hits, calls.misses)
+        answer_health[k].absorb(finished.answer_health[k])
 
 
 def _each_part(
