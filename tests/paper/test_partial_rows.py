@@ -46,3 +46,21 @@ def test_a_partial_run_is_marked_in_the_heldout_tables_with_what_it_covers(tmp_p
         assert labels and all(label.endswith(" (PARTIAL)") for label in labels), labels
         notes = [note for note in table.notes if "PARTIAL run" in note]
         assert len(notes) == len(labels) and all("609 of 610" in note for note in notes), notes
+
+
+def test_a_partial_longmemeval_run_is_marked_in_its_table(tmp_path, capsys, monkeypatch) -> None:
+    from tests.bench.analysis.test_compare import run_cli
+
+    root = tmp_path / "results"
+    shutil.copytree(REPO_ROOT / "results" / "offline" / "longmemeval", root / "offline" / "longmemeval")
+    [first, *_] = sorted((root / "offline" / "longmemeval").rglob("*.json"))
+    result = read_result(first)
+    write_result(first, with_answers(result, result.answers[1:]))
+    out = tmp_path / "out"
+    args = ["paper", "table", "longmemeval", "--stack", "offline", "--results", str(root), "--out", str(out)]
+    code, _, err = run_cli(args, capsys, monkeypatch)
+    assert code == 0, err
+    table = (out / "tables" / "longmemeval.md").read_text(encoding="utf-8")
+    whole = len(result.answers)
+    assert f"| {result.arm} (PARTIAL) |" in table and f"PARTIAL run: {whole - 1} of {whole}" in table
+    assert table.count("(PARTIAL)") == 1

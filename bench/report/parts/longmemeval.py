@@ -57,7 +57,7 @@ def longmemeval_table(ctx: PaperContext) -> list[Table]:
             add(f"{stem}.{qtype}", by_type[qtype].accuracy, "pct", sources, note=f"{by_type[qtype].n} questions")
         table.row(
             slice_name,
-            arm,
+            table.run_label(arm, [item.result]),
             "all" if k is None else str(k),
             *table.nums(stem, "n", "task_averaged", "overall", "abstention", "session_recall", "turn_recall"),
             *[table.num_or_dash(f"{stem}.{qtype}") for qtype in QUESTION_TYPES],
