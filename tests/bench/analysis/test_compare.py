@@ -261,6 +261,28 @@ def _rerun_of(committed: Path, tmp_path: Path, models: dict[str, str]) -> Path:
     return path
 
 
+@pytest.mark.slow
+def test_a_real_fresh_raw_turn_rag_run_compared_with_its_committed_result_is_the_same_models_and_answers(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    # The "done when": run the arm now, offline, as a user would, and compare it with the committed file.
+    monkeypatch.setenv("ENGRAM_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("ENGRAM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ENGRAM_LEDGER", str(tmp_path / "ledger.jsonl"))
+    committed = REPO_ROOT / "results" / "offline" / "dev" / "raw-turn-rag__k20.json"
+    code, _, err = run_cli(
+        ["run", "raw-turn-rag", "--slice", "dev", "--out", str(tmp_path / "fresh"), "--quiet"], capsys, monkeypatch
+    )
+    assert code == 0, err
+    fresh = tmp_path / "fresh" / committed.name
+    code, out, _ = run_cli(["compare", str(fresh), str(committed), "--draws", "100"], capsys, monkeypatch)
+    assert code == 0
+    assert "MODELS DIFFER" not in out and "STAND-INS DIFFER" not in out
+    assert "models: the same in every role both call (answer, count_tokens, judge)" in out
+    assert out.count("count_tokens=offline/wordpiece-counter (stand-in v1)") == 2  # one name on both sides
+    assert "exact McNemar p = 1.000  (A only 0, B only 0;" in out  # the same answers, judged the same
+
+
 def test_a_fresh_raw_turn_rag_run_and_its_committed_result_have_the_same_models(tmp_path, capsys, monkeypatch) -> None:
     committed = REPO_ROOT / "results" / "offline" / "dev" / "raw-turn-rag__k20.json"
     # What `run raw-turn-rag --slice dev` records now: the roles it never calls carry the stack's names, the ones
