@@ -99,9 +99,9 @@ def stats_command(
     if as_json:
         typer.echo(json.dumps(stats, indent=2, sort_keys=True))
         return
-    typer.echo(f"local cache   {stats['cache_dir']}: {stats['entries']} entries, {_human_bytes(stats['size_bytes'])}")
+    typer.echo(f"local cache   {stats['cache_dir']}: {stats['entries']:,} entries, {_human_bytes(stats['size_bytes'])}")
     for name, count in sorted(stats["subsets"].items()):
-        typer.echo(f"subset        cache/{name}: {count} entries")
+        typer.echo(f"subset        cache/{name}: {count:,} entries")
     last = stats["last_run"]
     if last is None:
         typer.echo("last run      none recorded in this cache")
@@ -110,10 +110,10 @@ def stats_command(
     what = ", ".join(f"{key} {last[key]}" for key in ("arm", "slice") if last.get(key) is not None)
     typer.echo(
         f"last run      {last['run_id']} ({what or 'no arm or slice: not a benchmark run'}): "
-        f"{last['hits']} hits, {last['misses']} misses, ${last.get('spent_usd', 0.0):.4f} spent"
+        f"{last['hits']:,} hits, {last['misses']:,} misses, ${last.get('spent_usd', 0.0):.4f} spent"
     )
     for provider, counts in sorted(last.get("by_provider", {}).items()):
-        typer.echo(f"  {provider:<10} {counts['hits']} hits, {counts['misses']} misses")
+        typer.echo(f"  {provider:<10} {counts['hits']:,} hits, {counts['misses']:,} misses")
 
 
 def _open_local(cache_dir: Path | None, command: str) -> LocalStore:

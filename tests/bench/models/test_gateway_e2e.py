@@ -268,3 +268,13 @@ def test_cache_stats_of_a_run_without_arm_or_slice_says_so_instead_of_none(tmp_p
     assert code == 0, err
     assert "gateway-serve-offline (no arm or slice: not a benchmark run): 3 hits, 1 misses" in out
     assert "None" not in out
+
+
+def test_cache_stats_writes_counts_with_thousands_separators_like_every_other_screen(tmp_path: Path) -> None:
+    # `plan` and the run banner write 2,484; cache stats wrote the shipped subsets' 3145 and 23843.
+    LocalStore(tmp_path).close()
+    code, out, err = run_cli("cache", "stats", "--cache-dir", str(tmp_path))
+    assert code == 0, err
+    manifest = json.loads((REPO / "cache" / "dev" / "manifest.json").read_text())
+    assert manifest["entries"] >= 1000  # a count that needs a separator
+    assert f"cache/dev: {manifest['entries']:,} entries" in out
