@@ -8,7 +8,10 @@ Servers answer in three shapes, read in this order:
   first item is a one-line header before other items ("Results for the query '...'", mcp-server-qdrant's) has it
   dropped, as a plain-text reply's header is: it is no memory, and it would echo the question to the answerer.
 - Plain text: one block split into hits. Numbered items (`1. ...`) or markdown headings each start a hit (what
-  comes before the first is a header); otherwise blank lines separate hits; otherwise each line is one. Metadata
+  comes before the first is a header); when the reply ends with a metadata line (each hit closed by its metadata,
+  mcp-memory-service's `Hash:` and `Created:`), only such an item after the previous hit's metadata does, so a
+  stored turn's own numbered list or heading (a LongMemEval assistant's answer) stays in its hit; otherwise blank
+  lines separate hits; otherwise each line is one. Metadata
   lines (`Hash:`, `ID:`, `Score:`, `Created:`...) are kept out of the hit's text, so the answerer never reads them
   and a wall-clock time never makes a replay differ. A reply saying there is nothing ("No memories found...") is
   no hit.
@@ -120,7 +123,7 @@ class ReplyReader:
         if not text.strip() or self.no_hits.match(text.strip()):
             return []
         lines = text.splitlines()
-        starts = [i for i, line in enumerate(lines) if self.hit_start.match(line)]
+        starts = self._hit_starts(lines)
         if starts:
             blocks = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
             blocks = [[self.hit_start.sub("", block[0], count=1), *block[1:]] for block in blocks]
@@ -136,6 +139,21 @@ class ReplyReader:
             if kept:
                 hits.append(Hit(" ".join(kept)))
         return hits
+
+    def _hit_starts(self, lines: Sequence[str]) -> list[int]:
+        """The lines that start a hit. In a reply that ends with a metadata line, each hit ends with its metadata:
+        a numbered line or heading starts a hit only when the last filled line before it is metadata (or it is the
+        first), so the items of a stored text's own list stay in that text."""
+        starts = [i for i, line in enumerate(lines) if self.hit_start.match(line)]
+        filled = [line for line in lines if line.strip()]
+        if not starts or not self.meta_lines.match(filled[-1]):
+            return starts
+        kept = [starts[0]]
+        for i in starts[1:]:
+            before = next(line for line in reversed(lines[:i]) if line.strip())
+            if self.meta_lines.match(before):
+                kept.append(i)
+        return kept
 
 
 def _paragraphs(lines: Sequence[str]) -> list[list[str]]:

@@ -105,6 +105,33 @@ def test_a_numbered_plain_text_reply_is_two_hits_without_header_hash_or_clock() 
     ]
 
 
+LISTING_REPLY = """Found 2 memories (mode: semantic) for query: 'Which detailer did you suggest?'
+
+1. [2023/04/10 (Mon) 17:50] assistant: Here are some options:
+
+1. **Shine Pros**: hand wash and wax.
+2. **Detail Kings**: interior only.
+
+## Before you book
+Ask about prices.
+   Hash: 6f3d6e106605206316fe49e5e41b7fb3b880df5b1f3d20488baede5cf3572cb4
+   Created: 2026-12-07T16:21:39.696918Z [q1]
+
+2. [2023/04/10 (Mon) 17:50] user: Thanks, I will try Shine Pros.
+   Hash: 36f8733652702001491e6fabb26f1638e0b22061843ad86fba9f154ab0d7b074
+   Created: 2026-12-07T16:21:40.650815Z [q1]
+"""
+
+
+def test_a_stored_turns_own_numbered_list_and_heading_stay_in_its_hit() -> None:
+    # a LongMemEval assistant turn holds numbered lists and headings; each hit ends with the server's metadata
+    assert texts(reply(LISTING_REPLY)) == [
+        "[2023/04/10 (Mon) 17:50] assistant: Here are some options: 1. **Shine Pros**: hand wash and wax. "
+        "2. **Detail Kings**: interior only. ## Before you book Ask about prices.",
+        "[2023/04/10 (Mon) 17:50] user: Thanks, I will try Shine Pros.",
+    ]
+
+
 @pytest.mark.parametrize(
     "said",
     [
