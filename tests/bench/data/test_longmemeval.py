@@ -18,6 +18,7 @@ from bench.cli.program import main
 from bench.data import longmemeval
 from bench.data.slices import load_slice
 from bench.errors import DataError
+from bench.models import longmemeval_answer
 from bench.models.cache import ShippedSubset, read_keys_file
 from bench.results.schema import read_result
 from bench.vocab import REPO_ROOT
@@ -315,3 +316,6 @@ def test_every_committed_oracle_result_replays_from_the_shipped_subset_without_a
         assert not missing, f"{keys_file.name}: {len(missing)} calls not shipped"
         result = read_result(keys_file.with_name(keys_file.name.replace(".calls.txt", ".json")))
         assert result.slice == "longmemeval:oracle/sample" and len(result.answers) == 12
+        # recorded with the questions asked as of their dates, by the code that is here (its commit named)
+        assert result.extras["prompt_protocol"] | longmemeval_answer.protocol() == result.extras["prompt_protocol"]
+        assert result.provenance.git_commit and not result.provenance.git_dirty
