@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.data import files as data
+from bench.errors import BenchError
 from bench.models import judge
 from bench.models.cache import write_keys_file
 from bench.models.providers import is_standin, plugin_records, provenance_packages
-from bench.results.atomic import write_text
+from bench.results.atomic import write_bytes, write_text
 from bench.results.gitinfo import git_state
 from bench.results.schema import Calls, Provenance, Result, Source, result_text
 from bench.results.trace import Trace, referenced_messages, trace_name, write_trace
@@ -189,7 +190,9 @@ def write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) ->
     written = []
     for (path, _, keys, trace), text in zip(planned, texts, strict=True):
         sidecars = [path.with_suffix(".calls.txt"), *([path.with_name(trace_name(path))] if trace is not None else [])]
-        new = [sidecar for sidecar in sidecars if not sidecar.exists()]
+        # A re-run over a result (--update-committed) replaces its sidecars first: kept, to be put back if the new
+        # result is refused, so the result left in place keeps the key list and trace that describe it.
+        earlier = {sidecar: sidecar.read_bytes() for sidecar in sidecars if sidecar.is_file()}
         try:
             write_keys_file(sidecars[0], keys)
             if trace is not None:
@@ -198,10 +201,22 @@ def write_all(planned: Sequence[tuple[Path, Result, set[str], Trace | None]]) ->
         except BaseException:
             # A full disk refused the result after its sidecars were written: a key list and a trace naming a
             # result that is not there were left behind. The ones this write created go with it.
-            for sidecar in new:
-                sidecar.unlink(missing_ok=True)
+            _put_back(sidecars, earlier)
             raise
     return written
+
+
+def _put_back(sidecars: Sequence[Path], earlier: Mapping[Path, bytes]) -> None:
+    """Each sidecar as it was before a refused write: removed when it is new, its earlier bytes when it was there.
+    Best effort: the disk that refused the result may refuse these too, and the error to report is the result's."""
+    for sidecar in sidecars:
+        try:
+            if sidecar in earlier:
+                write_bytes(sidecar, earlier[sidecar])
+            else:
+                sidecar.unlink(missing_ok=True)
+        except (OSError, BenchError):
+            continue
 
 
 def now() -> str:

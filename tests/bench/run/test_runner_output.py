@@ -264,3 +264,23 @@ def test_a_result_the_full_disk_refuses_leaves_no_key_list_or_trace_without_it(
         run_arm("turns", "dev", *options(ws))
     left = [p.name for p in ws["runs"].rglob("*") if p.name.endswith((".calls.txt", ".trace.json.gz", ".json"))]
     assert not any(name.startswith("turns__k") for name in left), left
+
+
+def test_a_rerun_the_full_disk_refuses_leaves_the_earlier_result_with_its_own_key_list_and_trace(
+    ws: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --update-committed over a result replaces its key list and trace before the result itself; a disk that then
+    # refuses the result must not leave the earlier result beside the new run's sidecars.
+    [first, *_] = run_arm("turns", "dev", *options(ws, update_committed=True))
+    sidecars = [first.with_suffix(".calls.txt"), *first.parent.glob(f"{first.stem}.trace.json.gz")]
+    before = {p: p.read_bytes() for p in [first, *sidecars]}
+    first.with_suffix(".calls.txt").write_text("0" * 64 + "\n")  # a key list only the earlier result could name
+    before[first.with_suffix(".calls.txt")] = first.with_suffix(".calls.txt").read_bytes()
+
+    def disk_full(path: Path, text: str) -> Path:
+        raise WriteFailed(f"{path}: could not write the result (No space left on device)")
+
+    monkeypatch.setattr("bench.run.provenance.write_text", disk_full)
+    with pytest.raises(WriteFailed):
+        run_arm("turns", "dev", *options(ws, update_committed=True))
+    assert {p: p.read_bytes() for p in before} == before
