@@ -116,7 +116,7 @@ class ReplyReader:
 
     def _cleaned(self, hit: Hit) -> Hit:
         text = self.strip.sub("", hit.text) if self.strip is not None else hit.text
-        return Hit(" ".join(text.split()), hit.named_id)
+        return Hit(collapsed(text), hit.named_id)
 
     def split_text(self, text: str) -> list[Hit]:
         """A plain-text reply as hits (see the module doc)."""
@@ -154,6 +154,11 @@ class ReplyReader:
             if self.meta_lines.match(before):
                 kept.append(i)
         return kept
+
+
+def collapsed(text: str) -> str:
+    """Runs of whitespace as one space, line breaks included: the form of a hit's text."""
+    return " ".join(text.split())
 
 
 def _paragraphs(lines: Sequence[str]) -> list[list[str]]:

@@ -33,7 +33,7 @@ from bench.errors import ConfigError, IsolationLeak, SystemFailed, ToolRefused
 from bench.systems.adapters import venvs_dir
 from bench.systems.base import RetrievedLines, Setting, System, SystemContext, WriteUsage, register_system
 from bench.systems.http_system import DATA_DIR_NAME, PROBE_K, Canary, endpoint_env, store_stats
-from bench.systems.mcp_replies import Hit, ReplyReader, volatile_part
+from bench.systems.mcp_replies import Hit, ReplyReader, collapsed, volatile_part
 from bench.systems.mcp_stdio import StdioServer
 from bench.systems.mcp_tools import ToolCall, ToolPlan, check_templates, fill_template, plan_tools
 from bench.systems.process import LOG_NAME, command_words, env_table, expand, private_home, project_python
@@ -213,8 +213,10 @@ class McpSystem(System):
         self.reader = ReplyReader.from_settings(settings)
         # absolute: a server resolves a relative path against its own folder (server-memory: inside node_modules)
         self.data_dir = (context.run_dir / DATA_DIR_NAME).resolve()
-        self._written: dict[str, str] = {}  # message id -> its text
-        self._rendered: dict[str, str] = {}  # message id -> the text stored for it
+        # message id -> its text, and the text stored for it, with whitespace collapsed as a hit's text is: a
+        # multi-line turn (a LongMemEval answer's lists) comes back on one line
+        self._written: dict[str, str] = {}
+        self._rendered: dict[str, str] = {}
         self._acknowledged = 0
         self._writes = self._refused_writes = self._refused_resets = 0
         self._retrievals = self._empty_retrievals = self._volatile_hits = 0
@@ -365,8 +367,8 @@ class McpSystem(System):
                     f"settings.max_refused_writes={self.settings['max_refused_writes']:g} of them)"
                 ) from None
             return WriteUsage(calls=0)
-        self._written[message.id] = message.text
-        self._rendered[message.id] = rendered(message)
+        self._written[message.id] = collapsed(message.text)
+        self._rendered[message.id] = collapsed(rendered(message))
         self._acknowledged += 1
         return WriteUsage(calls=0)
 
@@ -496,6 +498,7 @@ def trace_sources(line: str, stored: Mapping[str, str], said: Mapping[str, str])
     """The turns a returned line came from: those whose stored form it contains (date and speaker make that form
     unique), else those whose own words it contains when they are long enough not to match by chance ("Yes!" is
     in many lines)."""
+    line = collapsed(line)
     whole = tuple(mid for mid, text in stored.items() if text in line)
     if whole:
         return whole

@@ -123,6 +123,18 @@ Ask about prices.
 """
 
 
+def test_a_multi_line_turn_read_back_on_one_line_is_traced_to_the_turn_it_came_from() -> None:
+    from bench.systems.mcp_system import collapsed, trace_sources
+
+    said = "Here are some options:\n\n1. **Shine Pros**: hand wash and wax.\n2. **Detail Kings**: interior only.\n\n"
+    said += "## Before you book\nAsk about prices."
+    turn = "[2023/04/10 (Mon) 17:50] assistant: " + said
+    stored, words = {"s1:0": collapsed(turn)}, {"s1:0": collapsed(said)}  # as the system keeps what it wrote
+    first, second = ReplyReader.from_settings({}).hits(reply(LISTING_REPLY))
+    assert trace_sources(first.text, stored, words) == ("s1:0",)
+    assert trace_sources(second.text, stored, words) == ()
+
+
 def test_a_stored_turns_own_numbered_list_and_heading_stay_in_its_hit() -> None:
     # a LongMemEval assistant turn holds numbered lists and headings; each hit ends with the server's metadata
     assert texts(reply(LISTING_REPLY)) == [
