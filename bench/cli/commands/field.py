@@ -64,6 +64,7 @@ def field(
 
 def _built(specs: list[str] | None, build: bool, check: bool, *others: object) -> None:
     """--build writes the shipped table, --check compares it with a fresh build: both from the shipped files only."""
+    # local import: pandas/statsmodels and every reader load only when the table is asked for
     from bench.report.field import BUILT, built_tables, stale_tables
 
     if build and check:
