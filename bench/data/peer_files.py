@@ -34,6 +34,7 @@ class PeerFile:
     licence: str
     shippable: bool
     shipped_as: str | None  # the path under data/ when it is shipped
+    benchmark: str  # the benchmark the file answers ("locomo" unless the manifest says otherwise)
     format: str
     system: str
     stated: dict[str, Any]
@@ -69,7 +70,8 @@ def _entry(manifest: Path, position: int, entry: dict[str, Any]) -> PeerFile:
             f"{manifest}: file entry {position + 1} ({entry['path']}): expected shipped_as exactly when shippable is "
             f"true; found shippable = {str(entry['shippable']).lower()}, shipped_as = {shipped_as!r}"
         )
-    return PeerFile(**{key: entry[key] for key in _REQUIRED}, shipped_as=shipped_as)
+    benchmark = entry.get("benchmark", "locomo")
+    return PeerFile(**{key: entry[key] for key in _REQUIRED}, shipped_as=shipped_as, benchmark=benchmark)
 
 
 def default_peer_root() -> Path:

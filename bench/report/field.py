@@ -128,12 +128,12 @@ def our_runs(repo: Path, folders: Iterable[str] = OUR_RESULTS) -> list[FieldRun]
 
 
 def peer_runs(peer_root: Path | None) -> tuple[list[FieldRun], list[str]]:
-    """The manifest's published files (the refused ones left out): the shipped ones always, the others when present
+    """The manifest's published LoCoMo files (the refused ones left out): the shipped ones always, the others when present
     under peer_root (not looked for when it is None); and a note per file left out. The notes name no folder of this
     machine, so a table built anywhere reads the same."""
     runs, notes = [], []
     for entry in peer_files():
-        if entry.refused:
+        if entry.refused or entry.benchmark != "locomo":  # the field's table is LoCoMo's
             continue
         path = location(entry, peer_root)
         if path is None or not path.is_file():

@@ -16,6 +16,7 @@ from tests.conftest import REPO_ROOT
 
 DATA = REPO_ROOT / "data"
 ENTRIES = peer_files()
+LOCOMO = [e for e in ENTRIES if e.benchmark == "locomo"]
 
 
 def _real_file(entry: PeerFile) -> Path:
@@ -30,7 +31,7 @@ def _real_file(entry: PeerFile) -> Path:
     return path
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{e.repo.split('/')[0]}:{Path(e.path).name}" for e in ENTRIES])
+@pytest.mark.parametrize("entry", LOCOMO, ids=[f"{e.repo.split('/')[0]}:{Path(e.path).name}" for e in LOCOMO])
 def test_a_published_file_imports_as_its_producer_states_or_is_refused_in_one_line(
     entry, tmp_path, capsys, monkeypatch
 ) -> None:
@@ -119,7 +120,7 @@ def test_a_manifest_entry_shippable_but_not_shipped_is_one_line(tmp_path, monkey
 
 def test_the_field_table_shows_the_published_files_at_their_stated_accuracy(tmp_path, capsys, monkeypatch) -> None:
     wanted = {}
-    for entry in ENTRIES:
+    for entry in LOCOMO:
         present = entry.shippable or (location(entry, default_peer_root()) or Path()).is_file()
         if "refused" not in entry.stated and present:
             _real_file(entry)
@@ -132,7 +133,8 @@ def test_the_field_table_shows_the_published_files_at_their_stated_accuracy(tmp_
         if line.startswith("|") and "@" in line
         for cells in [[c.strip() for c in line.strip("|").split("|")]]
     }
-    assert {e.system for e in ENTRIES if e.shippable and "refused" not in e.stated} <= set(wanted)
+    assert {e.system for e in LOCOMO if e.shippable and "refused" not in e.stated} <= set(wanted)
+    assert not any(e.system in rows for e in ENTRIES if e.benchmark != "locomo")  # LoCoMo's table only
     for system, entry in wanted.items():
         stated = entry.stated
         accuracy = stated.get("accuracy", stated.get("correct", 0) / stated["questions"])
@@ -140,3 +142,24 @@ def test_the_field_table_shows_the_published_files_at_their_stated_accuracy(tmp_
         assert abs(shown - 100 * accuracy) <= 0.051, (system, rows[system][7])
         assert ("PARTIAL" in rows[system][6]) == ("partial" in stated)
         assert rows[system][0] == entry.source
+
+
+def test_a_published_longmemeval_judged_log_gives_the_producers_per_type_figures(tmp_path, capsys, monkeypatch) -> None:
+    """RobbyMD's LongMemEval-S judged log (GPT-4o judge), read onto the oracle split's 500 questions (the same ids and
+    answers): overall, per type and abstention as its producer's README states them."""
+    from bench.analysis.longmemeval import report
+
+    (entry,) = [e for e in ENTRIES if e.benchmark == "longmemeval"]
+    source = _real_file(entry)
+    out = tmp_path / "lme"
+    code, text, err = run_cli(["import-results", str(source), "--out", str(out)], capsys, monkeypatch)
+    assert code == 0, err
+    (path,) = out.glob("longmemeval/*.json")
+    result = read_result(path)
+    stated = entry.stated
+    assert result.extras["imported"]["format"] == entry.format
+    assert (result.accuracy.correct, result.accuracy.n) == (stated["correct"], stated["questions"])
+    found = {name: [c.correct, c.n] for name, c in result.accuracy_by_category.items()}
+    assert found == stated["by_type"]
+    abstention = report(result.answers).abstention
+    assert [abstention.correct, abstention.n] == stated["abstention"]
