@@ -1,7 +1,8 @@
-"""What the SDK-backed clients (Anthropic, OpenAI-compatible) share: a count of HTTP outcomes, one run of the retry
-policy under the client's concurrency bound with its wall time, and closing the SDK client on its private loop.
+"""What the Anthropic (its SDK) and OpenAI-compatible (bench.models.clients.http1) clients share: a count of HTTP
+outcomes, one run of the retry policy under the client's concurrency bound with its wall time, and closing the wire
+client on its private loop.
 
-Each client keeps its own SDK set-up and its own reading of a reply (errors differ per SDK); only the plumbing
+Each client keeps its own wire set-up and its own reading of a reply (errors differ per wire); only the plumbing
 around them lives here, so a retry or concurrency fix is made once.
 """
 

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible client (through the real `openai` SDK) against a local HTTP server speaking chat completions:
+"""The OpenAI-compatible client (over the harness's HTTP client) against a local HTTP server speaking chat completions:
 what is sent and keyed, log-probabilities, retries that follow Retry-After (recorded, never slept), failures."""
 
 from __future__ import annotations

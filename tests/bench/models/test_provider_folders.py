@@ -1,4 +1,4 @@
-"""Each provider is one folder (provider, client, errors), and each folder maps its SDK's exceptions into the one
+"""Each provider is one folder (provider, client, errors), and each folder maps its wire's failures into the one
 provider error tree by kind of failure."""
 
 from __future__ import annotations
@@ -8,19 +8,20 @@ import sys
 
 import anthropic
 import httpx
-import openai
 import pytest
 
 from bench.errors import (
     ProviderMalformedReply,
     ProviderRefused,
 )
+from bench.models.clients.http1 import Reply
 from bench.models.clients.retry import RetryableFailure
 from bench.models.providers import PROVIDERS
 from bench.models.providers.anthropic.errors import sdk_failure as anthropic_failure
 from bench.models.providers.jev.errors import status_failure, transport_failure
-from bench.models.providers.openai.errors import not_a_completion, retry_after
-from bench.models.providers.openai.errors import sdk_failure as openai_failure
+from bench.models.providers.openai.errors import completion_body, not_a_completion, retry_after
+from bench.models.providers.openai.errors import status_failure as openai_status
+from bench.models.providers.openai.errors import transport_failure as openai_transport
 from bench.vocab import REPO_ROOT
 
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/anything")
@@ -51,14 +52,21 @@ def test_the_anthropic_sdks_exceptions_by_kind() -> None:
     assert anthropic_failure(KeyError("not the SDK's"), where) is None
 
 
-def test_the_openai_sdks_exceptions_by_kind() -> None:
+def test_an_openai_compatible_servers_failures_by_kind() -> None:
     where = "openai chat.completions at http://127.0.0.1:9 (m, answer)"
-    limited = openai.APIStatusError("slow", response=reply(429, {"retry-after-ms": "2500"}), body=None)
-    outcome, error = openai_failure(limited, where)
+    assert isinstance(openai_transport(TimeoutError("deadline")), RetryableFailure)
+    assert openai_transport(ConnectionResetError("reset")).outcome == "connection"
+    assert openai_transport(KeyError("not the client's")) is None
+    assert openai_status(Reply(200, {}, b"{}"), where) is None
+    outcome, error = openai_status(Reply(429, {"retry-after-ms": "2500"}, b""), where)
     assert outcome is None and isinstance(error, RetryableFailure) and error.retry_after == "2.5"
-    outcome, error = openai_failure(openai.APIStatusError("gone", response=reply(404), body=None), where)
+    outcome, error = openai_status(Reply(404, {}, b'{"error": {"message": "no such model"}}'), where)
     assert outcome == "404" and isinstance(error, ProviderRefused) and error.provider == "openai"
+    assert where in str(error) and "no such model" in str(error) and "OPENAI_API_KEY" in str(error)
     assert retry_after({"retry-after": "7"}) == "7"
+    assert completion_body(b'{"choices": [{"message": {}}]}', where) == {"choices": [{"message": {}}]}
+    unreadable = completion_body(b'{"choices": [tru', where)
+    assert isinstance(unreadable, ProviderMalformedReply) and "expected a JSON reply" in str(unreadable)
     assert not_a_completion({"choices": [{"message": {}}]}, where) is None
     empty = not_a_completion({"choices": []}, where)
     assert isinstance(empty, ProviderMalformedReply) and empty.provider == "openai"

@@ -1,8 +1,8 @@
 """The `openai` provider: any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp's server, ollama)
-through the official `openai` SDK (`bench.models.providers.openai.client`).
+over the harness's keep-alive HTTP client (`bench.models.providers.openai.client`).
 
 Base URL: $OPENAI_BASE_URL, else the stack's `base_url` (one of them is required). Key: $OPENAI_API_KEY; a server on
-127.0.0.1/localhost is called without one (the SDK gets a placeholder). Retries: the harness's one policy with the
+127.0.0.1/localhost is called without one (it gets a placeholder). Retries: the harness's one policy with the
 stack's `retries` / `max_retry_after_s`. Token counts (`count_tokens`): tiktoken for the named model when it is
 installed and knows it, else a declared approximate counter (`bench.models.tokens.counter_for_model`). Typed decisions
 (`decide`): the logprob decider (`bench.models.providers.openai.logprob`) on the same client.
@@ -42,7 +42,8 @@ class OpenAIProvider(Provider):
         "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, ollama); tiktoken or approximate counts"
     )
     default_base_url = "https://api.openai.com/v1"
-    packages = ("openai", "httpx")  # the SDK sends over httpx
+    # The harness's own HTTP client sends (bench.models.clients.http1), and httpx when a proxy setting covers the server.
+    packages = ("httpx",)
     _llm: Any = None
 
     @classmethod
@@ -73,14 +74,14 @@ class OpenAIProvider(Provider):
                 f"{where}.base_url: expected the server's base URL (e.g. http://127.0.0.1:8000/v1) in the stack "
                 f"file or ${BASE_URL_ENV}, found neither"
             )
-        # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
+        # local import: the client loads the gateway and the cache; stacks validate without them
         from bench.models.providers.openai.client import server_identity
 
         server_identity(base_url, f"{where}.base_url (or ${BASE_URL_ENV})")
 
     def chat(self, model: str) -> LLM:
         if self._llm is None:
-            # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
+            # local import: the client loads the gateway and the cache; stacks validate without them
             from bench.models.providers.openai.client import OpenAIChat
 
             base_url = base_url_for(self.settings)
@@ -99,7 +100,7 @@ class OpenAIProvider(Provider):
         """`decide = "openai/<model>"`: the logprob decider, the one way an OpenAI-compatible endpoint answers typed
         questions (each option's probability read from the endpoint's log-probabilities). Built with one probe
         question, so an endpoint without log-probabilities stops the run before anything else is sent or cached."""
-        # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
+        # local import: the client loads the gateway and the cache; stacks validate without them
         from bench.models.providers.openai.client import OpenAIChat
         from bench.models.providers.openai.logprob import LogprobDecider
 
@@ -110,7 +111,7 @@ class OpenAIProvider(Provider):
         return decider
 
     def token_counter(self, model: str) -> Any:
-        # local import: the client loads the openai SDK (run extra) and the gateway; stacks validate without them
+        # local import: the client loads the gateway and the cache; stacks validate without them
         from bench.models.tokens import counter_for_model
 
         return counter_for_model(self.gateway, model)

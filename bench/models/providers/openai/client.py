@@ -1,14 +1,16 @@
 """OpenAI-compatible chat completions behind the gateway: engram's `LLM` protocol and raw chat calls.
 
 One client serves OpenAI itself and every server that speaks its chat-completions dialect (vLLM, llama.cpp's
-server, ollama). The official `openai` SDK sends; `model` and `messages` travel as parameters and every other field
-in `extra_body`, so the body we key on is exactly the JSON that is sent. The SDK's own retries are off:
-`bench.models.clients.retry` is the one policy (attempts and the Retry-After cap come from the stack file).
+server, ollama). The body we key on is exactly the JSON that is POSTed to `<base URL>/chat/completions`, over the
+harness's lean keep-alive HTTP/1.1 client (`bench.models.clients.http1`; httpx when a proxy setting covers the
+server): the openai SDK, which this client used before, built each request and parsed each reply at several times
+the cost, which against a local server was most of the harness's own work per call. `bench.models.clients.retry` is
+the one retry policy (attempts and the Retry-After cap come from the stack file).
 
 Which server answered is part of every cache key (`target`: scheme://host:port/path of the base URL, never the
 key), so a reply recorded from a laptop's ollama is never served as gpt-4o-mini's. The key comes from
 $OPENAI_API_KEY, read only when a call must go out; a server on 127.0.0.1/localhost needs none, and gets the
-placeholder `LOCAL_PLACEHOLDER_KEY` because the SDK refuses to send without one.
+placeholder `LOCAL_PLACEHOLDER_KEY` (as it did from the SDK, which refused to send without a key).
 
 Log-probabilities: `ask(..., logprobs=True, top_logprobs=n)` sends the chat API's `logprobs`/`top_logprobs` and
 returns each generated token's alternatives as `TokenLogprobs` (the reply body keeps the server's JSON as is).
@@ -17,16 +19,16 @@ returns each generated token's alternatives as `TokenLogprobs` (the reply body k
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-import openai
-
 from bench.errors import ConfigError
 from bench.models.cache import CallRequest
+from bench.models.clients.http1 import Poster, poster_for
 from bench.models.clients.loop import LoopThread
 from bench.models.clients.retry import RetryPolicy
 from bench.models.clients.sdk import SDKClient
@@ -36,13 +38,15 @@ from bench.models.providers.openai.errors import (
     OpenAIRateLimited,
     OpenAIRefused,
     OpenAIUnavailable,
-    not_a_completion,
-    sdk_failure,
+    completion_body,
+    status_failure,
+    transport_failure,
 )
 from engram import Completion
 
 PROVIDER = "openai"
 ENDPOINT = "chat.completions"
+PATH = "/chat/completions"  # below the base URL, as the SDK (and every OpenAI-compatible server) spells it
 BASE_URL_ENV = "OPENAI_BASE_URL"
 SENT_AS_PARAMETERS = ("model", "messages")
 # Sees a fresh reply body before the gateway caches it; raises to refuse it (e.g. a reply without log-probabilities).
@@ -50,7 +54,8 @@ ReplyCheck = Callable[[Mapping[str, Any]], None]
 # Turns a fresh reply body into the body that is cached and returned (never sees a cached one).
 ReplyFinish = Callable[[dict[str, Any]], dict[str, Any]]
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-# Sent to a local server only: the SDK will not build a client without some key, and local servers ignore it.
+# Sent to a local server only, as the SDK sent it (it would not build a client without some key); local servers
+# ignore it.
 LOCAL_PLACEHOLDER_KEY = "local-server-needs-no-key"
 
 
@@ -151,7 +156,8 @@ class OpenAIChat(SDKClient):
         self._environ = environ
         self._max_concurrency = max_concurrency
         self._loop = LoopThread("openai-client")
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: Poster | None = None
+        self._headers: dict[str, str] = {}
         self._semaphore: asyncio.Semaphore | None = None
 
     # -- engram's LLM protocol ---------------------------------------------------------------------------------
@@ -302,22 +308,22 @@ class OpenAIChat(SDKClient):
             f"127.0.0.1/localhost is called without one)"
         )
 
-    def _sdk(self) -> openai.AsyncOpenAI:
+    def _wire(self) -> tuple[Poster, dict[str, str]]:
+        """The connection pool to the server (made on the client's loop, where it is used) and the headers."""
         if self._client is None:
-            # max_retries=0 leaves retrying to our policy, which follows Retry-After and is declared per stack.
-            self._client = openai.AsyncOpenAI(
-                api_key=self.api_key(), base_url=self.base_url, max_retries=0, timeout=self.timeout_s
-            )
+            self._headers = {
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "Authorization": f"Bearer {self.api_key()}",
+            }
+            self._client = poster_for(self.base_url, self.timeout_s)
             self._semaphore = asyncio.Semaphore(self._max_concurrency)
-        return self._client
+        return self._client, self._headers
 
     async def _send(self, request: CallRequest) -> LiveResponse:
-        client = self._sdk()
-        params = {k: request.body[k] for k in SENT_AS_PARAMETERS}
-        extra = {k: v for k, v in request.body.items() if k not in SENT_AS_PARAMETERS}
-        body, latency = await self._with_retries(
-            request, lambda: client.chat.completions.with_raw_response.create(**params, extra_body=extra or None)
-        )
+        client, headers = self._wire()
+        payload = json.dumps(request.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body, latency = await self._with_retries(request, lambda: client.post(PATH, payload, headers))
         input_tokens, output_tokens = usage_tokens(body.get("usage"))
         return LiveResponse(
             body=body,
@@ -332,20 +338,22 @@ class OpenAIChat(SDKClient):
 
         async def attempt() -> dict[str, Any]:
             try:
-                raw = await send()
-                body = raw.http_response.json()
+                reply = await send()
             except Exception as exc:
-                mapped = sdk_failure(exc, where)
-                if mapped is None:
+                retry = transport_failure(exc)
+                if retry is None:
                     raise
-                outcome, error = mapped
+                raise retry from None
+            failure = status_failure(reply, where)
+            if failure is not None:
+                outcome, error = failure
                 if outcome is not None:
                     self._count(outcome)
-                raise error from None
-            malformed = not_a_completion(body, where)
-            if malformed is not None:
+                raise error
+            body = completion_body(reply.body, where)
+            if isinstance(body, Exception):
                 self._count("malformed")
-                raise malformed
+                raise body
             self._count("200")
             return body
 
