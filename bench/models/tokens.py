@@ -23,7 +23,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bench.models.cache import OFFLINE_PROVIDER, CallRequest
@@ -45,6 +45,13 @@ class TokenCounter(Protocol):
 
 def lines_block(lines: Sequence[str]) -> str:
     """The lines as the answer prompt carries them."""
+    return _block(tuple(lines))
+
+
+@lru_cache(maxsize=64)
+def _block(lines: tuple[str, ...]) -> str:
+    # Kept for the texts last asked: a system that shows the whole transcript shows every question of a checkpoint
+    # the same lines, and json's indenting encoder is pure Python.
     return json.dumps(list(lines), indent=4)
 
 
@@ -122,19 +129,24 @@ class _ComputedCounter:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self._computed = CountOnce(self.compute)
+        # The request of each text last counted, so a text counted again is not serialised and hashed again for its
+        # key (a full-context block is a whole transcript, counted once per question).
+        self._request = lru_cache(maxsize=64)(self._new_request)
 
     def compute(self, text: str) -> int:
         raise NotImplementedError
 
-    def count(self, text: str) -> int:
-        request = CallRequest(
+    def _new_request(self, text: str) -> CallRequest:
+        return CallRequest(
             provider=OFFLINE_PROVIDER,
             endpoint="count_tokens",
             model=self.model,
             body={"text": text, "rules": COUNTER_RULES},
             purpose="count_tokens",
         )
-        result = self.gateway.call(request, lambda _: LiveResponse({"tokens": self._computed(text)}))
+
+    def count(self, text: str) -> int:
+        result = self.gateway.call(self._request(text), lambda _: LiveResponse({"tokens": self._computed(text)}))
         return int(result.body["tokens"])
 
 
