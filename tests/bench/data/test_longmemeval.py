@@ -320,3 +320,18 @@ def test_every_committed_oracle_result_replays_from_the_shipped_subsets_without_
         # recorded with the questions asked as of their dates, by the code that is here (its commit named)
         assert result.extras["prompt_protocol"] | longmemeval_answer.protocol() == result.extras["prompt_protocol"]
         assert result.provenance.git_commit and not result.provenance.git_dirty
+
+
+def test_the_committed_whole_oracle_result_replays_from_its_shipped_subset_without_a_miss() -> None:
+    # the whole split's results ship their few answer, judge and token-count calls in their own small subset
+    folder = REPO_ROOT / "results" / "offline" / "longmemeval" / "oracle"
+    subset = ShippedSubset.open(REPO_ROOT / "cache" / "longmemeval-oracle")
+    listed = sorted(folder.glob("*.calls.txt"))
+    assert "raw-turn-rag__k20.calls.txt" in {p.name for p in listed}
+    for keys_file in listed:
+        missing = [key for key in read_keys_file(keys_file) if subset.get(key) is None]
+        assert not missing, f"{keys_file.name}: {len(missing)} calls not shipped"
+        result = read_result(keys_file.with_name(keys_file.name.replace(".calls.txt", ".json")))
+        assert result.slice == "longmemeval:oracle" and len(result.answers) == 500
+        assert result.extras["prompt_protocol"] | longmemeval_answer.protocol() == result.extras["prompt_protocol"]
+        assert result.provenance.git_commit and not result.provenance.git_dirty
