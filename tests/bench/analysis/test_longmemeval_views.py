@@ -6,27 +6,17 @@ from __future__ import annotations
 
 import html
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.cli.program import main
 from bench.vocab import REPO_ROOT
+from tests.bench.data.test_longmemeval import _cli  # the one CLI runner of the LongMemEval tests
 
 SAMPLE = REPO_ROOT / "results" / "offline" / "longmemeval" / "oracle" / "sample"
 DEV = REPO_ROOT / "results" / "offline" / "dev"
 LOCOMO_WORDS = ("LoCoMo", "category 5", "without 5", "adversarial", "audited")
-
-
-def _cli(monkeypatch: pytest.MonkeyPatch, capsys: Any, *args: str) -> str:
-    capsys.readouterr()
-    monkeypatch.setattr(sys, "argv", ["engram-bench", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
-    assert exited.value.code in (0, None)
-    return str(capsys.readouterr().out)
 
 
 def _page_text(page: Path) -> str:
