@@ -82,13 +82,19 @@ def publish(folder: Path, entries: list[dict[str, Any]], monkeypatch: pytest.Mon
     return path
 
 
-@pytest.fixture
-def lme_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def published_s_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder holding ENTRIES as the cleaned `s` split, its hash the published one, named by
+    $ENGRAM_LONGMEMEVAL_DIR."""
     folder = tmp_path / "longmemeval"
     folder.mkdir()
     publish(folder, ENTRIES, monkeypatch, "longmemeval_s_cleaned.json")
     monkeypatch.setenv("ENGRAM_LONGMEMEVAL_DIR", str(folder))
     return folder
+
+
+@pytest.fixture
+def lme_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return published_s_split(tmp_path, monkeypatch)
 
 
 def test_the_shipped_oracle_split_has_its_500_questions_by_type_with_their_evidence() -> None:

@@ -15,7 +15,7 @@ from bench.data.slices import Slice, load_slice
 from bench.run import runner
 from bench.run.output import partial_folder
 from bench.run.runner import run_arm
-from tests.bench.data.test_longmemeval import ENTRIES, publish
+from tests.bench.data.test_longmemeval import published_s_split
 from tests.bench.run_args import run_args
 
 SLICE = "longmemeval:s"
@@ -23,10 +23,7 @@ SLICE = "longmemeval:s"
 
 @pytest.fixture
 def three_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Slice:
-    folder = tmp_path / "longmemeval"
-    folder.mkdir()
-    publish(folder, ENTRIES, monkeypatch, "longmemeval_s_cleaned.json")
-    monkeypatch.setenv("ENGRAM_LONGMEMEVAL_DIR", str(folder))
+    published_s_split(tmp_path, monkeypatch)
     return load_slice(SLICE)
 
 
