@@ -22,7 +22,7 @@ import tempfile
 import types
 from pathlib import Path
 
-from bench.analysis.scoring.names import LOCOMO_ADVERSARIAL
+from bench.analysis.scoring.metrics.locomo_adversarial import NAME as LOCOMO_ADVERSARIAL
 from bench.analysis.scoring.score import category_code
 from bench.results.schema import read_result, result_files
 

@@ -1,4 +1,4 @@
-"""`compare --metric f1|mem0-f1|bleu1|evidence-recall`: the paired comparison of two result sets on a graded metric.
+"""`compare --metric NAME` (f1, mem0-f1, bleu1, evidence-recall or any registered metric): the paired comparison of two result sets on a graded metric.
 
 The judge metric (`--metric j`, the default) is compared by `bench.analysis.compare` (McNemar, discordant pairs). A graded
 metric has no discordant pairs: per question d = value_A − value_B, and the report gives the mean of each side,
@@ -20,13 +20,13 @@ from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_kappa
 
 from bench.analysis.compare import ComparisonSide, stack_warnings
 from bench.analysis.pairing import GradedComparison, Pairing
-from bench.analysis.scoring.names import EVIDENCE_RECALL
-from bench.analysis.scoring.values import MetricChoice, answer_value, check_carries, metric_entry
+from bench.analysis.scoring.metric import Metric
+from bench.analysis.scoring.values import answer_value, check_carries, metric_entry
 from bench.analysis.stats import paired_seed
 from bench.models.provider import shown_model
 
 
-def metric_values(side: ComparisonSide, choice: MetricChoice, include_unscored: bool) -> pd.Series:
+def metric_values(side: ComparisonSide, choice: Metric, include_unscored: bool) -> pd.Series:
     """The chosen metric per question id of one side (scored questions unless include_unscored)."""
     values: dict[str, float] = {}
     for path, result in zip(side.files, side.results, strict=True):
@@ -40,7 +40,7 @@ def metric_values(side: ComparisonSide, choice: MetricChoice, include_unscored: 
     return pd.Series(values, dtype=float).sort_index()
 
 
-def metric_names(side: ComparisonSide, choice: MetricChoice) -> list[str]:
+def metric_names(side: ComparisonSide, choice: Metric) -> list[str]:
     return sorted({entry for r in side.results if (entry := metric_entry(r, choice)) is not None})
 
 
@@ -49,7 +49,7 @@ MetricComparison = GradedComparison
 
 
 def metric_report(
-    a: ComparisonSide, b: ComparisonSide, choice: MetricChoice, include_unscored: bool, draws: int, seed: int | None
+    a: ComparisonSide, b: ComparisonSide, choice: Metric, include_unscored: bool, draws: int, seed: int | None
 ) -> dict[str, Any]:
     pairing = Pairing.join(
         metric_values(a, choice, include_unscored).rename(f"A ({a.label})"),
@@ -59,9 +59,9 @@ def metric_report(
     used_seed = paired_seed(a.first.arm, a.first.k, b.first.arm, b.first.k) if seed is None else seed
     names_a, names_b = metric_names(a, choice), metric_names(b, choice)
     warnings = stack_warnings(a, b)
-    if names_a != names_b and choice.metric != EVIDENCE_RECALL:  # evidence recall is named per k: that differs
+    if names_a != names_b and choice.warn_if_names_differ:  # not for evidence recall, named per k
         warnings.append(f"METRICS DIFFER: A is scored by {names_a or 'none named'}, B by {names_b or 'none named'}")
-    overall = pairing.graded(choice.metric, draws=draws, seed=used_seed)
+    overall = pairing.graded(choice.name, draws=draws, seed=used_seed)
     return {
         "a": a,
         "b": b,
@@ -103,7 +103,7 @@ def render_metric_report(report: dict[str, Any]) -> str:
     lines = ["Δ = A − B, metric units per question (0 to 1; positive: A scored higher)"]
     lines += [f"!! {w}" for w in report["warnings"]]
     lines += [
-        f"metric: {report['choice'].name} ({', '.join(sorted(set(names_a) | set(names_b)))}; per question, 0 to 1)",
+        f"metric: {report['choice'].choice} ({', '.join(sorted(set(names_a) | set(names_b)))}; per question, 0 to 1)",
         f"A: {report['a'].label}  mean {_num(o.mean_a)}",
         f"B: {report['b'].label}  mean {_num(o.mean_b)}",
         f"Δ (A − B) over {o.n} paired questions: {_signed(o.difference.estimate)}",
@@ -131,7 +131,7 @@ def render_metric_report(report: dict[str, Any]) -> str:
 
 def metric_report_json(report: dict[str, Any]) -> dict[str, Any]:
     return {
-        "metric": report["choice"].name,
+        "metric": report["choice"].choice,
         "metric_names": {"a": report["names"][0], "b": report["names"][1]},
         "a": {"label": report["a"].label, "files": [str(f) for f in report["a"].files]},
         "b": {"label": report["b"].label, "files": [str(f) for f in report["b"].files]},

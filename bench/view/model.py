@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.analysis.categories import code_of
+from bench.analysis.scoring.metric import Metric, shown_metrics
 from bench.results.schema import ORIGIN_V1_IMPORT, Answer, Result, read_result
 from bench.results.trace import Trace, trace_of
 
@@ -110,10 +111,33 @@ class Headline:
     estimate: float | None  # percent
     low: float | None
     high: float | None
-    f1: float | None
-    evidence_recall: float | None
+    metrics: list[ShownValue]  # each metric `view` shows (bench.analysis.scoring.metric.shown_metrics), in order
     tokens: float | None
     by_category: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ShownValue:
+    """One shown metric's aggregate (or one answer's value): the metric's label, column head and tooltip with it."""
+
+    label: str
+    column: str
+    tooltip: str
+    value: Any
+
+
+def shown_values(metrics: Sequence[Metric], values: Sequence[Any]) -> list[ShownValue]:
+    return [
+        ShownValue(m.shown.label, m.shown.column, m.shown.tooltip, v)
+        for m, v in zip(metrics, values, strict=True)
+        if m.shown is not None
+    ]
+
+
+def answer_metrics(answer: Answer) -> list[ShownValue]:
+    """The shown metrics' values of one answer, as the file holds them (None when it holds none)."""
+    metrics = shown_metrics()
+    return shown_values(metrics, [m.value(answer) for m in metrics])
 
 
 def _mean(values: Sequence[float | int | None]) -> float | None:
@@ -132,9 +156,10 @@ def _wilson(correct: int, n: int) -> tuple[float | None, float | None, float | N
 
 
 def headline(result: Result) -> Headline:
-    """Accuracy over scored answers with its Wilson 95% interval, mean F1, evidence recall and tokens, and the same
-    per category (every labelled answer, as the result's own ``accuracy_by_category``)."""
+    """Accuracy over scored answers with its Wilson 95% interval, each shown metric's aggregate (mean F1, evidence
+    recall, ...) and mean tokens, and the accuracy per category (every labelled answer, as the result's own ``accuracy_by_category``)."""
     scored = result.scored_answers()
+    metrics = shown_metrics()
     est, low, high = _wilson(result.accuracy.correct, result.accuracy.n)
     counted = {a.category for a in result.answers if a.scored}  # the dataset's scored categories, as each answer says
     rows = []
@@ -158,8 +183,7 @@ def headline(result: Result) -> Headline:
         estimate=est,
         low=low,
         high=high,
-        f1=_mean([a.f1 for a in scored]),
-        evidence_recall=_mean([a.evidence_recall for a in scored]),
+        metrics=shown_values(metrics, [m.summary(scored) for m in metrics]),
         tokens=_mean([a.retrieved_tokens for a in scored]),
         by_category=rows,
     )

@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from bench.analysis import longmemeval
+from bench.analysis.scoring.metric import shown_metrics
 from bench.data.audit import OFFICIAL
 from bench.errors import ResultError
 from bench.models.provider import shown_model
@@ -29,6 +30,7 @@ from bench.results.schema import iter_results
 from bench.view.model import (
     STANDIN_BANNER,
     Side,
+    answer_metrics,
     discordant_keys,
     headline,
     lines_missing_reason,
@@ -224,8 +226,7 @@ def _table_rows(sides: Sequence[Side]) -> list[dict[str, Any]]:
                     {
                         "answer": c.answer,
                         "label": c.label,
-                        "f1": c.f1,
-                        "evidence_recall": c.evidence_recall,
+                        "metrics": answer_metrics(c),
                         "tokens": c.retrieved_tokens,
                         "shown": c.lines_shown,
                     }
@@ -260,6 +261,7 @@ def render_report(sides: Sequence[Side], title: str | None = None) -> str:
     discordant = discordant_keys(sides[0], sides[1]) if len(sides) == 2 else {"a_only": [], "b_only": []}
     template = _environment().get_template("report.html.j2")
     return template.render(
+        shown=[m.shown for m in shown_metrics()],
         title=title or " vs ".join(s.label for s in sides),
         sides=[_side_header(s) for s in sides],
         standin_banner=STANDIN_BANNER if any(s.result.standins for s in sides) else None,
@@ -309,6 +311,7 @@ def render_gallery(folder: Path, gold: str = OFFICIAL, categories: frozenset[str
         entries.append({"href": page.as_posix(), "file": relative.as_posix(), **_side_header(side)})
     template = _environment().get_template("gallery.html.j2")
     pages[Path("index.html")] = template.render(
+        shown=[m.shown for m in shown_metrics()],
         folder=str(folder),
         entries=entries,
         standin_banner=STANDIN_BANNER if any(e["standins"] for e in entries) else None,

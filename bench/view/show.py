@@ -6,7 +6,13 @@ import difflib
 from typing import Any
 
 from bench.errors import ResultError
-from bench.view.model import Side, lines_missing_reason, sources_missing_reason, trace_missing_reason
+from bench.view.model import (
+    Side,
+    answer_metrics,
+    lines_missing_reason,
+    sources_missing_reason,
+    trace_missing_reason,
+)
 
 
 def matching_positions(side: Side, question: str) -> list[int]:
@@ -104,8 +110,9 @@ def render_question(side: Side, position: int, all_decisions: bool = False) -> s
         f"  question: {a.question}",
         f"  gold:     {a.gold}",
         f"  answer:   {a.answer if a.answer is not None else '(not published)'}",
-        f"  label {a.label} · F1 {a.f1 if a.f1 is not None else '-'} · evidence recall "
-        f"{a.evidence_recall if a.evidence_recall is not None else '-'} · tokens {a.retrieved_tokens}",
+        f"  label {a.label} · "
+        + "".join(f"{m.label} {m.value if m.value is not None else '-'} · " for m in answer_metrics(a))
+        + f"tokens {a.retrieved_tokens}",
         f"  evidence: {', '.join(a.evidence) if a.evidence is not None else 'not recorded'}",
     ]
     missing = lines_missing_reason(side, a)

@@ -229,7 +229,7 @@ def test_a_plugin_part_is_checked_by_the_same_adopt_hook_as_a_built_in_one(site:
 
 
 def test_systems_providers_commands_and_executors_refuse_a_taken_name_the_same_way() -> None:
-    from bench.analysis.scoring.values import CHOICES
+    from bench.analysis.scoring.metric import METRICS
     from bench.cli.program import COMMANDS
     from bench.models.judge import JUDGE_PROMPTS
     from bench.models.providers import PROVIDERS
@@ -243,7 +243,7 @@ def test_systems_providers_commands_and_executors_refuse_a_taken_name_the_same_w
         (PROVIDERS, "jev"),
         (COMMANDS, "run"),
         (EXECUTORS, "ray"),
-        (CHOICES, "bleu1"),
+        (METRICS, "mem0-bleu1"),
         (JUDGE_PROMPTS, "strict"),
     )
     for registry, taken in taken_names:

@@ -26,14 +26,22 @@ from collections import Counter
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from bench.results.schema import LOCOMO_CATEGORY_NAMES
+
 if TYPE_CHECKING:  # nltk's package import takes ~1.5 s (scipy.stats, sklearn): loaded on first score, not at start-up
     from nltk.stem import PorterStemmer
 
 MULTI_HOP, TEMPORAL, OPEN_DOMAIN, SINGLE_HOP, ADVERSARIAL = 1, 2, 3, 4, 5
 ADVERSARIAL_PHRASES = ("no information available", "not mentioned")
 
+_CODE_OF = {name: code for code, name in LOCOMO_CATEGORY_NAMES.items()}
 _DROPPED_WORDS = re.compile(r"\b(a|an|the|and)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def category_code(category: str) -> int | None:
+    """LoCoMo's numeric category of a result's category name; None for the update sets."""
+    return _CODE_OF.get(category)
 
 
 def normalize(text: Any) -> str:

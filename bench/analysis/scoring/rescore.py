@@ -1,7 +1,8 @@
 """Recompute the LLM-free metrics of stored answers, without re-running any system (`engram-bench rescore`).
 
-Only what the stored answer text, the gold and the category determine is recomputed: `locomo-f1` (the answer's
-`f1`), `mem0-f1`, `mem0-bleu1`, `locomo-adversarial` (its `scores`), and the `metrics` block that names them. Labels,
+Only what the stored answer text, the gold and the category determine is recomputed: every LLM-free metric
+(bench/analysis/scoring/metrics/: `locomo-f1` in the answer's `f1`, `mem0-f1`, `mem0-bleu1`, `locomo-adversarial`
+in its `scores`), and the `metrics` block that names them. Labels,
 evidence recall, LongMemEval's session recall (from the retrieval, kept in `scores`), costs and everything else stay
 as they are, so accuracy and every judge-based number is unchanged.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from bench.analysis.scoring.names import LLM_FREE_METRICS
+from bench.analysis.scoring.metric import llm_free_metrics
 from bench.analysis.scoring.score import llm_free_scores, metrics_block
 from bench.models.judge import LexicalJudge
 from bench.models.provider import judge_metric_for
@@ -37,10 +38,11 @@ def judge_entry(result: Result) -> str | None:
 def rescored(result: Result) -> Result:
     """The result with every LLM-free metric recomputed from its stored answers."""
     answers = []
+    recomputed = {metric.name for metric in llm_free_metrics()}
     for answer in result.answers:
         f1, scores = llm_free_scores(answer.answer, answer.gold, answer.category)
         # scores the answer text cannot give (LongMemEval's session recall, from the retrieval) stay as recorded
-        kept = {name: value for name, value in (answer.scores or {}).items() if name not in LLM_FREE_METRICS}
+        kept = {name: value for name, value in (answer.scores or {}).items() if name not in recomputed}
         answers.append(replace(answer, f1=f1, scores={**kept, **(scores or {})} or scores))
     judge_name = judge_entry(result)
     block: dict[str, Any] = metrics_block(judge_name, evidence_recall_metric(result.k))

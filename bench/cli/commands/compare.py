@@ -16,10 +16,11 @@ from bench.analysis.rejudge import judge_entry
 from bench.analysis.scoring.values import metric_choice
 from bench.data.audit import OFFICIAL, load_errata
 from bench.errors import ResultError
+from bench.vocab import JUDGE
 
 if TYPE_CHECKING:
     from bench.analysis.compare import ComparisonSide
-    from bench.analysis.scoring.values import MetricChoice
+    from bench.analysis.scoring.metric import Metric
 
 
 def compare(
@@ -34,7 +35,8 @@ def compare(
     metric: str = typer.Option(
         "j",
         "--metric",
-        help="j (the judge's labels) | f1 (LoCoMo's) | mem0-f1 | bleu1 | evidence-recall (docs/metrics.md).",
+        help="j (the judge's labels) or another registered metric, e.g. f1 (LoCoMo's); an unknown name lists them "
+        "all (docs/metrics.md).",
     ),
     gold: str = typer.Option(
         "official",
@@ -81,7 +83,7 @@ def compare(
         typer.echo(line, err=as_json)
     others = {g: load_sides(sets, g, kept, match_tokens, errata)[0] for g in golds[1:]}
     side_by_side = gold_table({golds[0]: loaded, **others}, include_unscored) if others else ""
-    if choice.name != "j":  # a graded metric: bench.analysis.metric_compare (no discordant pairs to list)
+    if choice.name != JUDGE:  # a graded metric: bench.analysis.metric_compare (no discordant pairs to list)
         _compare_graded(loaded, choice, include_unscored, draws, seed, as_json, list_discordant)
         return
     reports = [comparison_report(loaded[0], other, include_unscored, draws, seed) for other in loaded[1:]]
@@ -152,7 +154,7 @@ def _health_lines(loaded: list[ComparisonSide]) -> str:
 
 def _compare_graded(
     loaded: list[ComparisonSide],
-    choice: MetricChoice,
+    choice: Metric,
     include_unscored: bool,
     draws: int,
     seed: int | None,
@@ -163,7 +165,7 @@ def _compare_graded(
     from bench.analysis.metric_compare import metric_report, metric_report_json, render_metric_report
 
     if listed:
-        raise ResultError(f"compare --list-discordant: expected --metric j (labels), found --metric {choice.name}")
+        raise ResultError(f"compare --list-discordant: expected --metric j (labels), found --metric {choice.choice}")
 
     reports = [metric_report(loaded[0], other, choice, include_unscored, draws, seed) for other in loaded[1:]]
     # every comparison states each side's budget, the graded ones too (over the questions both sides hold)
