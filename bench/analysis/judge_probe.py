@@ -34,8 +34,8 @@ from bench.analysis.stats import wilson_interval
 from bench.data import files as data
 from bench.data.audit import our_question_id
 from bench.data.slices import SliceQuestion, load_slice, locomo_conversations
+from bench.disk.atomic import write_json
 from bench.errors import DataError, ResultError
-from bench.results.atomic import write_json
 from bench.results.gitinfo import git_state
 from bench.results.schema import LOCOMO_CATEGORY_NAMES
 from bench.vocab import REPO_ROOT, RESULTS_DIR, RUNS_DIR

@@ -18,11 +18,11 @@ import typer
 
 import bench.cli.commands
 from bench import settings
+from bench.disk.atomic import written
+from bench.disk.writable import disk_refused
 from bench.errors import BenchError, RegistryError
 from bench.models.redact import redact
 from bench.registry import Registry, import_modules
-from bench.results.atomic import written
-from bench.results.writable import disk_refused
 from bench.run.terminal import set_quiet, set_verbosity
 
 _TYPER_DISPLAY_TYPE = typer.core._TyperParameter.display_type  # typer 0.29.2, pinned in requirements.lock

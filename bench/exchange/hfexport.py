@@ -35,9 +35,9 @@ import pandas as pd
 from jinja2 import Template
 
 from bench.data import files as data
+from bench.disk.atomic import umask_mode, write_text
 from bench.errors import ConfigError, ExportError
 from bench.models.stacks import OFFLINE
-from bench.results.atomic import umask_mode, write_text
 from bench.results.gitinfo import head_commit
 from bench.results.schema import Answer, Result, is_standin_stack, iter_results
 from bench.run.arms import arm_label

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.data import files as data
+from bench.disk.atomic import write_bytes, write_json
 from bench.errors import DataError
 from bench.exchange.importv1_article import ARTICLE_FILES
 from bench.models.stacks import IMPORTED_STACK, ROLES, build_stack
-from bench.results.atomic import write_bytes, write_json
 from bench.results.schema import (
     LABELS,
     LOCOMO_CATEGORY_NAMES,

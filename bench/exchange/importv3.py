@@ -30,10 +30,10 @@ from typing import Any
 
 from bench.data import files as data
 from bench.data.slices import SliceQuestion, load_slice
+from bench.disk.atomic import write_bytes, write_json
 from bench.errors import DataError
 from bench.exchange.importv1 import sha256_of
 from bench.models.stacks import PAPER_V3_STACK
-from bench.results.atomic import write_bytes, write_json
 from bench.results.schema import (
     LABELS,
     Answer,

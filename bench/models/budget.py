@@ -29,12 +29,12 @@ from typing import Any, Protocol
 from filelock import FileLock
 
 from bench import settings
+from bench.disk.atomic import fsync_directory, write_json
 from bench.errors import BudgetExceeded, DataError
 from bench.models.cache import CallRequest, canonical_json
 from bench.models.provider import is_unbilled
 from bench.models.stacks import FREE, Price
 from bench.models.stacks import price_for as model_price
-from bench.results.atomic import fsync_directory, write_json
 
 # Pessimistic bytes-per-token for the pre-send estimate: English runs ~4 characters per token, JSON markup less;
 # 3 errs on the side of refusing a call rather than overspending.

@@ -26,9 +26,9 @@ from typing import Any
 
 import diskcache
 
+from bench.disk.atomic import write_json, write_text
+from bench.disk.writable import check_folder, disk_refused
 from bench.errors import CacheError, CorruptEntry, WriteFailed
-from bench.results.atomic import write_json, write_text
-from bench.results.writable import check_folder, disk_refused
 from bench.vocab import CACHE_DIR, LOCAL_CACHE_NAME
 
 ENTRY_FORMAT = 1

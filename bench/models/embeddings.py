@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bench import settings
+from bench.disk.atomic import write_bytes
 from bench.errors import CacheError
-from bench.results.atomic import write_bytes
 from engram import MiniLMEmbedder
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from bench import settings
+from bench.disk.atomic import write_json
 from bench.errors import CacheMiss, ConfigError, CorruptEntry, ProviderError, ReplyTooLarge
 from bench.models.budget import (
     Budget,
@@ -48,7 +49,6 @@ from bench.models.cache import (
 )
 from bench.models.clock import ReplayLatency, areplay_sleep, elapsed_ms, replay_sleep, round_ms
 from bench.models.provider import api_key_envs, is_standin, reply_limit, standin_providers
-from bench.results.atomic import write_json
 
 __all__ = ["CallRequest", "CallResult", "Gateway", "LiveResponse", "Mode", "api_key_env", "default_cache_dir"]
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.disk.atomic import write_json, write_text
 from bench.errors import EntryError
 from bench.registry import attach_info
 from bench.report.article import render_article
@@ -21,7 +22,6 @@ from bench.report.inputs import ResultSet, ResultView
 from bench.report.numbers import Numbers, stable_numbers_json
 from bench.report.paper import Paper
 from bench.report.tables import Table, render
-from bench.results.atomic import write_json, write_text
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 
 

@@ -23,11 +23,11 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from bench.analysis.stats.calibration import confidences, correct
+from bench.disk.atomic import write_bytes, write_text
 from bench.report.calibration import MARKED_THETAS, CalibrationCell, theta_id
 from bench.report.fingerprint import figure_fingerprint
 from bench.report.heldout import ROW_LABELS
 from bench.report.numbers import Numbers
-from bench.results.atomic import write_bytes, write_text
 from bench.results.schema import SCORED_CATEGORIES
 
 FORMATS = ("svg", "pdf", "png")

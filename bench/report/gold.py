@@ -10,8 +10,8 @@ from pathlib import Path
 from bench.analysis.categories import LOCOMO_CODES, NUMBERING_LINE, describe_filter, keep_categories
 from bench.analysis.gold import GOLD_TEXT, under_gold
 from bench.data.audit import OFFICIAL, official_ceilings
+from bench.disk.atomic import write_text
 from bench.report.inputs import ResultView
-from bench.results.atomic import write_text
 
 GOLD_NOTE = "gold.md"
 

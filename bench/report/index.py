@@ -10,9 +10,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from bench.disk.atomic import write_json, write_text
 from bench.report.figures import FigureContext
 from bench.report.paper import Paper
-from bench.results.atomic import write_json, write_text
 
 
 def entry_command(entry: str) -> str:

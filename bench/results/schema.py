@@ -24,10 +24,10 @@ from typing import Any
 
 from bench.data.datasets import CategoryCheck
 from bench.data.datasets.locomo import LOCOMO
+from bench.disk.atomic import dumps_json, write_text
 from bench.errors import ResultError
 from bench.models.provider import is_standin
 from bench.models.stacks import RESULT_STACK_NAMES, load_stack_spec
-from bench.results.atomic import dumps_json, write_text
 
 SCHEMA_VERSION = 1
 
@@ -539,7 +539,7 @@ def _check_top(c: _Checker, r: Result) -> None:
 
 
 def result_text(result: Result, where: str) -> str:
-    """The text of a result file (the one JSON layout, bench.results.atomic.dumps_json), validated by reading that
+    """The text of a result file (the one JSON layout, bench.disk.atomic.dumps_json), validated by reading that
     very text back as `read_result` would; ResultError naming `where` and the field when it does not validate."""
     text = dumps_json(result.to_dict())
     result_from_dict(json.loads(text), where=where)

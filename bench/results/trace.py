@@ -31,8 +31,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.disk.atomic import write_bytes
 from bench.errors import TraceError
-from bench.results.atomic import write_bytes
 
 TRACE_VERSION = 1
 # Gzipped: a held-out trace is megabytes of small decision records that compress about tenfold, and no reader diffs

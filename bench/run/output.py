@@ -12,8 +12,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from bench.disk.atomic import write_text
 from bench.errors import ResultError, RunLocked
-from bench.results.atomic import write_text
 from bench.results.schema import file_name, read_result, slice_dir
 from bench.run.request import RunRequest, RunServices, default_runs_root
 from bench.vocab import RESULTS_DIR

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.data import files as data
+from bench.disk.atomic import write_bytes, write_text
 from bench.errors import BenchError
 from bench.models import judge
 from bench.models.cache import write_keys_file
 from bench.models.providers import is_standin, plugin_records, provenance_packages
-from bench.results.atomic import write_bytes, write_text
 from bench.results.gitinfo import git_state
 from bench.results.schema import Calls, Provenance, Result, Source, result_text
 from bench.results.trace import Trace, referenced_messages, trace_name, write_trace

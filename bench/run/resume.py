@@ -34,8 +34,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from bench.disk.atomic import write_bytes
 from bench.errors import ResultError
-from bench.results.atomic import write_bytes
 from bench.run.health import RunHealth
 from bench.run.ingest import PartRun
 from bench.run.output import partial_folder

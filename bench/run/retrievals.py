@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.disk.atomic import write_json
 from bench.errors import CorruptEntry
 from bench.models.cache import canonical_json, sha256_hex
-from bench.results.atomic import write_json
 
 RETRIEVALS_DIR = "retrievals"
 RECORD_FORMAT = "engram-bench-retrievals/1"

@@ -37,6 +37,7 @@ from typing import Any
 from bench import settings
 from bench.analysis import metrics, scoring
 from bench.data.slices import Slice, first_messages_of
+from bench.disk.writable import store_write_refused
 from bench.errors import ConfigError
 from bench.models import judge, longmemeval_answer, longmemeval_judge
 from bench.models.budget import Ledger, limits_from_env
@@ -44,7 +45,6 @@ from bench.models.gateway import check_mode, ledger_path, provider_mode
 from bench.models.stacks import check_stack_name
 from bench.results.schema import Costs, Latency, Result, Timing, slice_dir
 from bench.results.trace import Trace, trace_name
-from bench.results.writable import store_write_refused
 from bench.run import health
 from bench.run.answer import KeyTap, answer_all, embedder_of, open_gateway, result_metrics
 from bench.run.arms import load_arm

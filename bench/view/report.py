@@ -23,9 +23,9 @@ from markupsafe import Markup
 from bench.analysis import longmemeval
 from bench.analysis.scoring.metric import shown_metrics
 from bench.data.audit import OFFICIAL
+from bench.disk.atomic import write_text
 from bench.errors import ResultError
 from bench.models.provider import shown_model
-from bench.results.atomic import write_text
 from bench.results.schema import iter_results
 from bench.view.model import (
     STANDIN_BANNER,

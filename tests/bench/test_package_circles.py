@@ -1,7 +1,9 @@
-"""No package of bench has an import circle among its modules, not even through imports made only for type checking
-or inside a function (import-linter's contract leaves those out): each module can be read knowing only what lies
-below it. Found circles were models/ (provider <-> gateway, judge, stacks, budget), analysis/ (compare <-> parity)
-and data/ (datasets <-> slices)."""
+"""No package of bench has an import circle among its modules, and no two top-level packages of bench import each
+other round a circle, not even through imports made only for type checking or inside a function (import-linter's
+contracts leave those out): each module can be read knowing only what lies below it. Found circles were models/
+(provider <-> gateway, judge, stacks, budget), analysis/ (compare <-> parity), data/ (datasets <-> slices), and at the
+top models -> results (atomic writes) -> models (the schema's stacks) and models -> systems (the endpoint's context)
+-> models."""
 
 from __future__ import annotations
 
@@ -57,6 +59,12 @@ PACKAGES = sorted(_name(p) for p in BENCH.rglob("__init__.py") if p.parent != BE
 @pytest.mark.parametrize("package", PACKAGES)
 def test_no_package_imports_itself_round_in_a_circle(package: str) -> None:
     graph = children_graph(BENCH.parent / package.replace(".", "/"))
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError naming the circle
+
+
+def test_no_two_top_level_packages_of_bench_import_each_other_round_a_circle() -> None:
+    graph = children_graph(BENCH)
+    assert {"bench.models", "bench.results", "bench.systems", "bench.disk"} <= set(graph)  # the scan sees them
     graphlib.TopologicalSorter(graph).prepare()  # raises CycleError naming the circle
 
 

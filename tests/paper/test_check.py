@@ -126,8 +126,8 @@ def test_a_printed_form_must_match_exactly(paper_v1: Paper) -> None:
 
 
 def test_rebuilding_numbers_json_on_another_machine_leaves_the_file_unchanged(paper_v1: Paper, tmp_path: Path) -> None:
+    from bench.disk.atomic import write_json
     from bench.report.build import write
-    from bench.results.atomic import write_json
 
     # As if the committed file had been built where BLAS rounds a little differently.
     elsewhere = _moved(load_numbers_json(COMMITTED), 3e-12)

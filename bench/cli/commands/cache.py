@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.writable import check_folder
 from bench.errors import CacheError
 from bench.models.cache import (
     SUBSET_MANIFEST_FILE,
@@ -18,7 +19,6 @@ from bench.models.cache import (
     read_keys_file,
 )
 from bench.models.gateway import LAST_RUN_FILE, default_cache_dir, keys_file_for
-from bench.results.writable import check_folder
 
 cache_app = typer.Typer(
     help="The call cache: export a run's calls as a shippable subset; show cache statistics.", no_args_is_help=True

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.writable import check_folder
 from bench.errors import ConfigError
-from bench.results.writable import check_folder
 from bench.vocab import RESULTS_DIR
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.atomic import write_text
+from bench.disk.writable import check_file
 from bench.errors import ConfigError, DataError
-from bench.results.atomic import write_text
-from bench.results.writable import check_file
 from bench.vocab import REPO_ROOT
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.writable import check_folder
 from bench.models.gateway import check_mode
 from bench.models.stacks import STACK_NAMES
-from bench.results.writable import check_folder
 from bench.run.preflight import ASSUME_YES_ENV
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.writable import check_folder, check_name
 from bench.exchange.import_results import NOT_STATED, import_files
-from bench.results.writable import check_folder, check_name
 from bench.vocab import RUNS_DIR
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.writable import check_folder
 from bench.exchange.importv1 import import_v1
-from bench.results.writable import check_folder
 from bench.vocab import V1_DATA_DIR, V1_RESULTS_DIR
 
 

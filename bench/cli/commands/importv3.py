@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.writable import check_folder
 from bench.exchange.importv3 import V3_RESULTS_DIR, import_v3
-from bench.results.writable import check_folder
 
 
 def register(app: typer.Typer) -> None:

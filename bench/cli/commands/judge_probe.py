@@ -9,8 +9,8 @@ import typer
 
 from bench.analysis.rejudge import judge_bills, judge_choice, slug
 from bench.data.files import file_sha256
+from bench.disk.writable import check_file
 from bench.errors import ConfigError, ResultError
-from bench.results.writable import check_file
 
 SOURCES = ("both", "audit", "generated")
 

@@ -11,11 +11,11 @@ import typer
 
 from bench.analysis.categories import parse_categories
 from bench.data.audit import check_gold
+from bench.disk.writable import check_folder
 from bench.errors import ConfigError, NumberError, PaperError
 from bench.report.appendix import list_entries, run_entry
 from bench.report.catalog import PAPERS, TABLES
 from bench.report.gold import paper_view, view_dir, write_gold_note
-from bench.results.writable import check_folder
 from bench.run.terminal import step
 from bench.vocab import APPENDIX_DIR, DEFAULT_PAPER_STACK_DIR, PAPER_DIR, RESULTS_DIR
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 
 from bench.analysis.rejudge import judge_bills, judge_choice, judge_entry, rejudge_files
+from bench.disk.writable import check_folder
 from bench.errors import ResultError
 from bench.models.provider import shown_model
 from bench.results.schema import result_files_of
-from bench.results.writable import check_folder
 from bench.vocab import RUNS_DIR
 
 

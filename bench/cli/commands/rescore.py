@@ -10,8 +10,8 @@ from bench.analysis.categories import describe_filter, keep_categories, parse_ca
 from bench.analysis.gold import gold_summary, under_gold
 from bench.analysis.scoring.rescore import rescored
 from bench.data.audit import OFFICIAL, load_errata
+from bench.disk.writable import check_folder
 from bench.results.schema import read_result, result_files_of, write_result
-from bench.results.writable import check_folder
 
 
 def rescore(

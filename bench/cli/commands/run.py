@@ -8,11 +8,11 @@ import typer
 
 from bench.analysis import longmemeval
 from bench.cli.options import parse_ks
+from bench.disk.writable import check_folder
 from bench.models.cache import LocalStore
 from bench.models.gateway import default_cache_dir
 from bench.models.stacks import DEFAULT_STACK, STACK_NAMES, stack_label
 from bench.results.schema import read_result
-from bench.results.writable import check_folder
 from bench.run.preflight import ASSUME_YES_ENV
 from bench.run.request import RunRequest, RunServices, default_runs_root
 from bench.run.runner import run_arm

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import typer
 
-from bench.results.atomic import write_text
+from bench.disk.atomic import write_text
+from bench.disk.writable import check_file
 from bench.results.schema import result_json_schema
-from bench.results.writable import check_file
 
 
 def schema_text() -> str:

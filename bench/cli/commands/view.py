@@ -8,8 +8,8 @@ import typer
 
 from bench.analysis.categories import parse_categories
 from bench.data.audit import check_gold
+from bench.disk.writable import check_file, check_folder
 from bench.errors import ResultError
-from bench.results.writable import check_file, check_folder
 from bench.view.report import write_gallery, write_report
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import errno
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bench.errors import ConfigError
 from bench.models.embeddings import shared_minilm
@@ -37,13 +37,13 @@ if TYPE_CHECKING:
     from bench.models.gateway import Gateway, Mode
     from bench.models.providers import Models
     from bench.models.stacks import Stack
-    from bench.systems.base import SystemContext
     from engram import Embedder
 
 __all__ = [
     "EMBED_ROLE",
     "ENDPOINT_KEY",
     "MODEL_PREFIX",
+    "EndpointContext",
     "EndpointEnv",
     "EndpointHandle",
     "model_endpoint",
@@ -170,8 +170,28 @@ class EndpointEnv(dict[str, str]):
         return self.handle.report()
 
 
+class EndpointContext(Protocol):
+    """What the endpoint needs of one conversation's system context (`bench.systems.base.SystemContext` is one): the
+    stack's name and models per role, the run's gateway and model hub, and the shared embedder. A protocol, so the
+    models layer never imports the systems layer above it."""
+
+    @property
+    def stack(self) -> str: ...
+
+    @property
+    def models(self) -> Mapping[str, str]: ...
+
+    @property
+    def gateway(self) -> Gateway: ...
+
+    @property
+    def hub(self) -> Models: ...
+
+    def get_embedder(self) -> Embedder: ...
+
+
 @contextlib.contextmanager
-def model_endpoint(context: SystemContext) -> Iterator[EndpointEnv]:
+def model_endpoint(context: EndpointContext) -> Iterator[EndpointEnv]:
     """The endpoint for one conversation of an out-of-process system: the run's gateway, stack and model hub."""
     spec = load_stack_spec(context.stack)
     refs = {role: ModelRef.parse(model, f"models.{role}") for role, model in context.models.items()}

@@ -28,10 +28,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench.data.slices import Slice, heldout_conversations, load_slice
+from bench.disk.atomic import write_bytes, write_text
 from bench.errors import HeldoutRefused, ResultError, RunLocked
 from bench.models.budget import Ledger, limits_from_env
 from bench.models.gateway import default_cache_dir, ledger_path, provider_mode
-from bench.results.atomic import write_bytes, write_text
 from bench.results.gitinfo import frozen_commit, git_state
 from bench.run.grid.executors import BudgetArgs, Executor, RayExecutor, make_executor
 from bench.run.grid.shards import entries_from_texts, merge_entries, merge_shard

@@ -207,7 +207,7 @@ def test_a_full_disk_names_the_file_and_what_was_written_and_keeps_the_old_one(
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("bench.results.atomic.os.fsync", full)
+    monkeypatch.setattr("bench.disk.atomic.os.fsync", full)
     code, err = run_cli(["schema", "--out", str(target)], monkeypatch, capsys)
     assert code == 2 and len(err.splitlines()) == 1, err
     assert f"{target}: could not write" in err and "bytes" in err and "No space left on device" in err
@@ -353,7 +353,7 @@ def test_an_interrupted_command_says_in_one_line_what_it_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import bench.cli.program
-    from bench.results.atomic import write_text
+    from bench.disk.atomic import write_text
 
     def interrupted() -> None:
         write_text(tmp_path / "first.json", "{}\n")

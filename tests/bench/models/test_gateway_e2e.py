@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from fakeservers import FakeModelServer
 
+from bench.disk.atomic import write_json
 from bench.errors import CacheMiss
 from bench.models.budget import Budget, Ledger, RunLabels
 from bench.models.cache import LocalStore, ShippedSubset
@@ -21,7 +22,6 @@ from bench.models.clients.wrappers import OfflineLLM
 from bench.models.gateway import Gateway
 from bench.models.providers.anthropic.client import AnthropicLLM
 from bench.models.providers.jev.client import JevDecider
-from bench.results.atomic import write_json
 from engram import Ask, Question
 
 REPO = Path(__file__).resolve().parents[3]

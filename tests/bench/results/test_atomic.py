@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.disk import atomic
+from bench.disk.atomic import current_umask, write_json, write_text
+from bench.disk.writable import check_file
 from bench.errors import PathError
-from bench.results import atomic
-from bench.results.atomic import current_umask, write_json, write_text
-from bench.results.writable import check_file
 
 
 @pytest.fixture(params=[0o022, 0o002, 0o077])

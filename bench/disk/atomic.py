@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from bench.disk.writable import disk_refused, not_a_regular_file
 from bench.errors import PathError
-from bench.results.writable import disk_refused, not_a_regular_file
 
 _UMASK_LOCK = threading.Lock()
 
