@@ -23,7 +23,7 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 from bench.data.slices import load_slice
 from bench.models.embeddings import shared_minilm
 from bench.models.gateway import Gateway
-from bench.models.stacks import build_stack
+from bench.models.stacks import OFFLINE_STACK, build_stack
 from bench.systems import SystemContext, build_system
 
 SYSTEMS = (("raw-turn-rag", {}), ("full-context", {}), ("mem0", {}), ("engram", {"preset": "E2"}), ("engram", {}))
@@ -32,8 +32,8 @@ SYSTEMS = (("raw-turn-rag", {}), ("full-context", {}), ("mem0", {}), ("engram", 
 def _one_pass(name: str, settings: dict, root: Path, cache: Path, turns: int) -> tuple[float, list[float], float]:
     dev = load_slice("dev")
     context = SystemContext(
-        stack="offline",
-        models=build_stack("offline").models,
+        stack=OFFLINE_STACK,
+        models=build_stack(OFFLINE_STACK).models,
         gateway=Gateway(local=cache, subsets=[]),
         run_dir=root,
         conversation=dev.conversation,

@@ -32,7 +32,7 @@ from bench.models.gateway import Gateway
 from bench.models.judge import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS
 from bench.models.provider import judge_metric_for
 from bench.models.providers import Models
-from bench.models.stacks import OFFLINE, build_stack
+from bench.models.stacks import OFFLINE_STACK, build_stack
 from bench.results.schema import Provenance, Result, Source, read_result, tally_answers, tally_by_category, write_result
 from bench.vocab import JUDGE, REPO_ROOT
 
@@ -53,17 +53,17 @@ class JudgeChoice:
 def judge_choice(name: str, stack: str | None, command: str = "rejudge") -> JudgeChoice:
     """The judge `--judge NAME [--stack S]` names; `command` is the one whose options these are, for the error."""
     if name == LEXICAL:
-        if stack not in (None, OFFLINE):
+        if stack not in (None, OFFLINE_STACK):
             raise ConfigError(
                 f"{command} --judge lexical: the lexical stand-in is the offline stack's, found --stack {stack}"
             )
-        return JudgeChoice(LEXICAL, OFFLINE, DEFAULT_JUDGE_PROMPT)
+        return JudgeChoice(LEXICAL, OFFLINE_STACK, DEFAULT_JUDGE_PROMPT)
     if name not in JUDGE_PROMPTS:
         raise ConfigError(
             f"{command} --judge: expected {LEXICAL} or a judge prompt ({', '.join(JUDGE_PROMPTS.names())}), "
             f"found {name!r}"
         )
-    if stack in (None, OFFLINE):
+    if stack in (None, OFFLINE_STACK):
         raise ConfigError(
             f"{command} --judge {name}: a judge prompt needs a language-model judge; the offline stack's is the lexical "
             "stand-in. Name one with --stack (e.g. --stack paper)"

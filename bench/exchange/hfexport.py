@@ -37,7 +37,7 @@ from jinja2 import Template
 from bench.data import files as data
 from bench.disk.atomic import umask_mode, write_text
 from bench.errors import ConfigError, ExportError
-from bench.models.stacks import OFFLINE
+from bench.models.stacks import OFFLINE_STACK
 from bench.results.gitinfo import head_commit
 from bench.results.schema import Answer, Result, is_standin_stack, iter_results
 from bench.run.arms import arm_label
@@ -229,7 +229,7 @@ def calibration_rows(raw: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 # The two kinds of result a row can come from; each gets its own answers and runs split, the stand-in kind named
-# after the stack of stand-ins (bench.models.stacks.OFFLINE).
+# after the stack of stand-ins (bench.models.stacks.OFFLINE_STACK).
 PAPER = "paper"
 # What each provenance origin value means, for the card (an origin not listed here is shown as it is).
 ORIGIN_MEANINGS = {
@@ -241,7 +241,7 @@ ORIGIN_MEANINGS = {
 
 def result_kind(result: Result) -> str:
     """ "offline" for a result any stand-in served or that ran on a stack of stand-ins only, else "paper"."""
-    return OFFLINE if result.standins or is_standin_stack(result.stack) else PAPER
+    return OFFLINE_STACK if result.standins or is_standin_stack(result.stack) else PAPER
 
 
 def _typed_table(rows: list[dict[str, Any]], features: datasets.Features) -> datasets.Dataset:
@@ -259,7 +259,7 @@ def build_dataset(results_root: Path) -> tuple[datasets.DatasetDict, dict[str, A
             f"{results_root}: expected result files (run a slice or `engram-bench import-v1`), found none"
         )
     tables: dict[str, datasets.Dataset] = {}
-    for kind in (PAPER, OFFLINE):
+    for kind in (PAPER, OFFLINE_STACK):
         of_kind = [(path, result) for path, result in results if result_kind(result) == kind]
         tables[f"answers_{kind}"] = _typed_table(answer_rows(of_kind, results_root), ANSWER_FEATURES)
         tables[f"runs_{kind}"] = _typed_table(run_rows(of_kind, results_root), RUN_FEATURES)

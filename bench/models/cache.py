@@ -60,9 +60,10 @@ def sha256_hex(text: str) -> str:
 
 
 ENDPOINT_CALLER = "endpoint"
-# The built-in stand-in provider's name (bench/models/providers/offline/, registered under it): the stand-ins tag the
-# calls they put through the gateway with it. What a provider *is* (a stand-in, paid) is asked of its registered class
-# (`bench.models.provider.is_standin`), never of this name.
+# The built-in stand-in provider's id (bench/models/providers/offline/, registered under it; the `offline/` of a model
+# ref): the stand-ins tag the calls they put through the gateway with it. Not the zero-key stack's name, which is
+# spelled the same (bench.models.stacks.OFFLINE_STACK). What a provider *is* (a stand-in, paid) is asked of its
+# registered class (`bench.models.provider.is_standin`), never of this name.
 OFFLINE_PROVIDER = "offline"
 
 

@@ -30,6 +30,7 @@ import httpx
 
 from bench.data.slices import first_messages_of, load_slice
 from bench.errors import ConfigError, ProviderError
+from bench.models.cache import OFFLINE_PROVIDER
 from bench.models.stacks import load_stack_spec
 from bench.vocab import ARMS_DIR
 
@@ -171,7 +172,7 @@ def rules_extraction_arms(folder: Path, arms: tuple[str, ...] = ("raw-turn-rag",
     for arm in arms:
         text = (ARMS_DIR / f"{arm}.toml").read_text(encoding="utf-8")
         if arm == "engram":
-            text += '\n[models.local]\nextract = "offline/rules-extractor"\n'
+            text += f'\n[models.local]\nextract = "{OFFLINE_PROVIDER}/rules-extractor"\n'
         (folder / f"{arm}.toml").write_text(text, encoding="utf-8")
     return folder
 

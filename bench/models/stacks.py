@@ -40,10 +40,11 @@ from bench.settings import stacks_dir_at_import
 from bench.vocab import REPO_ROOT, SHIPPED_STACKS_DIR
 
 ROLES = ("extract", "decide", "escalate", "llm_decider", "answer", "judge", "count_tokens")
-# The zero-key stack (stacks/offline.toml): every role a labelled stand-in. It is also the stack of a run that names
-# none, whatever keys the environment holds: a key never chooses to spend money.
-OFFLINE = "offline"
-DEFAULT_STACK = OFFLINE
+# The zero-key stack's name (stacks/offline.toml, results/offline/): every role a labelled stand-in. It is also the
+# stack of a run that names none, whatever keys the environment holds: a key never chooses to spend money. A stack
+# name, spelled like the stand-in provider's id (bench.models.cache.OFFLINE_PROVIDER) but never compared with it.
+OFFLINE_STACK = "offline"
+DEFAULT_STACK = OFFLINE_STACK
 # The shipped stack files; $ENGRAM_STACKS_DIR's are read beside them (`_stack_files`), listed at import (their names
 # are CLI choices) and each parsed only when its stack is used.
 STACKS_DIR = SHIPPED_STACKS_DIR
@@ -415,7 +416,7 @@ def build_stack(name: str, overrides: Mapping[str, str] | None = None, directory
         if role not in ROLES:
             raise ConfigError(f"{where}: expected a role among {', '.join(ROLES)}, found {role!r}")
         ref = ModelRef.parse(model, where)
-        if name == OFFLINE and not is_standin(ref.provider):
+        if name == OFFLINE_STACK and not is_standin(ref.provider):
             raise ConfigError(f"{where}: the offline stack only takes offline/* stand-ins, found {model!r}")
         check_model(spec, ref, where)
         refs[role] = ref
@@ -438,7 +439,7 @@ def stack_label(name: str) -> str:
 def __getattr__(name: str) -> Any:
     # The labels live in the stack files; these two names are read by commands that print them.
     if name == "OFFLINE_LABEL":
-        return stack_label(OFFLINE)
+        return stack_label(OFFLINE_STACK)
     if name == "PAPER_LABEL":
         return stack_label("paper")
     raise AttributeError(f"module 'bench.models.stacks' has no attribute {name!r}")

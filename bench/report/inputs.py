@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import ResultError
+from bench.models.stacks import OFFLINE_STACK
 from bench.report.numbers import SourceFile
 from bench.results.schema import Result, iter_results
 from bench.vocab import heldout_conversation, heldout_slice, is_heldout
@@ -22,7 +23,7 @@ from bench.vocab import heldout_conversation, heldout_slice, is_heldout
 # How every table and figure is labelled, by stack: the paper's numbers are never confused with stand-ins.
 STACK_LABELS = {
     "paper": "paper v1, Claude + Jev",
-    "offline": "offline stand-ins — not the paper's numbers",
+    OFFLINE_STACK: "offline stand-ins — not the paper's numbers",
     "paper-v3": "paper v3, gpt-4o-mini + Jev, imported per-question labels",
 }
 ARTICLE_NUMBERS = "article_numbers.tsv"

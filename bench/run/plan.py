@@ -32,7 +32,7 @@ from bench.errors import ConfigError
 from bench.models.budget import Ledger, limits_from_env, usd
 from bench.models.cache import LocalStore, ShippedSubset, discover_subsets, find_entry, read_keys_file
 from bench.models.gateway import default_cache_dir, ledger_path
-from bench.models.stacks import OFFLINE, Stack
+from bench.models.stacks import OFFLINE_STACK, Stack
 from bench.results.schema import Answer, file_name, read_result, slice_dir
 from bench.run import planner
 from bench.run.arms import Arm, load_arm
@@ -44,7 +44,7 @@ from bench.vocab import RESULTS_DIR
 
 WRITE_ROLES = ("extract", "decide", "escalate", "llm_decider")
 QUESTION_ROLES = ("answer", "judge", "count_tokens")
-REFERENCE_STACK = OFFLINE  # its committed results exist for every runnable arm and slice
+REFERENCE_STACK = OFFLINE_STACK  # its committed results exist for every runnable arm and slice
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from rich.table import Table
 
 from bench.errors import CacheMiss, ReproduceError
 from bench.models.embeddings import VECTORS_FILE, RecordedEmbedder, shared_minilm
-from bench.models.stacks import OFFLINE, stack_label
+from bench.models.stacks import OFFLINE_STACK, stack_label
 from bench.results.schema import Result, file_name, read_result
 from bench.run.request import RunRequest, RunServices
 from bench.run.runner import run_arm
@@ -128,7 +128,7 @@ def _committed_path(arm: str, replayed: Path | None, committed_root: Path) -> Pa
 
 def reproduce(
     subset: Path = DEV_CACHE_SUBSET,
-    committed_root: Path = RESULTS_DIR / "offline" / "dev",
+    committed_root: Path = RESULTS_DIR / OFFLINE_STACK / "dev",
     v1_root: Path = V1_DIR,
     console: Console | None = None,
     arms: tuple[str, ...] = ARMS,
@@ -146,7 +146,7 @@ def reproduce(
         raise ReproduceError(f"{subset}/manifest.json: expected the shipped dev call subset, found no file")
     console.print(
         f"reproduce-dev: strict replay of {', '.join(arms)} on the dev slice from {_shown(subset)}/ "
-        f"only, with no API keys.\nThe shipped cache holds the OFFLINE stack's calls ({stack_label(OFFLINE)}); the "
+        f"only, with no API keys.\nThe shipped cache holds the OFFLINE stack's calls ({stack_label(OFFLINE_STACK)}); the "
         f"'{PAPER_COLUMN}' column is the article's own Table 1, shown for reference, not replayed."
     )
     started = time.perf_counter()
@@ -159,7 +159,7 @@ def reproduce(
     with tempfile.TemporaryDirectory(prefix="reproduce-dev-") as scratch:
         request = replace(
             base_request or RunRequest(),
-            stack="offline",
+            stack=OFFLINE_STACK,
             out=keep or Path(scratch) / "results",  # never the committed files it compares with
             update_committed=False,
             limit=None,

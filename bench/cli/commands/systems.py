@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from bench.errors import ConfigError, SystemFailed
+from bench.models.stacks import OFFLINE_STACK
 from bench.run.arms import load_arm
 from bench.systems import get_system, system_names
 from bench.systems.adapters import adapter_names, load_adapter
@@ -111,7 +112,7 @@ def install(name: str = typer.Argument(..., help="An adapter folder under system
 def check(
     name: str = typer.Argument(None, help="An adapter (systems/NAME/) or an in-process system; or use --arm."),
     arm: str = typer.Option(None, "--arm", help="An arm in arms/ or a path to an arm file (e.g. an http/mcp arm)."),
-    stack: str = typer.Option("offline", "--stack", help="The stack whose models the system uses."),
+    stack: str = typer.Option(OFFLINE_STACK, "--stack", help="The stack whose models the system uses."),
     mode: str = typer.Option(
         None, "--mode", help="Gateway mode for the system's model calls: live | replay | record (default from keys)."
     ),
