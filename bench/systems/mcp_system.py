@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -36,7 +35,15 @@ from bench.systems.http_system import DATA_DIR_NAME, PROBE_K, Canary, endpoint_e
 from bench.systems.mcp_replies import Hit, ReplyReader, collapsed, volatile_part
 from bench.systems.mcp_stdio import StdioServer
 from bench.systems.mcp_tools import ToolCall, ToolPlan, check_templates, fill_template, plan_tools
-from bench.systems.process import LOG_NAME, command_words, env_table, expand, private_home, project_python
+from bench.systems.process import (
+    LOG_NAME,
+    command_words,
+    env_table,
+    expand,
+    inherited_environ,
+    private_home,
+    project_python,
+)
 
 if TYPE_CHECKING:
     from bench.data.slices import SliceMessage, SliceQuestion
@@ -275,7 +282,7 @@ class McpSystem(System):
         }
         argv = expand(command_words(self.settings["command"], "settings.command"), values, "settings.command")
         env = {
-            **os.environ,
+            **inherited_environ(),
             **home,
             **self._stack.enter_context(endpoint_env(context)),
             "ENGRAM_MEMORY_DATA_DIR": str(data_dir),

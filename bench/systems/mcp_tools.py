@@ -185,10 +185,17 @@ def _choose(
         "search": "search (search/retrieve/recall/query...) tool taking a query",
     }[role]
     why = "; ".join(f"{name}: {reason}" for name, reason in unfit.items())
+    if unfit:  # the fix is the setting a reason names, not another tool: say that first
+        tried = "it" if len(unfit) == 1 else "one of them"
+        hint = f"; to use {tried}, add the setting its reason names, or name another tool with settings.{tool_setting}"
+    else:
+        hint = (
+            f"; name one with settings.{tool_setting} and fix its other required arguments with settings.{args_setting}"
+        )
     raise SystemFailed(
         f"{label}: the MCP server has no usable {wanted}: found tools {names}"
         + (f"; tried {list(unfit)} but their arguments did not fit ({why})" if unfit else "")
-        + f"; name one with settings.{tool_setting} and fix its other required arguments with settings.{args_setting}"
+        + hint
     )
 
 

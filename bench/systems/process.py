@@ -31,6 +31,11 @@ FAILED_START_GRACE_S = 0.5  # a server that never answered gets this long after 
 POLL_S = 0.05
 LOG_NAME = "server.log"
 
+#: variables of the harness's own environment a server it starts never gets. pytest's marker switches some servers
+#: to a test mode (basic-memory then indexes and embeds each note before its write returns, and logs otherwise), so
+#: under pytest the suite would measure another server than the one a user runs.
+NOT_INHERITED = ("PYTEST_CURRENT_TEST",)
+
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when the thread that started it ends
 
 _RUNNING: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
@@ -92,6 +97,11 @@ def expand(words: Sequence[str], values: Mapping[str, str], where: str) -> list[
     return out
 
 
+def inherited_environ() -> dict[str, str]:
+    """The harness's environment as a server it starts inherits it (without NOT_INHERITED)."""
+    return {name: value for name, value in os.environ.items() if name not in NOT_INHERITED}
+
+
 def env_table(table: Mapping[str, Any], values: Mapping[str, str], where: str) -> dict[str, str]:
     """An arm's `env` table with its placeholders filled: each value a string (a number is written as one)."""
     out = {}
@@ -133,7 +143,7 @@ class ServerProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **env},
+                env={**inherited_environ(), **env},
                 cwd=cwd,
                 start_new_session=True,  # its own process group: stop() ends it and any workers it forked
                 preexec_fn=die_with_harness(),

@@ -120,6 +120,10 @@ def test_mcp_server_qdrant_tried_as_a_new_user_stops_in_one_line_naming_the_sett
         plan_tools(listed_tools("mcp-server-qdrant"), settings, "mcp-server-qdrant")
     message = str(raised.value)
     assert "qdrant-store: no string argument for the text (settings.text_arg)" in message and "\n" not in message
+    # the way out is that setting: the line ends saying so, not "name one with settings.ingest_tool" (it has one)
+    assert message.endswith(
+        "to use it, add the setting its reason names, or name another tool with settings.ingest_tool"
+    )
 
 
 def test_mcp_server_qdrant_hits_are_its_entries_without_the_header_that_echoes_the_query() -> None:

@@ -161,3 +161,29 @@ def test_an_http_server_that_never_answers_and_ignores_sigterm_is_killed_within_
     assert "did not answer its health check within start_timeout_s=2 s" in str(raised.value)
     assert since_start < 2 + 1 + 2, since_start  # SIGTERM is ignored: SIGKILL follows half a second after it
     assert _wait_gone(int(pid_file.read_text()), 0.2)
+
+
+# A "server" that writes what it sees of pytest's marker variable (argv[1]) and an arm's own variable, then quits.
+ENV_PROBE = (
+    "import os, sys; open(sys.argv[1], 'w').write(repr((os.environ.get('PYTEST_CURRENT_TEST'), "
+    "os.environ.get('ENGRAM_PROBE_VAR'))))"
+)
+
+
+@pytest.mark.parametrize("kind", ["http", "mcp"])
+def test_a_started_server_never_inherits_pytests_marker_so_the_suite_runs_the_server_a_user_runs(
+    tmp_path: Path, kind: str
+) -> None:
+    """basic-memory switches to its test mode (each note indexed before its write returns) when it sees
+    PYTEST_CURRENT_TEST: inherited, the suite would measure another server than a user's."""
+    assert os.environ.get("PYTEST_CURRENT_TEST"), "pytest sets it for the running test"
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "arms").mkdir()
+    command = json.dumps([sys.executable, "-c", ENV_PROBE, str(seen)])
+    (tmp_path / "arms" / "probe.toml").write_text(
+        f'system = "{kind}"\nk = 3\n[settings]\ncommand = {command}\nstart_timeout_s = 20\n'
+        '[settings.env]\nENGRAM_PROBE_VAR = "from the arm"\n'
+    )
+    with pytest.raises(SystemFailed):  # it quits without serving: the run stops, once it has looked
+        run_arm("probe", "dev", *_options(tmp_path))
+    assert seen.read_text() == repr((None, "from the arm"))
