@@ -76,11 +76,18 @@ def asked(the_slice: Slice, adversarial: bool) -> list[tuple[SliceQuestion, int,
 
 
 def limit_questions(the_slice: Slice, limit: int, adversarial: bool) -> Slice:
-    """The slice with only its first `limit` asked questions (in slice order); the ingestion stays whole, so each
-    kept question is answered from exactly the memory the full run would have."""
+    """The slice with only its first `limit` asked questions (in slice order). Each kept question is answered from
+    exactly the memory the full run would have: a plain slice's ingestion stays whole, and a pooled slice keeps
+    whole the parts that still ask a question. A pooled part left with none is not ingested at all, since each part
+    is its own store and nothing it holds reaches another part's answers (`--limit 5` on LongMemEval's 500
+    questions ingests 5 haystacks, not 500)."""
     kept = {q.id for q in [q for q in the_slice.questions if is_asked(q, adversarial)][:limit]}
+    questions = tuple(q for q in the_slice.questions if q.id in kept)
+    if not the_slice.parts:
+        return replace(the_slice, questions=questions)
     parts = tuple(replace(p, questions=tuple(q for q in p.questions if q.id in kept)) for p in the_slice.parts)
-    return replace(the_slice, questions=tuple(q for q in the_slice.questions if q.id in kept), parts=parts)
+    asking = tuple(p for p in parts if p.questions)
+    return replace(the_slice, questions=questions, parts=asking, messages=tuple(m for p in asking for m in p.messages))
 
 
 def refuse_pooled(arm: Arm, the_slice: Slice) -> None:

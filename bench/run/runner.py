@@ -29,7 +29,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -490,13 +490,20 @@ def _each_part(
         task = progress.add_task(f"{len(parts)} conversations, {at_once} at a time", total=len(parts))
         futures = [pool.submit(one_part, part, quiet) for part in parts]
         for future in futures:
-            future.add_done_callback(lambda _: progress.advance(task))
+            # only a part that finished counts: an interruption cancels the parts not yet started, and their
+            # callbacks fire too (the bar read 100% on Ctrl-C)
+            future.add_done_callback(lambda f: _advance_if_finished(f, progress, task))
         try:
             return [future.result() for future in futures]
         except BaseException:
             for future in futures:  # a failed part ends the run: the parts not yet started never start
                 future.cancel()
             raise
+
+
+def _advance_if_finished(future: Future[Any], progress: Any, task: Any) -> None:
+    if not future.cancelled() and future.exception() is None:
+        progress.advance(task)
 
 
 def longmemeval_protocol(the_slice: Slice) -> dict[str, str]:

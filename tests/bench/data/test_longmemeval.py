@@ -197,6 +197,25 @@ def test_an_arm_runs_on_it_offline_and_reports_types_task_average_abstention_and
     assert "  temporal-reasoning: " in printed
 
 
+def test_limit_on_a_pooled_slice_ingests_only_the_haystacks_of_the_questions_it_keeps(
+    lme_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ENGRAM_RUNS_DIR", str(tmp_path / "runs"))
+    out = tmp_path / "out"
+    argv = ["engram-bench", "run", "raw-turn-rag", "--slice", "longmemeval:s", "--limit", "1", "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code in (0, None)
+    result = read_result(out / "raw-turn-rag__k20.json")
+    assert [a.question_id for a in result.answers] == ["q-car"] and result.extras["limit"] == {"questions": 1, "of": 3}
+    # q-car's own haystack, its 4 turns, and not the other questions' 3 and 3: each question is its own store
+    assert result.extras["messages"] == 4
+    [store] = (out / "runs").rglob("store")
+    assert sorted(p.name for p in store.iterdir()) == ["q-car"]
+
+
 @pytest.mark.parametrize(
     ("damage", "field"),
     [

@@ -5,6 +5,10 @@ file in the upstream layout (three questions, each its own haystack) on the offl
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -107,3 +111,38 @@ def test_a_changed_command_does_not_read_the_other_commands_finished_parts(
     said: list[str] = []
     run_arm("raw-turn-rag", SLICE, replace(request, ks=(3,)), replace(services, say=said.append))
     assert not any(line.startswith("resuming") for line in said)  # another k: another run, started afresh
+
+
+def test_an_interrupted_pooled_run_counts_only_the_parts_that_finished(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C cancels the parts not yet started, and a cancelled future's callbacks fire too: the bar jumped to 100%
+    advanced: list[int] = []
+
+    class Recorder:
+        def add_task(self, description: str, total: int) -> int:
+            return 0
+
+        def advance(self, task: int) -> None:
+            advanced.append(task)
+
+    @contextmanager
+    def recording(enabled: bool) -> Iterator[Recorder]:
+        yield Recorder()
+
+    monkeypatch.setattr(runner, "progress_bars", recording)
+    returned: list[str] = []
+    lock = threading.Lock()
+
+    def one_part(part: str, services: Any) -> str:
+        if part == "p1":
+            raise Interrupted
+        if part != "p0":
+            time.sleep(0.05)  # the interruption is seen long before these could all run
+        with lock:
+            returned.append(part)
+        return part
+
+    parts = [f"p{i}" for i in range(20)]
+    with pytest.raises(Interrupted):
+        runner._each_part(parts, one_part, run_args(progress=True).services, 2)  # type: ignore[arg-type]
+    assert len(returned) < len(parts) - 1  # most parts never started
+    assert len(advanced) == len(returned)  # the interrupted part and the cancelled ones are not counted
