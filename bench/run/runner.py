@@ -257,6 +257,7 @@ def _run_part(
         conversation=part.conversation,
         speakers=part.speakers,
         embedder=embedder,
+        ks=ks,
     )
     with step(f"{arm.name}: loading the {arm.system} system and its models", enabled=services.progress):
         system = build_system(arm.system, arm.settings, context, where=f"{arm.path}: settings")

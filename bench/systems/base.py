@@ -61,6 +61,7 @@ class SystemContext:
     conversation: str
     speakers: tuple[str, ...]
     embedder: Embedder | None = None
+    ks: tuple[int | None, ...] = ()  # the k values the run retrieves at (None: all); () when unknown
 
     def model_for(self, role: str) -> str:
         try:

@@ -109,6 +109,7 @@ def context_builder(system: str, settings: Mapping[str, Any], stack: str, gatewa
             run_dir=run_dir,
             conversation=conversation,
             speakers=("Ines", "Bartholomew"),
+            ks=(ROUND_TRIP_K, 1),  # the k values the checks ask at
         )
         return build_system(system, settings, context, where="settings")
 

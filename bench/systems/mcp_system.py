@@ -54,7 +54,7 @@ ABORT_WAIT_S = 0.5  # a session that never opened: the killed server's streams e
 MIN_QUOTED_CHARS = 16  # a turn's text shorter than this is not traced by containment alone
 ITEM_TEXT_KEYS = ("text", "memory", "content", "fact", "note", "document", "observation", "value", "summary")
 MIN_WRITES = 10  # refusals are judged against at least this many writes: the first refused write never stops a run
-ENV_PLACEHOLDERS = ("python", "data_dir", "dir", "venvs", "home")
+ENV_PLACEHOLDERS = ("python", "data_dir", "dir", "venvs", "home", "k")
 CANARY_DATE = "1 January, 2000"
 CANARY_SPEAKER = "Canary"
 LIST_KEYS = ("results", "memories", "items", "data", "hits", "matches", "documents", "notes", "facts", "result")
@@ -197,7 +197,7 @@ class McpSystem(System):
         Setting("timeout_s", (int, float), DEFAULT_TIMEOUT_S, "the longest one tool call may take"),
         Setting("start_timeout_s", (int, float), DEFAULT_TIMEOUT_S, "the longest the session may take to open"),
         Setting("canary", bool, True, "write the isolation canary and check every retrieval for it"),
-        Setting("env", dict, {}, "environment variables for a stdio server ({data_dir}, {home}, {venvs}...)"),
+        Setting("env", dict, {}, "environment variables for a stdio server ({data_dir}, {home}, {venvs}, {k}...)"),
         Setting("ingest_args", dict, {}, "fixed arguments of the store tool ({message_id}, {text}, {namespace}...)"),
         Setting("search_args", dict, {}, "fixed arguments of the search tool ({query}, {k}, {namespace}...)"),
         Setting("reset_args", dict, {}, "fixed arguments of the reset tool ({namespace}, {data_dir})"),
@@ -279,6 +279,7 @@ class McpSystem(System):
             "dir": str(Path.cwd()),
             "venvs": str(venvs_dir().resolve()),
             "home": home["HOME"],
+            "k": self._widest_k(context),
         }
         argv = expand(command_words(self.settings["command"], "settings.command"), values, "settings.command")
         env = {
@@ -292,6 +293,22 @@ class McpSystem(System):
         log = self._stack.enter_context(self.log_path.open("a"))
         server = StdioServer(argv, env=env, cwd=data_dir, log=log, label=self.label)
         return McpConnection(server.streams, self.label, start, server)
+
+    def _widest_k(self, context: SystemContext) -> str:
+        """`{k}` in `env`: the widest k the run retrieves at (a server that takes its result count only at start,
+        e.g. mcp-server-qdrant's QDRANT_SEARCH_LIMIT; the harness keeps each k's first hits)."""
+        numbers = [k for k in context.ks if k is not None]
+        if numbers and None not in context.ks:
+            return str(max(numbers))
+        words = command_words(self.settings["command"], "settings.command")
+        mentions = [f"env.{name}" for name, value in self.settings["env"].items() if "{k}" in str(value)]
+        mentions += ["command" for word in words if "{k}" in word]
+        if mentions:
+            found = "k = all" if None in context.ks else "no k"
+            raise ConfigError(
+                f"settings.{mentions[0]}: {{k}} is the run's widest k, a number of lines; found {found} in this run"
+            )
+        return ""
 
     def _check_isolation(self) -> None:
         if self.tools.ingest.namespace_arg and self.tools.search.namespace_arg:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from arm_runs import folder_options
 
-from bench.errors import SystemFailed
+from bench.errors import ConfigError, SystemFailed
 from bench.run.runner import run_arm
 from tests.bench.run_args import RunArgs
 
@@ -187,3 +187,30 @@ def test_a_started_server_never_inherits_pytests_marker_so_the_suite_runs_the_se
     with pytest.raises(SystemFailed):  # it quits without serving: the run stops, once it has looked
         run_arm("probe", "dev", *_options(tmp_path))
     assert seen.read_text() == repr((None, "from the arm"))
+
+
+def test_an_mcp_servers_env_can_name_the_runs_widest_k(tmp_path: Path) -> None:
+    """A server that takes its result count only at start (mcp-server-qdrant's QDRANT_SEARCH_LIMIT) gets the run's
+    widest k through `{k}`, not a number written by hand beside the arm's k."""
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "arms").mkdir()
+    command = json.dumps([sys.executable, "-c", ENV_PROBE, str(seen)])
+    (tmp_path / "arms" / "probe.toml").write_text(
+        f'system = "mcp"\nk = [3, 7]\n[settings]\ncommand = {command}\nstart_timeout_s = 20\n'
+        '[settings.env]\nENGRAM_PROBE_VAR = "limit={k}"\n'
+    )
+    with pytest.raises(SystemFailed):
+        run_arm("probe", "dev", *_options(tmp_path))
+    assert seen.read_text() == repr((None, "limit=7"))
+
+
+def test_k_in_an_mcp_servers_env_without_a_k_in_the_run_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "arms").mkdir()
+    command = json.dumps([sys.executable, "-c", ENV_PROBE, str(tmp_path / "seen.txt")])
+    (tmp_path / "arms" / "probe.toml").write_text(
+        f'system = "mcp"\n[settings]\ncommand = {command}\n[settings.env]\nENGRAM_PROBE_VAR = "{{k}}"\n'
+    )
+    with pytest.raises(ConfigError) as raised:
+        run_arm("probe", "dev", *_options(tmp_path))
+    assert "settings.env.ENGRAM_PROBE_VAR: {k} is the run's widest k" in str(raised.value)
+    assert not (tmp_path / "seen.txt").exists()  # refused before the server started
