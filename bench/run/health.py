@@ -137,7 +137,8 @@ class RunHealth:
             compared, differing, first = self.replayed
             found.append(
                 f"retrieval: {differing} of {compared} retrievals differ from the first run's, so their answers miss "
-                f"the cache (first: {first})"
+                f"the cache (first: {first}); a Python server may rank by its process's random hash seed: try "
+                "PYTHONHASHSEED in the arm's settings.env"
             )
         return found
 

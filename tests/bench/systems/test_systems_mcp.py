@@ -190,5 +190,6 @@ def test_a_rerun_whose_server_retrieves_other_lines_is_named_on_the_terminal_and
     assert (
         "(first: question conv-26:0 at k=3: recorded '…" in problem and " #a', now '…" in problem and " #b')" in problem
     )
+    assert problem.endswith("try PYTHONHASHSEED in the arm's settings.env")  # basic-memory's cause, and its setting
     assert other["extras"]["health"]["replayed"] == [4, 4] and other["calls"]["misses"] > 0
     assert problem in capsys.readouterr().err  # on the terminal too, as a warning
