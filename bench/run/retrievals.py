@@ -43,10 +43,21 @@ def record_path(cache_dir: Path, identity: Mapping[str, Any]) -> Path:
     return cache_dir / RETRIEVALS_DIR / f"{sha256_hex(canonical_json(dict(identity)))[:32]}.json"
 
 
-def compare_and_keep(path: Path, identity: Mapping[str, Any], retrieved: Mapping[str, Sequence[str]]) -> Comparison:
-    """Compare this part's retrievals (`question_key` -> lines) with the record at `path`, then add the ones it
-    lacks."""
-    recorded = _read(path)
+def compare_and_keep(
+    path: Path | None,
+    identity: Mapping[str, Any],
+    retrieved: Mapping[str, Sequence[str]],
+    shipped: Sequence[Path] = (),
+) -> Comparison:
+    """Compare this part's retrievals (`question_key` -> lines) with the record: the shipped copies of it
+    (`cache export` puts a run's records in its subset, `<subset>/retrievals/`; the first holding a question wins)
+    and the local one at `path`; then add the questions none of them holds to the local one (None: no local cache,
+    nothing kept)."""
+    local = _read(path) if path is not None else {}
+    recorded: dict[str, list[str]] = {}
+    for record in (*shipped, *([path] if path is not None else [])):
+        for key, lines in (local if record == path else _read(record)).items():
+            recorded.setdefault(key, lines)
     now = {key: list(lines) for key, lines in retrieved.items()}
     compared = differing = 0
     first = None
@@ -59,9 +70,24 @@ def compare_and_keep(path: Path, identity: Mapping[str, Any], retrieved: Mapping
             differing += 1
             first = first or _difference(key, before, lines)
     added = {key: lines for key, lines in now.items() if key not in recorded}
-    if added:
-        write_json(path, {"format": RECORD_FORMAT, "identity": dict(identity), "lines": {**recorded, **added}})
+    if added and path is not None:
+        write_json(path, {"format": RECORD_FORMAT, "identity": dict(identity), "lines": {**local, **added}})
     return Comparison(compared, differing, first)
+
+
+def records_of_arm(folder: Path, arm: str, settings: Mapping[str, Any], stack: str) -> list[Path]:
+    """The records in a cache (or subset) folder made by `arm` with these settings on `stack`, any slice part: what
+    `cache export` ships beside a result's calls. A record of another slice or cut of the same arm only adds
+    comparisons for runs with exactly its identity."""
+    found = []
+    for path in sorted((folder / RETRIEVALS_DIR).glob("*.json")):
+        try:
+            identity = json.loads(path.read_text())["identity"]
+        except (ValueError, KeyError, TypeError):
+            raise CorruptEntry(f"{path}: a run's retrieval record: expected JSON with an identity table") from None
+        if (identity.get("arm"), identity.get("settings"), identity.get("stack")) == (arm, dict(settings), stack):
+            found.append(path)
+    return found
 
 
 def question_key(question_id: str, checkpoint: int, k: int | None) -> str:

@@ -57,7 +57,7 @@ from bench.run.preflight import Preflight, announce_and_confirm, modes_for
 from bench.run.provenance import calls_of, identity, now, run_notes, trace_of_run, write_all
 from bench.run.request import RunRequest, RunServices
 from bench.run.resume import FinishedPart, PartProgress, TapCounts
-from bench.run.retrievals import Comparison, compare_and_keep, record_path
+from bench.run.retrievals import RETRIEVALS_DIR, Comparison, compare_and_keep, record_path
 from bench.run.terminal import progress_bars, step
 from bench.run.tokenmatch import check_token_matchable, run_token_matched
 from bench.systems import SystemContext, build_system
@@ -291,11 +291,11 @@ def _run_part(
 def _compare_retrievals(
     unit: PlanUnit, part: Slice, system_tap: KeyTap, lines: Mapping[str, Sequence[str]]
 ) -> Comparison | None:
-    """This part's retrievals against the first run's (bench.run.retrievals), kept beside the run's local cache;
-    None when the run has none (a replay of shipped subsets alone)."""
-    local = getattr(system_tap.as_gateway(), "local", None)
-    if local is None:
-        return None
+    """This part's retrievals against the first run's (bench.run.retrievals): its record in the shipped subsets
+    (`cache export` ships it beside the run's calls) and beside the run's local cache, where a new one is kept; None
+    when there is neither a local cache nor a shipped record."""
+    gateway = system_tap.as_gateway()
+    local = getattr(gateway, "local", None)
     identity = {
         "arm": unit.arm.name,
         "system": unit.arm.system,
@@ -307,7 +307,13 @@ def _compare_retrievals(
         "last_message": part.messages[-1].id if part.messages else None,
         "replicate": unit.request.replicate,
     }
-    return compare_and_keep(record_path(local.directory, identity), identity, lines)
+    name = record_path(Path(), identity).name
+    shipped = [p for s in getattr(gateway, "subsets", ()) if (p := s.directory / RETRIEVALS_DIR / name).is_file()]
+    if local is None and not shipped:
+        return None
+    return compare_and_keep(
+        record_path(local.directory, identity) if local is not None else None, identity, lines, shipped
+    )
 
 
 def _run(unit: PlanUnit, services: RunServices) -> list[Path]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from bench.disk.atomic import write_bytes
 from bench.disk.writable import check_folder
 from bench.errors import CacheError
 from bench.models.cache import (
@@ -19,6 +20,7 @@ from bench.models.cache import (
     read_keys_file,
 )
 from bench.models.gateway import LAST_RUN_FILE, default_cache_dir, keys_file_for
+from bench.run.retrievals import RETRIEVALS_DIR, records_of_arm
 
 cache_app = typer.Typer(
     help="The call cache: export a run's calls as a shippable subset; show cache statistics.", no_args_is_help=True
@@ -28,19 +30,42 @@ CACHE_DIR_HELP = "Local cache folder (default: $ENGRAM_CACHE_DIR, else cache/loc
 
 
 def export_run(run: str, out: Path, cache_dir: Path | None = None, subsets: list[Path] | None = None) -> SubsetManifest:
-    """Export exactly the entries the run read (its key list) into `out` as sorted JSON lines + manifest."""
+    """Export exactly the entries the run read (its key list) into `out` as sorted JSON lines + manifest; for a
+    result file of an arm whose retrievals a replay compares (`http`, `mcp`), also its arm's retrieval records."""
     local_dir = cache_dir or default_cache_dir()
     keys_path = keys_file_for(run, cache_dir=local_dir)
     keys = read_keys_file(keys_path)
     subset_dirs = discover_subsets(exclude=[local_dir]) if subsets is None else subsets
     local = LocalStore(local_dir) if local_dir.exists() else None
     try:
-        return export_keys(
+        manifest = export_keys(
             keys, out, source=keys_path.name, subsets=[ShippedSubset.open(p) for p in subset_dirs], local=local
         )
     finally:
         if local is not None:
             local.close()
+    if Path(run).suffix == ".json" and Path(run).is_file():
+        export_retrieval_records(Path(run), out, [*subset_dirs, local_dir])
+    return manifest
+
+
+def export_retrieval_records(result: Path, out: Path, folders: list[Path]) -> list[Path]:
+    """Copy the retrieval records of the result's arm (same settings and stack) from `folders` (subsets first, then
+    the local cache; the first copy of a name wins) into `out/retrievals/`, so a replay from the subset alone still
+    compares its retrievals with the recorded run's (bench.run.retrievals). Copied byte for byte."""
+    try:
+        data = json.loads(result.read_text(encoding="utf-8"))
+        arm, settings, stack = data["arm"], data["settings"], data["stack"]
+    except (ValueError, KeyError, TypeError):
+        return []  # no arm named: its calls are all there is to export
+    chosen: dict[str, Path] = {}
+    for folder in folders:
+        for path in records_of_arm(folder, arm, settings, stack):
+            chosen.setdefault(path.name, path)
+    written = []
+    for name, path in sorted(chosen.items()):
+        written.append(write_bytes(out / RETRIEVALS_DIR / name, path.read_bytes()))
+    return written
 
 
 def cache_stats(cache_dir: Path | None = None) -> dict:
@@ -85,6 +110,11 @@ def export_command(
     check_folder(out, "cache export --out")
     manifest = export_run(run, out, cache_dir)
     typer.echo(f"cache export: the {manifest.entries} calls listed in {manifest.source}")
+    records = sorted((out / RETRIEVALS_DIR).glob("*.json")) if (out / RETRIEVALS_DIR).is_dir() else []
+    if records:
+        typer.echo(
+            f"  wrote {len(records)} retrieval record(s) in {out / RETRIEVALS_DIR}/ (a replay compares with them)"
+        )
     typer.echo(f"  wrote {out / manifest.file}  ({manifest.entries} entries, sha256 {manifest.sha256})")
     typer.echo(f"  wrote {out / SUBSET_MANIFEST_FILE}  (format {manifest.format}; replay reads the subset through it)")
 

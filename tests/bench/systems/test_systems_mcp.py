@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from arm_runs import folder_options
 
+from bench.cli.commands.cache import export_run
 from bench.errors import IsolationLeak, SystemFailed
 from bench.run.runner import run_arm
 
@@ -193,3 +194,29 @@ def test_a_rerun_whose_server_retrieves_other_lines_is_named_on_the_terminal_and
     assert problem.endswith("try PYTHONHASHSEED in the arm's settings.env")  # basic-memory's cause, and its setting
     assert other["extras"]["health"]["replayed"] == [4, 4] and other["calls"]["misses"] > 0
     assert problem in capsys.readouterr().err  # on the terminal too, as a warning
+
+
+def test_a_replay_from_an_exported_subset_alone_still_compares_with_the_recorded_retrievals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cache export --run RESULT` ships the arm's retrieval records beside its calls (byte for byte), so a replay
+    reading only that subset (no local cache, as reproduce-dev and a fresh clone read shipped subsets) compares its
+    retrievals too; before, such a replay compared nothing."""
+    _arm(tmp_path, "notebook", k=3)
+    monkeypatch.setenv("NOTEBOOK_SALT", "a")
+    [written] = run_arm("notebook", "dev", *folder_options(tmp_path, 4, out=tmp_path / "first", mode="record"))
+    subset = tmp_path / "subset"
+    export_run(str(written), subset, cache_dir=tmp_path / "cache")
+    [record] = (subset / "retrievals").glob("*.json")
+    assert record.read_bytes() == (tmp_path / "cache" / "retrievals" / record.name).read_bytes()
+
+    def from_the_subset(salt: str, out: str) -> dict:
+        monkeypatch.setenv("NOTEBOOK_SALT", salt)  # the server ends each note it returns with it
+        options = folder_options(tmp_path, 4, out=tmp_path / out, subsets=(subset,), use_local_cache=False)
+        [again] = run_arm("notebook", "dev", *options)
+        return json.loads(again.read_text())
+
+    same = from_the_subset("a", "same")
+    assert same["extras"]["health"]["replayed"] == [4, 0] and same["calls"]["misses"] == 0
+    other = from_the_subset("b", "other")
+    assert other["extras"]["health"]["replayed"] == [4, 4]
