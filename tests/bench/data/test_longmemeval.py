@@ -16,12 +16,14 @@ import pytest
 
 from bench.cli.program import main
 from bench.data import longmemeval
-from bench.data.slices import load_slice
+from bench.data.slices import load_slice, pooled
 from bench.errors import DataError
 from bench.models import longmemeval_answer
 from bench.models.cache import ShippedSubset, discover_subsets, read_keys_file
 from bench.results.schema import read_result
+from bench.run.runner import run_arm
 from bench.vocab import REPO_ROOT
+from tests.bench.run_args import run_args
 
 
 def entry(qid: str, qtype: str, question: str, answer: Any, sessions: list[list[dict[str, Any]]]) -> dict[str, Any]:
@@ -360,3 +362,49 @@ def test_the_committed_whole_oracle_result_replays_from_its_shipped_subset_witho
         assert result.slice == "longmemeval:oracle" and len(result.answers) == 500
         assert result.extras["prompt_protocol"] | longmemeval_answer.protocol() == result.extras["prompt_protocol"]
         assert result.provenance.git_commit and not result.provenance.git_dirty
+
+
+# engram's calls are about 2,000 rules-decider decisions a question (~900 bytes each): a type's run lists tens of MB of
+# keys and its cache hundreds of MB, so its results ship without them. Every other committed oracle result ships its
+# key list and calls (the tests above).
+WITHOUT_CALLS = {"engram"}
+
+
+@pytest.mark.slow
+def test_an_oracle_result_shipped_without_its_calls_rerecords_the_same_answers_from_an_empty_cache(
+    tmp_path: Path,
+) -> None:
+    # The offline stand-ins are deterministic and cost $0, so a result whose calls do not ship is checked by running
+    # again: the shortest question of each such result and its shortest one judged correct (if any), from an empty local cache
+    # and no shipped subset, must get the committed answers, judgments, shown lines, sources and scores at every k.
+    root = REPO_ROOT / "results" / "offline" / "longmemeval" / "oracle"
+    unshipped = [p for p in sorted(root.rglob("*.json")) if not p.with_suffix(".calls.txt").exists()]
+    committed = {p: read_result(p) for p in unshipped}
+    assert {r.arm for r in committed.values()} == WITHOUT_CALLS, sorted(str(p) for p in unshipped)
+    oracle = {part.conversation: part for part in load_slice("longmemeval:oracle").parts}
+    chosen: dict[Path, set[str]] = {}  # result -> the ids of its shortest question and its shortest judged correct
+    for path, result in committed.items():
+        assert result.slice.startswith("longmemeval:oracle") and len(result.answers) >= 30
+        assert result.provenance.git_commit and not result.provenance.git_dirty
+        assert result.calls.keys_file and not (path.parent / result.calls.keys_file).exists()
+        shortest = sorted(result.answers, key=lambda a: (len(oracle[a.question_id].messages), a.question_id))
+        # single-session-preference has none judged correct: its shortest question alone
+        chosen[path] = {shortest[0].question_id, *[a.question_id for a in shortest if a.correct][:1]}
+    parts = tuple(oracle[qid] for qid in sorted(set().union(*chosen.values())))
+    again = pooled("longmemeval:oracle", parts, {"questions": len(parts)})
+    out = tmp_path / "out"
+    options = run_args(
+        stack="offline",
+        out=out,
+        runs_root=tmp_path / "runs",
+        cache_dir=tmp_path / "cache",
+        subsets=(),
+        progress=False,
+        slice_loader=lambda name: again,
+    )
+    run_arm("engram", "longmemeval:oracle", *options)
+    rerun = {path.name: {a.question_id: a for a in read_result(path).answers} for path in out.glob("*.json")}
+    for path, result in committed.items():
+        for answer in (a for a in result.answers if a.question_id in chosen[path]):
+            again_answered = rerun[path.name][answer.question_id]
+            assert again_answered == answer, f"{path.relative_to(REPO_ROOT)}: {answer.question_id} differs re-recorded"
