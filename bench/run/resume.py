@@ -135,6 +135,11 @@ class PartProgress:
             done[saved.index] = saved
         return done
 
+    def others(self) -> list[Path]:
+        """The sidecars beside this one: unfinished runs of the same arm and slice whose code or arguments differ."""
+        parent = self.folder.parent
+        return sorted(p for p in parent.iterdir() if p.is_dir() and p != self.folder) if parent.is_dir() else []
+
     def save(self, finished: FinishedPart) -> None:
         """Keep one finished part, atomically."""
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -347,6 +347,12 @@ def _run(unit: PlanUnit, services: RunServices) -> list[Path]:
         part_seconds[finished.conversation] = finished.seconds
     if done and progress is not None:
         (services.say or print)(f"resuming: {len(done)} of {len(parts)} parts already done ({progress.folder})")
+    others = progress.others() if progress is not None else []
+    if others:  # never read by this run, never removed by it: they may still be resumed by their own command
+        (services.say or print)(
+            f"kept: {len(others)} unfinished run(s) of this arm and slice with other code or arguments in "
+            f"{others[0].parent} ({', '.join(p.name for p in others)}); delete them if they will not be resumed"
+        )
     index_of = {part.conversation: i for i, part in enumerate(parts)}
     try:
         # A pooled slice's parts each get a fresh store in their own folder; a plain slice is its own one part.

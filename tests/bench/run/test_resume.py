@@ -111,6 +111,11 @@ def test_a_changed_command_does_not_read_the_other_commands_finished_parts(
     said: list[str] = []
     run_arm("raw-turn-rag", SLICE, replace(request, ks=(3,)), replace(services, say=said.append))
     assert not any(line.startswith("resuming") for line in said)  # another k: another run, started afresh
+    # the other command's parts are not read, not removed, and named, so a stale one can be deleted
+    [kept] = [line for line in said if line.startswith("kept: 1 unfinished run(s) of this arm and slice")]
+    sidecar = partial_folder(services.runs_root, "offline", SLICE, "raw-turn-rag")
+    [other] = [p for p in sidecar.iterdir() if p.is_dir()]
+    assert other.name in kept and any(other.glob("part-*.pickle"))
 
 
 def test_an_interrupted_pooled_run_counts_only_the_parts_that_finished(monkeypatch: pytest.MonkeyPatch) -> None:
