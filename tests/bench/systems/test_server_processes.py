@@ -170,6 +170,20 @@ ENV_PROBE = (
 )
 
 
+def _probe_arm(folder: Path, kind: str, *, k: str | None, env_value: str) -> Path:
+    """Writes arms/probe.toml: a `kind` arm (with `k = <k>` unless None) whose server is ENV_PROBE and whose env sets
+    ENGRAM_PROBE_VAR to `env_value`. Returns the file the probe writes what it saw into."""
+    seen = folder / "seen.txt"
+    (folder / "arms").mkdir()
+    command = json.dumps([sys.executable, "-c", ENV_PROBE, str(seen)])
+    k_line = f"k = {k}\n" if k is not None else ""
+    (folder / "arms" / "probe.toml").write_text(
+        f'system = "{kind}"\n{k_line}[settings]\ncommand = {command}\nstart_timeout_s = 20\n'
+        f'[settings.env]\nENGRAM_PROBE_VAR = "{env_value}"\n'
+    )
+    return seen
+
+
 @pytest.mark.parametrize("kind", ["http", "mcp"])
 def test_a_started_server_never_inherits_pytests_marker_so_the_suite_runs_the_server_a_user_runs(
     tmp_path: Path, kind: str
@@ -177,13 +191,7 @@ def test_a_started_server_never_inherits_pytests_marker_so_the_suite_runs_the_se
     """basic-memory switches to its test mode (each note indexed before its write returns) when it sees
     PYTEST_CURRENT_TEST: inherited, the suite would measure another server than a user's."""
     assert os.environ.get("PYTEST_CURRENT_TEST"), "pytest sets it for the running test"
-    seen = tmp_path / "seen.txt"
-    (tmp_path / "arms").mkdir()
-    command = json.dumps([sys.executable, "-c", ENV_PROBE, str(seen)])
-    (tmp_path / "arms" / "probe.toml").write_text(
-        f'system = "{kind}"\nk = 3\n[settings]\ncommand = {command}\nstart_timeout_s = 20\n'
-        '[settings.env]\nENGRAM_PROBE_VAR = "from the arm"\n'
-    )
+    seen = _probe_arm(tmp_path, kind, k="3", env_value="from the arm")
     with pytest.raises(SystemFailed):  # it quits without serving: the run stops, once it has looked
         run_arm("probe", "dev", *_options(tmp_path))
     assert seen.read_text() == repr((None, "from the arm"))
@@ -192,25 +200,15 @@ def test_a_started_server_never_inherits_pytests_marker_so_the_suite_runs_the_se
 def test_an_mcp_servers_env_can_name_the_runs_widest_k(tmp_path: Path) -> None:
     """A server that takes its result count only at start (mcp-server-qdrant's QDRANT_SEARCH_LIMIT) gets the run's
     widest k through `{k}`, not a number written by hand beside the arm's k."""
-    seen = tmp_path / "seen.txt"
-    (tmp_path / "arms").mkdir()
-    command = json.dumps([sys.executable, "-c", ENV_PROBE, str(seen)])
-    (tmp_path / "arms" / "probe.toml").write_text(
-        f'system = "mcp"\nk = [3, 7]\n[settings]\ncommand = {command}\nstart_timeout_s = 20\n'
-        '[settings.env]\nENGRAM_PROBE_VAR = "limit={k}"\n'
-    )
+    seen = _probe_arm(tmp_path, "mcp", k="[3, 7]", env_value="limit={k}")
     with pytest.raises(SystemFailed):
         run_arm("probe", "dev", *_options(tmp_path))
     assert seen.read_text() == repr((None, "limit=7"))
 
 
 def test_k_in_an_mcp_servers_env_without_a_k_in_the_run_is_one_line(tmp_path: Path) -> None:
-    (tmp_path / "arms").mkdir()
-    command = json.dumps([sys.executable, "-c", ENV_PROBE, str(tmp_path / "seen.txt")])
-    (tmp_path / "arms" / "probe.toml").write_text(
-        f'system = "mcp"\n[settings]\ncommand = {command}\n[settings.env]\nENGRAM_PROBE_VAR = "{{k}}"\n'
-    )
+    seen = _probe_arm(tmp_path, "mcp", k=None, env_value="{k}")
     with pytest.raises(ConfigError) as raised:
         run_arm("probe", "dev", *_options(tmp_path))
     assert "settings.env.ENGRAM_PROBE_VAR: {k} is the run's widest k" in str(raised.value)
-    assert not (tmp_path / "seen.txt").exists()  # refused before the server started
+    assert not seen.exists()  # refused before the server started
